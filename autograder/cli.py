@@ -1,0 +1,73 @@
+"""``python -m autograder``: a thin command line over keyword-only functions."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .nbio import NotebookError
+
+EXIT_USAGE = 2
+
+
+def _release(args: argparse.Namespace) -> int:
+    from .release import release
+
+    result = release(check=args.check)
+    if args.check:
+        for path in result.stale:
+            print(f"out of date: {path} (run `python -m autograder release`)", file=sys.stderr)
+        if not result.stale:
+            print(f"{len(result.unchanged)} student notebooks are up to date.")
+        return 1 if result.stale else 0
+    for path in result.written:
+        print(f"wrote {path}")
+    for path in result.stale:
+        print(f"warning: {path} has no solution in solutions/; remove it or add its source", file=sys.stderr)
+    print(f"{len(result.written)} written, {len(result.unchanged)} already up to date.")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .validate import validate
+
+    for path in args.notebooks:
+        if not path.exists():
+            raise NotebookError(f"{path}: no such file")
+    return validate(notebooks=args.notebooks, timeout=args.timeout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m autograder",
+                                     description="Release, self-check and grade the Transformer-math notebooks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("release", help="regenerate notebooks/ from solutions/ through nbgrader")
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 naming any out-of-date notebook")
+    p.set_defaults(run=_release)
+
+    p = sub.add_parser("validate", help="run your notebook and see, per exercise, passed / failed / not attempted")
+    p.add_argument("notebooks", nargs="+", type=Path, metavar="NOTEBOOK")
+    p.add_argument("--timeout", type=float, default=120, help="seconds a cell may run (default 120)")
+    p.set_defaults(run=_validate)
+
+    try:
+        from .grade.cli import add_grade_parser
+    except ImportError:
+        pass
+    else:
+        add_grade_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except NotebookError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

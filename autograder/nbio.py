@@ -1,0 +1,89 @@
+"""Reading notebooks and their nbgrader metadata, with errors a person can act on."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import nbformat
+from nbformat import NotebookNode
+
+
+class NotebookError(ValueError):
+    """A file that cannot be used as a notebook; the message says why."""
+
+
+def read_notebook(path: str | Path) -> NotebookNode:
+    """Read any nbformat-4-compatible notebook (older versions are upgraded)."""
+    path = Path(path)
+    if not path.exists():
+        raise NotebookError(f"{path}: no such file")
+    if path.is_dir():
+        raise NotebookError(f"{path}: is a folder, expected a .ipynb file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise NotebookError(f"{path}: not a text file (a notebook is JSON in UTF-8)") from None
+    return parse_notebook(text, str(path))
+
+
+def parse_notebook(text: str, name: str = "notebook") -> NotebookNode:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
+        raise NotebookError(f"{name}: JSON, but not a Jupyter notebook (no 'cells')")
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:
+        raise NotebookError(f"{name}: not a readable notebook ({type(exc).__name__}: {exc})") from None
+    for cell in nb.cells:
+        if cell.get("cell_type") not in ("code", "markdown", "raw") or not isinstance(cell.get("source", ""), str):
+            raise NotebookError(f"{name}: a cell is malformed (type {cell.get('cell_type')!r})")
+    return nb
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and a rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def nbgrader_meta(cell: NotebookNode) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def grade_id(cell: NotebookNode) -> str | None:
+    return nbgrader_meta(cell).get("grade_id")
+
+
+def is_solution_cell(cell: NotebookNode) -> bool:
+    return bool(nbgrader_meta(cell).get("solution")) and cell.cell_type == "code"
+
+
+def is_test_cell(cell: NotebookNode) -> bool:
+    meta = nbgrader_meta(cell)
+    return bool(meta.get("grade")) and not meta.get("solution") and cell.cell_type == "code"
+
+
+def test_cells(nb: NotebookNode) -> Iterator[NotebookNode]:
+    return (c for c in nb.cells if is_test_cell(c))
+
+
+def exercise_of(test_id: str) -> str:
+    """The exercise a test cell belongs to: ``test_softmax_hidden`` -> ``softmax``."""
+    name = test_id.removeprefix("test_")
+    for suffix in ("_hidden", "_visible"):
+        name = name.removesuffix(suffix)
+    return name

@@ -1,0 +1,266 @@
+"""Does every check of 01_tokens_and_ids reject the mistakes students make, and accept other correct code?"""
+import pytest
+
+from tests.harness import Mistake, exercise_suite
+
+pytestmark = pytest.mark.nb01
+A = "01_tokens_and_ids"
+
+MISTAKES = [
+    Mistake("build_vocab", "specials_last", '''
+def build_vocab(tokens, specials=("<unk>",)):
+    vocab = {}
+    for tok in sorted(set(tokens), key=lambda t: (-tokens.count(t), t)):
+        vocab[tok] = len(vocab)
+    for s in specials:
+        vocab[s] = len(vocab)
+    return vocab
+''', "special tokens must come first"),
+    Mistake("build_vocab", "first_seen_order", '''
+def build_vocab(tokens, specials=("<unk>",)):
+    vocab = {s: i for i, s in enumerate(specials)}
+    for tok in tokens:
+        vocab.setdefault(tok, len(vocab))
+    return vocab
+''', "descending count"),
+    Mistake("build_vocab", "alphabetical_only", '''
+def build_vocab(tokens, specials=("<unk>",)):
+    vocab = {s: i for i, s in enumerate(specials)}
+    for tok in sorted(set(tokens)):
+        vocab[tok] = len(vocab)
+    return vocab
+''', "descending count"),
+    Mistake("build_vocab", "special_counted_twice", '''
+def build_vocab(tokens, specials=("<unk>",)):
+    from collections import Counter
+    counts = Counter(tokens)
+    ordered = sorted(counts, key=lambda t: (-counts[t], t))
+    return {tok: i for i, tok in enumerate(list(specials) + ordered)}
+'''),
+    Mistake("encode", "unknown_dropped", '''
+def encode(tokens, vocab, unk="<unk>"):
+    return [vocab[t] for t in tokens if t in vocab]
+''', "expected 3 items, got 2"),
+    Mistake("encode", "unknown_hardcoded_zero", '''
+def encode(tokens, vocab, unk="<unk>"):
+    return [vocab.get(t, 0) for t in tokens]
+'''),
+    Mistake("encode", "crashes_on_unknown", '''
+def encode(tokens, vocab, unk="<unk>"):
+    return [vocab[t] for t in tokens]
+''', "raised KeyError"),
+    Mistake("decode", "looks_up_ids_as_keys", '''
+def decode(ids, vocab):
+    return [vocab.get(i, "<unk>") for i in ids]
+'''),
+    Mistake("decode", "off_by_one", '''
+def decode(ids, vocab):
+    tokens = sorted(vocab, key=vocab.get)
+    return [tokens[i - 1] for i in ids]
+''', "item 0 differs"),
+    Mistake("decode", "returns_a_string", '''
+def decode(ids, vocab):
+    inverse = {i: t for t, i in vocab.items()}
+    return " ".join(inverse[i] for i in ids)
+''', "expected a list"),
+    Mistake("one_hot", "eye_wraps_negative_ids", '''
+def one_hot(ids, vocab_size):
+    return np.eye(vocab_size)[ids]
+''', "should raise ValueError"),
+    Mistake("one_hot", "integer_dtype", '''
+def one_hot(ids, vocab_size):
+    ids = np.asarray(ids)
+    if ids.min() < 0 or ids.max() >= vocab_size:
+        raise ValueError("id out of range")
+    return (ids[..., None] == np.arange(vocab_size)).astype(int)
+''', "expected floats"),
+    Mistake("one_hot", "flattens_ids", '''
+def one_hot(ids, vocab_size):
+    ids = np.asarray(ids).ravel()
+    if ids.min() < 0 or ids.max() >= vocab_size:
+        raise ValueError("id out of range")
+    out = np.zeros((len(ids), vocab_size))
+    out[np.arange(len(ids)), ids] = 1
+    return out
+''', "wrong shape"),
+    Mistake("one_hot", "upper_bound_off_by_one", '''
+def one_hot(ids, vocab_size):
+    ids = np.asarray(ids)
+    if ids.min() < 0 or ids.max() > vocab_size:
+        raise ValueError("id out of range")
+    return np.eye(vocab_size + 1)[ids][..., :vocab_size]
+''', "should raise ValueError"),
+    Mistake("embedding_lookup", "columns_not_rows", '''
+def embedding_lookup(E, ids):
+    return E[:, ids]
+'''),
+    Mistake("embedding_lookup", "transposed_table", '''
+def embedding_lookup(E, ids):
+    return E.T[ids]
+'''),
+    Mistake("embedding_lookup", "flat_ids", '''
+def embedding_lookup(E, ids):
+    return E[np.ravel(ids)]
+''', "wrong shape"),
+    Mistake("make_lm_pairs", "one_window_short", '''
+def make_lm_pairs(ids, context_len):
+    ids = np.asarray(ids)
+    if len(ids) <= context_len:
+        raise ValueError("too short")
+    n = len(ids) - context_len - 1
+    X = np.stack([ids[i:i + context_len] for i in range(n)])
+    return X, np.stack([ids[i + 1:i + 1 + context_len] for i in range(n)])
+''', "wrong shape"),
+    Mistake("make_lm_pairs", "target_not_shifted", '''
+def make_lm_pairs(ids, context_len):
+    ids = np.asarray(ids)
+    if len(ids) <= context_len:
+        raise ValueError("too short")
+    X = np.stack([ids[i:i + context_len] for i in range(len(ids) - context_len)])
+    return X, X.copy()
+''', "item 1 of the result"),
+    Mistake("make_lm_pairs", "non_overlapping_windows", '''
+def make_lm_pairs(ids, context_len):
+    ids = np.asarray(ids)
+    if len(ids) <= context_len:
+        raise ValueError("too short")
+    starts = range(0, len(ids) - context_len, context_len)
+    return (np.stack([ids[s:s + context_len] for s in starts]),
+            np.stack([ids[s + 1:s + 1 + context_len] for s in starts]))
+''', "wrong shape"),
+    Mistake("make_lm_pairs", "no_length_check", '''
+def make_lm_pairs(ids, context_len):
+    ids = np.asarray(ids)
+    n = max(len(ids) - context_len, 0)
+    X = np.array([ids[i:i + context_len] for i in range(n)], dtype=int).reshape(n, context_len)
+    Y = np.array([ids[i + 1:i + 1 + context_len] for i in range(n)], dtype=int).reshape(n, context_len)
+    return X, Y
+''', "should raise ValueError"),
+    Mistake("most_frequent_pair", "last_of_ties", '''
+def most_frequent_pair(ids):
+    counts = {}
+    for pair in zip(ids, ids[1:]):
+        counts[pair] = counts.get(pair, 0) + 1
+    best = max(counts.values())
+    return [p for p, c in counts.items() if c == best][-1]
+''', "first pair seen"),
+    Mistake("most_frequent_pair", "smallest_of_ties", '''
+def most_frequent_pair(ids):
+    counts = {}
+    for pair in zip(ids, ids[1:]):
+        counts[pair] = counts.get(pair, 0) + 1
+    return min(counts, key=lambda p: (-counts[p], p))
+'''),
+    Mistake("most_frequent_pair", "non_overlapping_count", '''
+def most_frequent_pair(ids):
+    counts, i = {}, 0
+    while i + 1 < len(ids):
+        pair = (ids[i], ids[i + 1])
+        counts[pair] = counts.get(pair, 0) + 1
+        i += 2 if ids[i] == ids[i + 1] else 1
+    return max(counts, key=counts.get)
+''', "overlapping pairs count"),
+    Mistake("most_frequent_pair", "returns_a_list", '''
+def most_frequent_pair(ids):
+    counts = {}
+    for pair in zip(ids, ids[1:]):
+        counts[pair] = counts.get(pair, 0) + 1
+    return list(max(counts, key=counts.get))
+''', "expected a tuple"),
+    Mistake("merge_pair", "overlapping_merge", '''
+def merge_pair(ids, pair, new_id):
+    out = []
+    for i in range(len(ids)):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == tuple(pair):
+            out.append(new_id)
+        elif i > 0 and (ids[i - 1], ids[i]) == tuple(pair):
+            continue
+        else:
+            out.append(ids[i])
+    return out
+''', "do not overlap"),
+    Mistake("merge_pair", "drops_last_token", '''
+def merge_pair(ids, pair, new_id):
+    out, i = [], 0
+    while i < len(ids) - 1:
+        if (ids[i], ids[i + 1]) == tuple(pair):
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out
+'''),
+    Mistake("merge_pair", "first_occurrence_only", '''
+def merge_pair(ids, pair, new_id):
+    for i in range(len(ids) - 1):
+        if (ids[i], ids[i + 1]) == tuple(pair):
+            return ids[:i] + [new_id] + ids[i + 2:]
+    return list(ids)
+''', "merge_pair([1, 2, 3, 1, 2], (1, 2), 9)"),
+]
+
+ALTERNATIVES = {
+    "build_vocab": '''
+from collections import Counter
+def build_vocab(tokens, specials=("<unk>",)):
+    counts = Counter(t for t in tokens if t not in specials)
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return dict(zip([*specials, *(t for t, _ in ordered)], range(len(specials) + len(ordered))))
+''',
+    "encode": '''
+def encode(tokens, vocab, unk="<unk>"):
+    out = []
+    for t in tokens:
+        out.append(vocab[t] if t in vocab else vocab[unk])
+    return out
+''',
+    "decode": '''
+def decode(ids, vocab):
+    by_id = sorted(vocab, key=vocab.get)
+    return [by_id[i] for i in ids]
+''',
+    "one_hot": '''
+def one_hot(ids, vocab_size):
+    ids = np.asarray(ids)
+    if np.any((ids < 0) | (ids >= vocab_size)):
+        raise ValueError(f"ids must lie in [0, {vocab_size})")
+    out = np.zeros(ids.shape + (vocab_size,))
+    np.put_along_axis(out, ids[..., None], 1.0, axis=-1)
+    return out
+''',
+    "embedding_lookup": '''
+def embedding_lookup(E, ids):
+    return np.take(E, ids, axis=0)
+''',
+    "make_lm_pairs": '''
+def make_lm_pairs(ids, context_len):
+    if len(ids) <= context_len:
+        raise ValueError("not enough ids")
+    windows = np.lib.stride_tricks.sliding_window_view(np.asarray(ids), context_len + 1)
+    return windows[:, :-1], windows[:, 1:]
+''',
+    "most_frequent_pair": '''
+from collections import Counter
+def most_frequent_pair(ids):
+    return Counter(zip(ids, ids[1:])).most_common(1)[0][0]
+''',
+    "merge_pair": '''
+def merge_pair(ids, pair, new_id):
+    out = []
+    skip = False
+    for a, b in zip(ids, list(ids[1:]) + [None]):
+        if skip:
+            skip = False
+        elif (a, b) == tuple(pair):
+            out.append(new_id)
+            skip = True
+        else:
+            out.append(a)
+    return out
+''',
+}
+
+(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+ test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
+ ) = exercise_suite(A, MISTAKES, ALTERNATIVES)

@@ -1,0 +1,185 @@
+"""Inject implementations into a reference notebook's exercise and run its test cells in-process.
+
+No kernel starts: the notebook's set-up and solution cells are executed once into a
+namespace per assignment; each injection copies that namespace, defines the
+student's version of one exercise in it and runs that exercise's test cells. The
+verdict is reached twice, the way a student sees it (local checks raise) and the way
+the grader reaches it (evidence judged against the reference's evidence), and the
+two must agree.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import textwrap
+from dataclasses import dataclass
+from functools import lru_cache
+
+from autograder import paths
+from autograder.checks import core
+from autograder.nbio import exercise_of, grade_id, is_solution_cell, is_test_cell, read_notebook
+from autograder.reference import _runnable
+
+HIDDEN = re.compile(r"### (BEGIN|END) HIDDEN TESTS")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A realistic wrong implementation of one exercise and a phrase its failure message must contain."""
+
+    exercise: str
+    label: str
+    source: str
+    expect: str = ""
+
+    def __str__(self) -> str:
+        return f"fails_{self.exercise}_{self.label}"
+
+
+@dataclass
+class Notebook:
+    assignment: str
+    base: dict
+    tests: dict[str, list[tuple[str, str]]]  # exercise -> [(grade_id, source)]
+    exercises: list[str]
+
+
+@lru_cache(maxsize=None)
+def notebook(assignment: str) -> Notebook:
+    nb = read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")
+    base: dict = {"__name__": "__main__"}
+    tests: dict[str, list[tuple[str, str]]] = {}
+    exercises = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if "setup" in cell.metadata.get("tags", []) or is_solution_cell(cell):
+            exec(compile(_runnable(cell.source), f"<{assignment}>", "exec"), base)
+            if is_solution_cell(cell):
+                exercises.append(grade_id(cell))
+        elif is_test_cell(cell):
+            tests.setdefault(exercise_of(grade_id(cell)), []).append((grade_id(cell), HIDDEN.sub("", cell.source)))
+    return Notebook(assignment, base, tests, exercises)
+
+
+@contextlib.contextmanager
+def evidence_mode(sink: list):
+    old = os.environ.get(core.MODE_ENV)
+    os.environ[core.MODE_ENV] = "evidence"
+    core.SINKS.append(sink.append)
+    try:
+        yield
+    finally:
+        core.SINKS.pop()
+        if old is None:
+            os.environ.pop(core.MODE_ENV, None)
+        else:
+            os.environ[core.MODE_ENV] = old
+
+
+def _namespace(nb: Notebook, exercise: str, source: str | None) -> dict:
+    ns = dict(nb.base)
+    if source is not None:
+        exec(compile(textwrap.dedent(source), f"<{nb.assignment}:{exercise}>", "exec"), ns)
+    return ns
+
+
+@dataclass
+class Verdict:
+    grade_id: str
+    local: BaseException | None  # what the student's check raised, None when it passed
+    graded: bool  # the grader's judgement from evidence
+    grader_message: str
+
+
+def run_exercise(assignment: str, exercise: str, source: str | None = None) -> list[Verdict]:
+    """Each test cell of ``exercise`` with ``source`` in place of the solution (None keeps it)."""
+    nb = notebook(assignment)
+    if exercise not in nb.tests:
+        raise KeyError(f"{assignment} has no tests for {exercise!r}; it has {sorted(nb.tests)}")
+    verdicts = []
+    for gid, test_source in nb.tests[exercise]:
+        ns = _namespace(nb, exercise, source)
+        try:
+            exec(compile(test_source, f"<{gid}>", "exec"), ns)
+            local = None
+        except Exception as exc:  # the check's verdict, kept for inspection
+            local = exc
+        student, reference = [], []
+        with evidence_mode(student):
+            with contextlib.suppress(Exception):
+                exec(compile(test_source, f"<{gid}>", "exec"), _namespace(nb, exercise, source))
+        with evidence_mode(reference):
+            exec(compile(test_source, f"<{gid}>", "exec"), dict(nb.base))
+        results = [core.judge(s, r) for s, r in zip(student, reference)]
+        graded = len(student) == len(reference) > 0 and all(ok for ok, _ in results)
+        message = "; ".join(m for ok, m in results if not ok) or ("no evidence" if not student else "")
+        verdicts.append(Verdict(gid, local, graded, message))
+    return verdicts
+
+
+def assert_rejected(assignment: str, mistake: Mistake) -> None:
+    verdicts = run_exercise(assignment, mistake.exercise, mistake.source)
+    failures = [v.local for v in verdicts if v.local is not None]
+    assert failures, f"{mistake} passed every check of {mistake.exercise}: the checks miss this mistake"
+    for v in verdicts:
+        assert (v.local is None) == v.graded, (
+            f"{mistake}: the local check and the grader disagree on {v.grade_id} "
+            f"(local: {v.local!r}, grader: {v.grader_message})")
+    wrong_kind = [f for f in failures if not isinstance(f, core.CheckFailure) or isinstance(f, core.NotAttempted)]
+    assert not wrong_kind, f"{mistake}: expected a CheckFailure, got {wrong_kind[0]!r}"
+    if mistake.expect:
+        messages = " | ".join(str(f) for f in failures)
+        assert mistake.expect.lower() in messages.lower(), (
+            f"{mistake}: the message should name the likely mistake ({mistake.expect!r}); it says: {messages}")
+
+
+def assert_accepted(assignment: str, exercise: str, source: str | None = None) -> None:
+    for v in run_exercise(assignment, exercise, source):
+        assert v.local is None, f"a correct {exercise} was rejected by {v.grade_id}: {v.local}"
+        assert v.graded, f"a correct {exercise} got no points from the grader for {v.grade_id}: {v.grader_message}"
+
+
+def stub_of(assignment: str, exercise: str) -> str:
+    """The exercise as a student first sees it (the released stub)."""
+    from autograder.release import student_notebook
+
+    nb = read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")
+    student = student_notebook(nb, f"{assignment}.ipynb")
+    return next(c.source for c in student.cells if is_solution_cell(c) and grade_id(c) == exercise)
+
+
+def assert_stub_not_attempted(assignment: str, exercise: str) -> None:
+    for v in run_exercise(assignment, exercise, stub_of(assignment, exercise)):
+        assert isinstance(v.local, core.NotAttempted), f"the stub of {exercise} gave {v.local!r} in {v.grade_id}"
+        assert not v.graded, f"the stub of {exercise} earned points from the grader in {v.grade_id}"
+
+
+def exercise_suite(assignment: str, mistakes: list[Mistake], alternatives: dict[str, str]):
+    """The standard tests of one notebook's checks, for ``from ... import *`` in a test module."""
+    import pytest
+
+    exercises = notebook(assignment).exercises
+
+    @pytest.mark.parametrize("mistake", mistakes, ids=str)
+    def test_mistake_is_rejected_with_a_message_naming_it(mistake):
+        assert_rejected(assignment, mistake)
+
+    @pytest.mark.parametrize("exercise", sorted(alternatives))
+    def test_differently_written_correct_answer_is_accepted(exercise):
+        assert_accepted(assignment, exercise, alternatives[exercise])
+
+    @pytest.mark.parametrize("exercise", exercises)
+    def test_reference_passes_and_stub_is_not_attempted(exercise):
+        assert_accepted(assignment, exercise)
+        assert_stub_not_attempted(assignment, exercise)
+
+    def test_every_exercise_has_three_mistakes_and_an_alternative():
+        counts = {e: sum(m.exercise == e for m in mistakes) for e in exercises}
+        thin = {e: n for e, n in counts.items() if n < 3}
+        assert not thin, f"exercises with fewer than 3 known-wrong implementations: {thin}"
+        assert set(alternatives) == set(exercises), f"alternatives missing for {set(exercises) - set(alternatives)}"
+
+    return (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+            test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative)

@@ -1,0 +1,118 @@
+"""Author a reference notebook from a py:percent draft, then execute it in place.
+
+    python tools/build_solution.py draft.py solutions/04_softmax_and_probability.ipynb
+    python tools/build_solution.py --execute-only solutions/04_softmax_and_probability.ipynb
+
+A draft is jupytext's percent format with three cell markers of ours:
+
+    # %% tags=["setup"]     imports; also run when another notebook imports this one
+    # %% solution=true      one exercise: defines one function or class, its grade_id
+    # %% test=2             a graded test cell worth 2 points; grade_id from the check it calls
+
+The ``.ipynb`` is the source of truth once written; review it with
+``jupytext --to py:percent --output - solutions/NN_slug.ipynb``.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def defined_name(source: str) -> str:
+    names = [n.name for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    if len(names) != 1:
+        raise SystemExit(f"a solution cell must define exactly one function or class, found {names}:\n{source}")
+    return names[0]
+
+
+def test_id(source: str) -> str:
+    match = re.search(r"check\.(\w+)\(", source)
+    if not match:
+        raise SystemExit(f"a test cell must call check.<name>(...):\n{source}")
+    hidden = "### BEGIN HIDDEN TESTS" in source
+    return f"test_{match.group(1)}" + ("_hidden" if hidden else "")
+
+
+def build(draft: Path) -> nbformat.NotebookNode:
+    nb = jupytext.read(draft, fmt="py:percent")
+    seen: set[str] = set()
+    for i, cell in enumerate(nb.cells):
+        meta = cell.metadata
+        cell.id = f"cell-{i:02d}"
+        if cell.cell_type != "code":
+            meta.clear()
+            continue
+        grade = None
+        if meta.pop("solution", False):
+            gid = defined_name(cell.source)
+            grade = {"solution": True, "grade": False, "locked": False, "task": False, "grade_id": gid}
+        elif "test" in meta:
+            points = meta.pop("test")
+            gid = meta.pop("grade_id", None) or test_id(cell.source)
+            grade = {"solution": False, "grade": True, "locked": True, "task": False,
+                     "grade_id": gid, "points": points}
+        if grade:
+            if grade["grade_id"] in seen:
+                raise SystemExit(f"duplicate grade_id {grade['grade_id']}")
+            seen.add(grade["grade_id"])
+            meta["nbgrader"] = {**grade, "schema_version": 3}
+            cell.id = grade["grade_id"].replace("_", "-")
+        tags = meta.get("tags", [])
+        for key in list(meta):
+            if key not in ("nbgrader", "tags"):
+                meta.pop(key)
+        if tags:
+            meta["tags"] = tags
+    nb.metadata = {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}}
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
+    env_before = dict(os.environ)
+    os.environ.pop("NBGRADER_EXECUTION", None)
+    os.environ.pop("AUTOGRADER_MODE", None)
+    os.environ["PYTHONHASHSEED"] = "0"
+    try:
+        start = time.perf_counter()
+        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+        return time.perf_counter() - start
+    finally:
+        os.environ.clear()
+        os.environ.update(env_before)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--execute-only", action="store_true", help="re-run existing .ipynb files in place")
+    parser.add_argument("--no-execute", action="store_true")
+    args = parser.parse_args(argv)
+    if args.execute_only:
+        targets = [(nbformat.read(p, as_version=4), p) for p in args.paths]
+    else:
+        if len(args.paths) != 2:
+            parser.error("give a draft and a target notebook")
+        targets = [(build(args.paths[0]), args.paths[1])]
+    for nb, target in targets:
+        nbformat.write(nb, target)  # checks of hidden tests import the reference from this very file
+        if not args.no_execute:
+            seconds = execute(nb, target.resolve().parent)
+            print(f"{target}: executed in {seconds:.1f} s", file=sys.stderr)
+        for cell in nb.cells:
+            cell.metadata.pop("execution", None)
+        nbformat.write(nb, target)
+
+
+if __name__ == "__main__":
+    main()
