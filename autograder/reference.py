@@ -15,6 +15,9 @@ from . import paths
 from .nbio import is_solution_cell, read_notebook
 
 
+IMPORTED_TAGS = {"setup", "library"}  # besides solution cells, the cells another notebook may import
+
+
 class ReferenceUnavailable(RuntimeError):
     """The reference solutions are not on this machine (for example inside the grading sandbox)."""
 
@@ -26,7 +29,7 @@ def _runnable(source: str) -> str:
 
 @lru_cache(maxsize=None)
 def import_notebook(assignment: str) -> types.ModuleType:
-    """The definitions of ``solutions/<assignment>.ipynb`` (its ``setup`` and solution cells)."""
+    """The definitions of ``solutions/<assignment>.ipynb``: its solution cells and cells tagged setup or library."""
     path = paths.solutions_dir() / f"{assignment}.ipynb"
     if not path.exists():
         raise ReferenceUnavailable(f"the reference solution {path.name} is not available here")
@@ -36,7 +39,7 @@ def import_notebook(assignment: str) -> types.ModuleType:
     module.__file__ = str(path)
     sys.modules[name] = module
     for cell in nb.cells:
-        if cell.cell_type == "code" and ("setup" in cell.metadata.get("tags", []) or is_solution_cell(cell)):
+        if cell.cell_type == "code" and (IMPORTED_TAGS & set(cell.metadata.get("tags", [])) or is_solution_cell(cell)):
             exec(compile(_runnable(cell.source), f"<{path.name}>", "exec"), module.__dict__)
     return module
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 from autograder import paths
 from autograder.checks import core
 from autograder.nbio import exercise_of, grade_id, is_solution_cell, is_test_cell, read_notebook
-from autograder.reference import _runnable
+from autograder.reference import IMPORTED_TAGS, _runnable
 
 HIDDEN = re.compile(r"### (BEGIN|END) HIDDEN TESTS")
 
@@ -54,7 +54,7 @@ def notebook(assignment: str) -> Notebook:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        if "setup" in cell.metadata.get("tags", []) or is_solution_cell(cell):
+        if IMPORTED_TAGS & set(cell.metadata.get("tags", [])) or is_solution_cell(cell):
             exec(compile(_runnable(cell.source), f"<{assignment}>", "exec"), base)
             if is_solution_cell(cell):
                 exercises.append(grade_id(cell))

@@ -1,0 +1,1 @@
+"""Grading a class: ``python -m autograder grade`` (see GRADING.md)."""
