@@ -1,0 +1,154 @@
+"""A real JupyterLab server and a real Chromium for the browser tests.
+
+Each test module gets its own headless JupyterLab on 127.0.0.1 over a temporary copy
+of the student notebooks, and each test its own Chromium (Debian's /usr/bin/chromium,
+driven by Playwright) with a fresh profile. Both are always stopped, also on failure.
+Screenshots go to $BROWSER_SCREENSHOTS when set, otherwise to the test's tmp_path.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder import paths
+
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+SERVER_START_TIMEOUT = 60  # seconds; a cold start on 2 busy cores takes about 5
+# Settings every test server starts with: no news popup asking to fetch from the internet.
+SETTINGS_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
+
+
+def require_chromium() -> Path:
+    """The browser, or a failure that says how to install it (never a silent skip)."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests drive Debian's Chromium. "
+                    "Install it with `apt-get install -y chromium` (or set CHROMIUM_PATH).", pytrace=False)
+    return CHROMIUM
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LabServer:
+    url: str  # http://127.0.0.1:PORT, no trailing slash
+    root: Path  # the temporary notebooks directory the server serves
+    log: Path
+
+
+def _wait_until_up(proc: subprocess.Popen, url: str, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with code {proc.returncode} before answering:\n"
+                               f"{log.read_text(errors='replace')[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/status", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.3)
+    raise RuntimeError(f"JupyterLab did not answer {url} within {SERVER_START_TIMEOUT} s:\n"
+                       f"{log.read_text(errors='replace')[-3000:]}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server and its kernels (they share its process group)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory) -> LabServer:
+    """A headless JupyterLab on loopback over a copy of notebooks/, started and stopped here."""
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "notebooks"
+    shutil.copytree(paths.notebooks_dir(), root)
+    app_settings = base / "app-settings"
+    app_settings.mkdir()
+    (app_settings / "overrides.json").write_text(json.dumps(SETTINGS_OVERRIDES))
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)  # the kernel must use the inline backend, or plots never show
+    env.update({
+        # Keep the user's own Jupyter config, settings and workspaces out of the test.
+        "JUPYTER_CONFIG_DIR": str(base / "config"),
+        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(base / "user-settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+    })
+    log = base / "server.log"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [
+        sys.executable, "-m", "jupyterlab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        "--IdentityProvider.token=", "--ServerApp.password=",
+        f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.app_settings_dir={app_settings}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _wait_until_up(proc, url, log)
+        yield LabServer(url=url, root=root, log=log)
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture
+def shots(request, tmp_path) -> Path:
+    """Where this test's screenshots go: $BROWSER_SCREENSHOTS/<test name>/ or tmp_path."""
+    env = os.environ.get("BROWSER_SCREENSHOTS")
+    folder = Path(env) / request.node.name if env else tmp_path / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def page(tmp_path):
+    """A Playwright page in a fresh headless Chromium profile, closed after the test."""
+    chromium = require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            user_data_dir=str(tmp_path / "chromium-profile"), executable_path=str(chromium),
+            headless=True, args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 900},
+        )
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            yield page
+        finally:
+            context.close()
