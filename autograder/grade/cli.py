@@ -1,0 +1,55 @@
+"""``python -m autograder grade SUBMISSIONS ...``: parse arguments, call :func:`.pipeline.grade_class`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .config import GradeConfig
+
+EXIT_USAGE = 2
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from .pipeline import UsageError, grade_class
+
+    try:
+        result = grade_class(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
+                             db_url=args.db, force=args.force, engine=args.engine)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(result.summary)
+    return result.exit_code
+
+
+def add_grade_parser(subparsers) -> argparse.ArgumentParser:
+    defaults = GradeConfig(Path("SUBMISSIONS"))
+    p = subparsers.add_parser("grade", help="grade a class of submissions in nbgrader's layout",
+                              description="Grade SUBMISSIONS/<student_id>/<assignment_id>/<assignment_id>.ipynb "
+                                          "in parallel; write scores, grades, problems, feedback and the gradebook.")
+    p.add_argument("submissions", type=Path, metavar="SUBMISSIONS")
+    p.add_argument("--out", type=Path, help="output folder (default: SUBMISSIONS-graded beside SUBMISSIONS)")
+    p.add_argument("--jobs", type=_positive_int, help="parallel workers (default: the number of cores)")
+    p.add_argument("--timeout", type=_positive_float, default=defaults.timeout,
+                   help=f"seconds a cell may run before it is interrupted (default {defaults.timeout:g})")
+    p.add_argument("--db", metavar="URL", help="gradebook database URL (default: sqlite in --out)")
+    p.add_argument("--force", action="store_true", help="regrade every submission, even unchanged ones")
+    p.add_argument("--engine", choices=("auto", "engine", "nbclient"), default=defaults.engine,
+                   help="auto: the warm sandboxed engine when available, else nbclient (default auto)")
+    p.set_defaults(run=_grade)
+    return p

@@ -1,0 +1,87 @@
+"""A plain Jupyter-kernel runner with the engine's contract, for when the warm engine is unavailable.
+
+It is what stock nbgrader does (a fresh kernel per notebook, nbclient's per-cell timeout that
+interrupts the kernel and goes on), returning :class:`~.engine.RunResult`. Isolation is only a
+scratch folder: the summary says so.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+from .engine import CellResult, Limits, RunResult
+
+ISOLATION = "none (nbclient fallback: a fresh Jupyter kernel in a scratch folder; no sandbox, no limits)"
+STUCK_AFTER = 2  # consecutive timed-out cells after which the kernel is deemed deaf to interrupts
+
+
+class _Client(NotebookClient):
+    """Remembers whether the last cell hit the timeout, so a timeout is not mistaken for an error."""
+
+    timed_out = False
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self.timed_out = True
+        return await super()._async_handle_timeout(timeout, cell)
+
+
+def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
+              env: dict[str, str] | None = None, limits: Limits | None = None) -> RunResult:
+    """Execute ``sources`` in order in one fresh kernel; same contract as :func:`.engine.run_cells`."""
+    limits = limits or Limits()
+    cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    results: list[CellResult] = []
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix=f"grade-{assignment}-") as scratch:
+        for name, data in (files or {}).items():
+            target = Path(scratch, name)
+            if target.resolve().is_relative_to(Path(scratch).resolve()):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        kernel_env = {**os.environ, "AUTOGRADER_MODE": "evidence", "NBGRADER_EXECUTION": "autograde",
+                      **(env or {})}
+        client = _Client(nb, timeout=int(max(1, limits.cell_timeout)), allow_errors=True, interrupt_on_timeout=True,
+                         error_on_timeout={"ename": "CellTimeoutError",
+                                           "evalue": f"interrupted after {limits.cell_timeout:g} s",
+                                           "traceback": []},
+                         kernel_name="python3", resources={"metadata": {"path": scratch}})
+        stuck = 0
+        # The kernel's own start-up chatter would scribble over the grader's progress line.
+        with client.setup_kernel(env=kernel_env, cwd=scratch, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            for i, cell in enumerate(cells):
+                if stuck >= STUCK_AFTER:
+                    results.append(CellResult(i, "skipped", [], 0.0, "not run: the kernel stopped responding"))
+                    continue
+                client.timed_out = False
+                start = time.monotonic()
+                try:
+                    client.execute_cell(cell, i)
+                except DeadKernelError as exc:
+                    results.append(CellResult(i, "crashed", list(cell.get("outputs", [])),
+                                              time.monotonic() - start, f"the kernel died: {exc}"))
+                    problems.append(f"the kernel died in cell {i}")
+                    stuck = STUCK_AFTER
+                    continue
+                except CellTimeoutError as exc:  # an IOPub timeout: treat as a timeout of this cell
+                    client.timed_out = True
+                    problems.append(str(exc).splitlines()[0])
+                seconds = time.monotonic() - start
+                outputs = list(cell.get("outputs", []))
+                if client.timed_out:
+                    stuck += 1
+                    results.append(CellResult(i, "timeout", outputs, seconds,
+                                              f"interrupted after {limits.cell_timeout:g} s"))
+                    continue
+                stuck = 0
+                failed = any(o.get("output_type") == "error" for o in outputs)
+                results.append(CellResult(i, "error" if failed else "ok", outputs, seconds))
+    return RunResult(results, ISOLATION, problems)

@@ -1,0 +1,111 @@
+"""Score each graded test cell from evidence, in the grader's process, failing closed.
+
+A test cell earns its points only when the student's run of it emitted evidence payloads that
+match the reference run's payloads one to one and :func:`autograder.checks.core.judge` accepts
+every pair. Anything missing, extra or malformed earns nothing.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+from ..checks import core
+from .engine import RunResult
+from .sanitize import Plan, SourceTest
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+STATUSES = ("passed", "failed", "error", "timeout", "missing", "tampered")
+
+
+class ReferenceError(RuntimeError):
+    """The solution notebook itself does not pass its tests: nothing can be graded against it."""
+
+
+@dataclass
+class TestScore:
+    grade_id: str
+    points: float
+    max_points: float
+    status: str  # one of STATUSES
+    message: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def evidence_of(outputs: list[dict]) -> list:
+    """Every evidence payload a cell displayed, in order (malformed ones included, to fail on)."""
+    found = []
+    for out in outputs:
+        if isinstance(out, dict) and out.get("output_type") in ("display_data", "execute_result"):
+            data = out.get("data") or {}
+            if isinstance(data, dict) and core.EVIDENCE_MIME in data:
+                found.append(data[core.EVIDENCE_MIME])
+    return found
+
+
+def _error(outputs: list[dict]) -> str:
+    for out in outputs:
+        if isinstance(out, dict) and out.get("output_type") == "error":
+            return ANSI.sub("", f"{out.get('ename', 'Error')}: {out.get('evalue', '')}").strip()[:500]
+    return "the cell raised an error"
+
+
+def reference_evidence(run: RunResult, plan: Plan) -> dict[str, list]:
+    """The reference's payloads per test cell, after proving the reference passes its own tests."""
+    by_index = {c.index: c for c in run.cells}
+    reference: dict[str, list] = {}
+    for index, gid in plan.tests.items():
+        cell = by_index.get(index)
+        if cell is None or cell.status != "ok":
+            detail = f"{cell.status}: {cell.detail or _error(cell.outputs)}" if cell else "did not run"
+            raise ReferenceError(f"the solution's test cell {gid} did not pass ({detail})")
+        payloads = evidence_of(cell.outputs)
+        if not payloads:
+            raise ReferenceError(f"the solution's test cell {gid} recorded no evidence; it cannot be graded safely")
+        for payload in payloads:
+            ok, message = core.judge(payload, payload)
+            if not ok:
+                raise ReferenceError(f"the solution's test cell {gid} does not pass against itself: {message}")
+        reference[gid] = payloads
+    return reference
+
+
+def score(run: RunResult, plan: Plan, tests: list[SourceTest], reference: dict[str, list]) -> list[TestScore]:
+    """One score per graded test cell of the source, in source order."""
+    by_index = {c.index: c for c in run.cells}
+    position = {gid: i for i, gid in plan.tests.items()}
+    scores = []
+    for test in tests:
+        s = _score_one(by_index.get(position.get(test.grade_id, -1)), test, reference.get(test.grade_id))
+        if test.grade_id in plan.tampered:
+            s.message = f"test cell changed ({plan.tampered[test.grade_id]}); graded from the original. {s.message}"
+            s.status = "tampered"
+        scores.append(s)
+    return scores
+
+
+def _score_one(cell, test: SourceTest, reference: list | None) -> TestScore:
+    def result(status: str, message: str, earned: bool = False) -> TestScore:
+        return TestScore(test.grade_id, test.points if earned else 0.0, test.points, status, message)
+
+    if reference is None:
+        return result("missing", "no reference evidence for this test")
+    if cell is None or cell.status == "skipped":
+        return result("missing", (cell.detail if cell else "") or "this test did not run")
+    if cell.status == "timeout":
+        return result("timeout", cell.detail or "the test was interrupted: it ran too long (an infinite loop?)")
+    if cell.status == "crashed":
+        return result("error", cell.detail or "the kernel died while running this test")
+    if cell.status != "ok" or any(isinstance(o, dict) and o.get("output_type") == "error" for o in cell.outputs):
+        return result("error", _error(cell.outputs))
+    got = evidence_of(cell.outputs)
+    if len(got) != len(reference):
+        return result("failed", f"expected {len(reference)} check result(s), found {len(got)}")
+    messages = []
+    for student, want in zip(got, reference):
+        ok, message = core.judge(student if isinstance(student, dict) else {}, want)
+        if not ok:
+            return result("failed", message)
+        messages.append(message)
+    return result("passed", "; ".join(messages), earned=True)

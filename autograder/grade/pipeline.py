@@ -1,0 +1,365 @@
+"""Grade a class: discover -> sanitize -> execute -> judge -> record, one submission per worker.
+
+:func:`grade_submission` grades one submission (inputs in, a result record out, nothing
+written). :func:`grade_class` runs many of them on ``jobs`` worker processes and streams each
+result to the main process, the only writer: it saves the result atomically at once (so an
+interrupted run keeps what it finished), updates the gradebook, and at the end rebuilds the CSVs
+and the feedback from every saved result.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import random
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TextIO
+
+from .. import paths
+from ..checks import core
+from ..nbio import NotebookError, parse_notebook, read_notebook, write_atomic
+from ..release import student_notebook
+from . import engine as engine_module
+from . import fallback, judge, report, sanitize
+from .config import GradeConfig
+from .discover import Problem, Submission, discover
+from .engine import Limits, RunResult
+
+RESULT_VERSION = 1  # bump when a change to grading makes saved results stale
+MAX_FILES_BYTES = 20 * 2**20  # other files of a submission folder handed to the run, in total
+
+
+class UsageError(ValueError):
+    """Bad arguments or a missing SUBMISSIONS folder: a one-line message, exit status 2."""
+
+
+# --------------------------------------------------------------------------- one submission
+
+@dataclass(frozen=True)
+class Job:
+    student_id: str
+    assignment_id: str
+    path: str | None
+    problems: tuple[Problem, ...]
+    source_path: str
+    source_hash: str
+    submission_hash: str
+    seed: int
+    timeout: float
+    engine: str
+    reference: dict | None  # grade_id -> payloads; None when the reference could not be run
+    reference_problem: str = ""
+
+
+def file_hash(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()
+
+
+def source_hash(assignment: str) -> str:
+    """The solution notebook and its checks module: a change to either makes old grades stale."""
+    source = (paths.solutions_dir() / f"{assignment}.ipynb").read_bytes()
+    checks = Path(core.__file__).with_name(f"nb{assignment[:2]}.py")
+    return file_hash(source, checks.read_bytes() if checks.exists() else b"",
+                     Path(core.__file__).read_bytes(), str(RESULT_VERSION).encode())
+
+
+def submission_hash(sub: Submission) -> str:
+    if sub.path is None:
+        return file_hash(b"no notebook", *(f"{p.problem}:{p.detail}".encode() for p in sub.problems))
+    return file_hash(sub.path.name.encode(), sub.path.read_bytes())
+
+
+def execute(sources: list[str], *, assignment: str, seed: int, timeout: float, engine: str,
+            files: dict[str, bytes] | None = None) -> tuple[RunResult, str]:
+    """Run cells on the warm engine, or on nbclient while the engine is not available."""
+    env = {core.SEED_ENV: str(seed), core.MODE_ENV: "evidence", "NBGRADER_EXECUTION": "autograde"}
+    limits = Limits(cell_timeout=timeout)
+    if engine in ("auto", "engine"):
+        try:
+            return engine_module.run_cells(sources, assignment=assignment, files=files, env=env,
+                                           limits=limits), "engine"
+        except NotImplementedError:
+            if engine == "engine":
+                raise
+    return fallback.run_cells(sources, assignment=assignment, files=files, env=env, limits=limits), "nbclient"
+
+
+@lru_cache(maxsize=32)
+def _source_tests(source_path: str, source_hash: str = "") -> tuple[object, list[sanitize.SourceTest]]:
+    """The source's graded test cells (cached per worker, keyed by the file's hash)."""
+    source = read_notebook(source_path)
+    released = student_notebook(source, Path(source_path).name)
+    return source, sanitize.source_tests(source, released)
+
+
+def _files_beside(notebook: Path) -> dict[str, bytes]:
+    """The submission folder's other files (data the student saved), never other notebooks."""
+    files, total = {}, 0
+    for p in sorted(notebook.parent.rglob("*")):
+        rel = p.relative_to(notebook.parent)
+        if not p.is_file() or p.suffix == ".ipynb" or any(part.startswith(".") for part in rel.parts):
+            continue
+        total += p.stat().st_size
+        if total > MAX_FILES_BYTES:
+            break
+        files[str(rel)] = p.read_bytes()
+    return files
+
+
+def grade_submission(job: Job) -> dict:
+    """Grade one submission; returns its result record (see :func:`report.read_results`)."""
+    start = time.monotonic()
+    problems = list(job.problems)
+    record = {"version": RESULT_VERSION, "student_id": job.student_id, "assignment_id": job.assignment_id,
+              "notebook": Path(job.path).name if job.path else None, "submission_hash": job.submission_hash,
+              "source_hash": job.source_hash, "seed": job.seed, "engine": "", "isolation": "", "scores": []}
+
+    def finish(scores: list[judge.TestScore]) -> dict:
+        record["scores"] = [s.to_json() for s in scores]
+        record["problems"] = [dataclasses.asdict(p) for p in problems]
+        record["seconds"] = round(time.monotonic() - start, 3)
+        return record
+
+    def problem(kind: str, detail: str, fatal: bool = False) -> None:
+        problems.append(Problem(job.student_id, job.assignment_id, kind, detail, fatal))
+
+    if not Path(job.source_path).exists():  # an unknown assignment: nothing to score against
+        return finish([])
+    _, tests = _source_tests(job.source_path, job.source_hash)
+
+    def all_missing(why: str) -> list[judge.TestScore]:
+        return [judge.TestScore(t.grade_id, 0.0, t.points, "missing", why) for t in tests]
+
+    if job.reference is None:
+        problem("reference failed", job.reference_problem, fatal=True)
+        return finish(all_missing("the course's solution could not be run; ask your instructor"))
+    if job.path is None or any(p.fatal for p in problems):
+        return finish(all_missing("no notebook could be graded"))
+    try:
+        text = Path(job.path).read_bytes().decode("utf-8")
+        nb = parse_notebook(text, Path(job.path).name)
+    except UnicodeDecodeError:
+        problem("unreadable notebook", f"{Path(job.path).name}: not a text file (a notebook is JSON in UTF-8)", True)
+        return finish(all_missing("the notebook could not be read"))
+    except NotebookError as exc:
+        kind = "not valid JSON" if "not valid JSON" in str(exc) else "unreadable notebook"
+        problem(kind, str(exc), fatal=True)
+        return finish(all_missing("the notebook could not be read"))
+    version = _nbformat_of(text)
+    if version is not None and version < 4:
+        problem("older nbformat", f"nbformat {version} notebook upgraded to nbformat 4 before grading")
+
+    plan = sanitize.plan(nb, tests)
+    for kind, detail in plan.notes:
+        problem(kind, detail)
+    try:
+        run, record["engine"] = execute(plan.sources, assignment=job.assignment_id, seed=job.seed,
+                                        timeout=job.timeout, engine=job.engine, files=_files_beside(Path(job.path)))
+    except Exception as exc:  # the engine itself failed; the class goes on
+        problem("not run", f"the grader could not run this notebook ({type(exc).__name__}: {exc})", fatal=True)
+        return finish(all_missing("the notebook could not be run"))
+    record["isolation"] = run.isolation
+    for text_ in run.problems:
+        problem("run", text_)
+    scores = judge.score(run, plan, tests, job.reference)
+    for s in scores:
+        if s.status == "timeout":
+            problem("timeout", f"test cell {s.grade_id}: {s.message}")
+    return finish(scores)
+
+
+def _nbformat_of(text: str) -> int | None:
+    try:
+        value = json.loads(text).get("nbformat")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) else None
+
+
+def run_reference(assignment: str, source_path: str, seed: int, timeout: float, engine: str) -> dict:
+    """Run the solution notebook itself in evidence mode: the payloads every student is judged against."""
+    source = read_notebook(source_path)
+    plan = sanitize.reference_plan(source)
+    run, used = execute(plan.sources, assignment=assignment, seed=seed, timeout=timeout, engine=engine)
+    return {"evidence": judge.reference_evidence(run, plan), "isolation": run.isolation, "engine": used}
+
+
+def _init_worker(seed: int) -> None:
+    # core.judge rebuilds each check's cases; their inputs follow the run seed, as in the student's run.
+    os.environ[core.SEED_ENV] = str(seed)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+# --------------------------------------------------------------------------- the class
+
+@dataclass
+class ClassResult:
+    exit_code: int
+    graded: int = 0  # submissions graded this run
+    reused: int = 0  # submissions whose saved result was still current
+    failed: int = 0  # submissions that could not be graded (in problems.csv)
+    out: Path | None = None
+    results: list[dict] = field(default_factory=list)
+    summary: str = ""
+
+
+def _seed(out: Path, wanted: int | None) -> int:
+    """The run seed: given, or saved in --out by an earlier run, or drawn now and saved."""
+    saved = out / "run.json"
+    if wanted is None and saved.exists():
+        try:
+            return int(json.loads(saved.read_text())["seed"])
+        except (ValueError, KeyError, TypeError):
+            pass
+    seed = wanted if wanted is not None else random.SystemRandom().randrange(1, 2**31)
+    write_atomic(saved, json.dumps({"seed": seed}, indent=1) + "\n")
+    return seed
+
+
+def _reference_cached(out: Path, assignment: str, shash: str, seed: int) -> Path:
+    return out / "reference" / f"{assignment}-{shash[:16]}-{seed}.json"
+
+
+def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None = None, timeout: float = 60.0,
+                db_url: str | None = None, force: bool = False, engine: str = "auto", seed: int | None = None,
+                course_id: str = "", progress: bool = True, stream: TextIO | None = None) -> ClassResult:
+    """Grade every submission under ``submissions``; see GRADING.md for what lands in ``out``."""
+    cfg = GradeConfig(Path(submissions), out, jobs, timeout, db_url, force, engine, seed, course_id, progress)
+    stream = stream or sys.stderr
+    started = time.monotonic()
+    if not cfg.submissions.is_dir():
+        raise UsageError(f"{cfg.submissions}: {'not a folder' if cfg.submissions.exists() else 'no such folder'}")
+    if cfg.jobs < 1 or cfg.timeout <= 0:
+        raise UsageError("--jobs must be at least 1 and --timeout positive")
+    if cfg.engine not in ("auto", "engine", "nbclient"):
+        raise UsageError(f"unknown engine {cfg.engine!r}; use auto, engine or nbclient")
+    assignments = paths.assignments()
+    if not assignments:
+        raise UsageError(f"no solutions/*.ipynb under {paths.root()}: nothing to grade against")
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    run_seed = _seed(cfg.out, cfg.seed)
+    found = discover(cfg.submissions, assignments, exclude=cfg.out)
+    hashes = {a: source_hash(a) for a in {s.assignment_id for s in found} if a in assignments}
+
+    from .gradebook import GradebookWriter
+
+    writer = GradebookWriter(cfg.db_url, course_id=cfg.course_id)
+    progress_line = report.Progress(stream, enabled=cfg.progress)
+    try:
+        for a in sorted(hashes):
+            writer.save_assignment(a, paths.solutions_dir() / f"{a}.ipynb")
+
+        todo: list[tuple[Submission, str]] = []
+        reused = 0
+        for sub in found:
+            shash = submission_hash(sub)
+            saved = report.load_result(cfg.out, sub.student_id, sub.assignment_id)
+            current = (saved is not None and saved.get("submission_hash") == shash and saved.get("seed") == run_seed
+                       and saved.get("source_hash") == hashes.get(sub.assignment_id, "")
+                       and saved.get("version") == RESULT_VERSION)
+            if current and not cfg.force:
+                reused += 1
+                writer.save_result(saved)  # idempotent: a new --db gets every grade
+            else:
+                todo.append((sub, shash))
+
+        graded = _run_jobs(cfg, todo, hashes, run_seed, writer, progress_line)
+    finally:
+        progress_line.close()
+        writer.close()
+
+    keys = {s.key for s in found}
+    results = [r for r in report.read_results(cfg.out) if (r["student_id"], r["assignment_id"]) in keys]
+    report.write_outputs(cfg.out, results)
+    failed = sum(1 for r in results if any(p.get("fatal") for p in r.get("problems", [])))
+    fresh = [r for r in results if r.get("isolation")]
+    summary = report.summary(results, graded=graded, reused=reused, failed=failed,
+                             seconds=time.monotonic() - started, out=cfg.out,
+                             isolation=sorted({r["isolation"] for r in fresh}), jobs=cfg.jobs)
+    return ClassResult(1 if failed else 0, graded, reused, failed, cfg.out, results, summary)
+
+
+def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], hashes: dict[str, str], seed: int,
+              writer, progress_line: "report.Progress") -> int:
+    """Run the references, then the submissions, on a pool; save each result as it arrives."""
+    if not todo:
+        return 0
+    progress_line.start(len(todo))
+    needed = sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes})
+    references: dict[str, tuple[dict | None, str]] = {}
+    pending_refs: dict[Future, str] = {}
+    waiting: dict[str, list[tuple[Submission, str]]] = {}
+    for sub, shash in todo:
+        waiting.setdefault(sub.assignment_id, []).append((sub, shash))
+    graded = 0
+    pool = ProcessPoolExecutor(max_workers=cfg.jobs, initializer=_init_worker, initargs=(seed,))
+    running: dict[Future, Submission] = {}
+
+    def submit(sub: Submission, shash: str) -> None:
+        ref, why = references.get(sub.assignment_id, (None, "unknown assignment"))
+        source = paths.solutions_dir() / f"{sub.assignment_id}.ipynb"
+        job = Job(sub.student_id, sub.assignment_id, str(sub.path) if sub.path else None, tuple(sub.problems),
+                  str(source), hashes.get(sub.assignment_id, ""), shash, seed, cfg.timeout, cfg.engine, ref, why)
+        running[pool.submit(grade_submission, job)] = sub
+
+    try:
+        for a in needed:
+            cached = _reference_cached(cfg.out, a, hashes[a], seed)
+            if cached.exists():
+                references[a] = (json.loads(cached.read_text())["evidence"], "")
+            else:
+                pending_refs[pool.submit(run_reference, a, str(paths.solutions_dir() / f"{a}.ipynb"), seed,
+                                         cfg.timeout, cfg.engine)] = a
+        for a in list(waiting):
+            if a not in hashes or a in references:
+                for sub, shash in waiting.pop(a):
+                    submit(sub, shash)
+        while pending_refs or running:
+            done, _ = wait([*pending_refs, *running], return_when=FIRST_COMPLETED)
+            for fut in done:
+                if fut in pending_refs:
+                    a = pending_refs.pop(fut)
+                    try:
+                        ref = fut.result()
+                        write_atomic(_reference_cached(cfg.out, a, hashes[a], seed), json.dumps(ref) + "\n")
+                        references[a] = (ref["evidence"], "")
+                    except Exception as exc:  # the solution fails its own tests: every submission says so
+                        references[a] = (None, f"the solution {a}.ipynb could not be run as a reference: {exc}")
+                    for sub, shash in waiting.pop(a, []):
+                        submit(sub, shash)
+                    continue
+                sub = running.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as exc:  # a grader worker died: this submission is reported, the class goes on
+                    result = _failed_record(sub, seed, hashes, f"{type(exc).__name__}: {exc}")
+                report.save_result(cfg.out, result)
+                writer.save_result(result)
+                report.write_feedback(cfg.out, result)
+                graded += 1
+                progress_line.advance()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return graded
+
+
+def _failed_record(sub: Submission, seed: int, hashes: dict[str, str], why: str) -> dict:
+    problems = [dataclasses.asdict(p) for p in sub.problems]
+    problems.append(dataclasses.asdict(Problem(sub.student_id, sub.assignment_id, "grader error",
+                                               f"grading this submission failed ({why})", fatal=True)))
+    # An empty hash: the next run tries again.
+    return {"version": RESULT_VERSION, "student_id": sub.student_id, "assignment_id": sub.assignment_id,
+            "notebook": sub.path.name if sub.path else None, "submission_hash": "", "source_hash":
+            hashes.get(sub.assignment_id, ""), "seed": seed, "engine": "", "isolation": "", "scores": [],
+            "problems": problems, "seconds": 0.0}

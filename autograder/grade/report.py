@@ -1,0 +1,196 @@
+"""What a grading run leaves behind: saved results, the CSVs, feedback pages and the terminal lines.
+
+Every file is written atomically (a temporary file and a rename). The CSVs and the feedback are
+rebuilt from the saved results, so they always agree with them.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import time
+from pathlib import Path
+from typing import TextIO
+
+from ..nbio import exercise_of, write_atomic
+
+SCORES = ("student_id", "assignment_id", "grade_id", "points", "max_points", "status")
+GRADES = ("student_id", "assignment_id", "score", "max_score")
+PROBLEMS = ("student_id", "assignment_id", "problem", "detail")
+
+
+# --------------------------------------------------------------------------- saved results
+
+def result_path(out: Path, student_id: str, assignment_id: str) -> Path:
+    return out / "results" / student_id / f"{assignment_id}.json"
+
+
+def save_result(out: Path, result: dict) -> None:
+    write_atomic(result_path(out, result["student_id"], result["assignment_id"]),
+                 json.dumps(result, indent=1, sort_keys=True) + "\n")
+
+
+def load_result(out: Path, student_id: str, assignment_id: str) -> dict | None:
+    path = result_path(out, student_id, assignment_id)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_results(out: Path) -> list[dict]:
+    """Every saved result, sorted by student and assignment."""
+    results = []
+    for path in sorted((out / "results").glob("*/*.json")):
+        data = load_result(out, path.parent.name, path.stem)
+        if data is not None:
+            results.append(data)
+    return sorted(results, key=lambda r: (r["student_id"], r["assignment_id"]))
+
+
+# --------------------------------------------------------------------------- CSVs and feedback
+
+def _csv(rows: list[tuple], header: tuple[str, ...]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def write_outputs(out: Path, results: list[dict]) -> None:
+    scores, grades, problems = [], [], []
+    for r in results:
+        s, a = r["student_id"], r["assignment_id"]
+        for t in r.get("scores", []):
+            scores.append((s, a, t["grade_id"], _num(t["points"]), _num(t["max_points"]), t["status"]))
+        if r.get("scores"):
+            grades.append((s, a, _num(sum(t["points"] for t in r["scores"])),
+                           _num(sum(t["max_points"] for t in r["scores"]))))
+        for p in r.get("problems", []):
+            problems.append((s, a, p["problem"], p["detail"]))
+        write_feedback(out, r)
+    write_atomic(out / "scores.csv", _csv(scores, SCORES))
+    write_atomic(out / "grades.csv", _csv(grades, GRADES))
+    write_atomic(out / "problems.csv", _csv(problems, PROBLEMS))
+
+
+FEEDBACK_STYLE = """body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left;vertical-align:top}
+.passed{color:#009E73}.failed,.error,.timeout,.missing{color:#D55E00}.tampered{color:#0072B2}
+td.msg{font-family:ui-monospace,monospace;font-size:.9em;white-space:pre-wrap}"""
+
+
+def feedback_html(result: dict) -> str:
+    """The student's page: each test's name, points and the grader's message, never a test's source."""
+    e = html.escape
+    scores = result.get("scores", [])
+    earned = sum(t["points"] for t in scores)
+    total = sum(t["max_points"] for t in scores)
+    rows = "\n".join(
+        f'<tr><td>{e(t["grade_id"])}</td><td>{e(exercise_of(t["grade_id"]))}</td>'
+        f'<td>{e(_num(t["points"]))} / {e(_num(t["max_points"]))}</td>'
+        f'<td class="{e(t["status"])}">{e(t["status"])}</td><td class="msg">{e(t.get("message", ""))}</td></tr>'
+        for t in scores)
+    problems = "".join(f"<li><b>{e(p['problem'])}</b>: {e(p['detail'])}</li>" for p in result.get("problems", []))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{e(result["assignment_id"])}: feedback for {e(result["student_id"])}</title>
+<style>{FEEDBACK_STYLE}</style></head>
+<body>
+<h1>{e(result["assignment_id"])}</h1>
+<p>Student: {e(result["student_id"])}. Score: <b>{e(_num(earned))} of {e(_num(total))}</b> points.</p>
+{f"<h2>Problems with this submission</h2><ul>{problems}</ul>" if problems else ""}
+<table><thead><tr><th>test</th><th>exercise</th><th>points</th><th>status</th><th>message</th></tr></thead>
+<tbody>
+{rows}
+</tbody></table>
+</body></html>
+"""
+
+
+def write_feedback(out: Path, result: dict) -> None:
+    write_atomic(out / "feedback" / result["student_id"] / f"{result['assignment_id']}.html", feedback_html(result))
+
+
+# --------------------------------------------------------------------------- terminal
+
+class Progress:
+    """``grading 12/40  2.3/s  about 12 s left`` on one line of stderr, redrawn in place on a terminal."""
+
+    def __init__(self, stream: TextIO, enabled: bool = True, every: float = 5.0):
+        self.stream, self.enabled, self.every = stream, enabled, every
+        self.total = self.done = 0
+        self.started = self.last = 0.0
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.drawn = False
+
+    def start(self, total: int) -> None:
+        self.total, self.done, self.started, self.last = total, 0, time.monotonic(), 0.0
+        self._draw(force=True)
+
+    def advance(self) -> None:
+        self.done += 1
+        self._draw(force=self.done == self.total)
+
+    def _draw(self, force: bool = False) -> None:
+        if not self.enabled or not self.total:
+            return
+        now = time.monotonic()
+        if not force and not self.tty and now - self.last < self.every:
+            return
+        self.last = now
+        elapsed = now - self.started
+        rate = self.done / elapsed if elapsed > 0 and self.done else 0.0
+        left = f"about {(self.total - self.done) / rate:.0f} s left" if rate else "starting"
+        line = f"grading {self.done}/{self.total} submissions  {rate:.2f}/s  {left}"
+        if self.tty:
+            self.stream.write("\r" + line.ljust(70))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.enabled and self.tty and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def pass_rates(results: list[dict]) -> list[tuple[str, str, int, int]]:
+    """(assignment, exercise, submissions passing every test of it, submissions), hardest first."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for r in results:
+        per_ex: dict[str, bool] = {}
+        for t in r.get("scores", []):
+            ex = exercise_of(t["grade_id"])
+            per_ex[ex] = per_ex.get(ex, True) and t["points"] >= t["max_points"]
+        for ex, ok in per_ex.items():
+            c = counts.setdefault((r["assignment_id"], ex), [0, 0])
+            c[0] += ok
+            c[1] += 1
+    rows = [(a, ex, p, n) for (a, ex), (p, n) in counts.items()]
+    return sorted(rows, key=lambda row: (row[2] / row[3], row[0], row[1]))
+
+
+def summary(results: list[dict], *, graded: int, reused: int, failed: int, seconds: float, out: Path,
+            isolation: list[str], jobs: int) -> str:
+    lines = [f"{len(results)} submissions: {len(results) - failed} graded, {failed} could not be graded"
+             f" ({graded} graded now, {reused} unchanged since the last run) in {seconds:.1f} s on {jobs} worker(s)."]
+    rates = pass_rates(results)
+    if rates:
+        lines.append("Pass rate per exercise (hardest first):")
+        for a, ex, p, n in rates:
+            lines.append(f"  {p / n:6.0%}  {a}  {ex}  ({p}/{n})")
+    if isolation:
+        lines.append("Isolation in force: " + " | ".join(isolation))
+    if failed:
+        lines.append(f"See {out / 'problems.csv'} for the {failed} submission(s) that could not be graded.")
+    lines.append(f"Results in {out}")
+    return "\n".join(lines)

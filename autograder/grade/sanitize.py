@@ -1,0 +1,170 @@
+"""Build the cells to execute: the student's code with every graded test cell taken from the source.
+
+nbgrader's ``OverwriteCells`` restores test cells by ``grade_id`` but trusts the student's
+notebook for which test cells exist and where. Here the source decides: each graded test cell of
+``solutions/<assignment>.ipynb`` runs exactly once, with the source's text (hidden tests
+included), points and metadata, after its exercise's solution cell. Student cells that claim to
+be test cells (by ``grade_id`` or by cell id) are dropped; a test cell that was edited, deleted,
+duplicated or moved is put back and reported. The student's file is never touched.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nbformat import NotebookNode
+
+from ..nbio import grade_id, is_solution_cell, is_test_cell, nbgrader_meta
+
+COMPARED_META = ("grade", "solution", "locked", "points", "grade_id", "task")  # what decides scoring
+
+
+@dataclass
+class SourceTest:
+    grade_id: str
+    cell_id: str | None
+    source: str  # the text that runs (hidden tests included)
+    released: str  # the text the student was given (hidden tests cleared)
+    released_meta: dict
+    points: float
+    anchor: str | None  # grade_id of the solution cell before it in the source
+
+
+@dataclass
+class Plan:
+    """What runs: ``sources`` in order; ``tests[i]`` is the grade_id of the test cell at position i."""
+
+    sources: list[str]
+    tests: dict[int, str]
+    tampered: dict[str, str] = field(default_factory=dict)  # grade_id -> what changed
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (problem, detail) for problems.csv
+
+
+def source_tests(source: NotebookNode, released: NotebookNode) -> list[SourceTest]:
+    """The graded test cells of the source, in order, with what the student was given for each."""
+    given = {grade_id(c): c for c in released.cells if is_test_cell(c)}
+    tests, anchor = [], None
+    for cell in source.cells:
+        if is_solution_cell(cell):
+            anchor = grade_id(cell)
+        elif is_test_cell(cell):
+            gid = grade_id(cell)
+            rel = given.get(gid, cell)
+            tests.append(SourceTest(gid, cell.get("id"), cell.source, rel.source, dict(nbgrader_meta(rel)),
+                                    float(nbgrader_meta(cell).get("points", 0)), anchor))
+    return tests
+
+
+def _norm(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def _changes(cell: NotebookNode, test: SourceTest) -> list[str]:
+    changes = []
+    if cell.cell_type != "code":
+        changes.append(f"turned into a {cell.cell_type} cell")
+    if _norm(cell.source) != _norm(test.released):
+        changes.append("its code was edited")
+    meta = nbgrader_meta(cell)
+    for key in COMPARED_META:
+        want, got = test.released_meta.get(key), meta.get(key)
+        if key == "points" and want is not None:
+            try:
+                same = float(got) == float(want)
+            except (TypeError, ValueError):
+                same = False
+        else:
+            same = got == want
+        if not same:
+            changes.append(f"metadata {key} changed from {want!r} to {got!r}")
+    return changes
+
+
+def plan(student: NotebookNode, tests: list[SourceTest]) -> Plan:
+    by_gid = {t.grade_id: t for t in tests}
+    by_cell_id = {t.cell_id: t for t in tests if t.cell_id}
+    order = {t.grade_id: i for i, t in enumerate(tests)}
+    result = Plan([], {})
+
+    def flag(gid: str, what: str) -> None:
+        result.tampered[gid] = f"{result.tampered[gid]}; {what}" if gid in result.tampered else what
+
+    # 1. Walk the student's cells: keep their code, leave a slot where each test cell first appears.
+    items: list[tuple[str, object]] = []  # ("code", cell) or ("test", grade_id)
+    seen: set[str] = set()
+    solutions_seen: set[str] = set()
+    for cell in student.cells:
+        gid = grade_id(cell)
+        test = by_gid.get(gid) if gid in by_gid else by_cell_id.get(cell.get("id"))
+        if test is None and is_test_cell(cell):
+            result.notes.append(("tampered", f"a graded cell {gid!r} that is not in the source was removed"))
+            continue
+        if test is None:
+            if cell.cell_type == "code":
+                items.append(("code", cell))
+                if is_solution_cell(cell):
+                    solutions_seen.add(gid)
+            continue
+        if test.grade_id in seen:
+            flag(test.grade_id, "a copy of this test cell was removed")
+            continue
+        seen.add(test.grade_id)
+        for change in _changes(cell, test):
+            flag(test.grade_id, change)
+        if test.anchor is not None and test.anchor not in solutions_seen and _has_solution(student, test.anchor):
+            flag(test.grade_id, f"moved above its exercise {test.anchor}; put back after it")
+            continue
+        if any(kind == "test" and order[g] > order[test.grade_id] for kind, g in items):
+            flag(test.grade_id, "moved out of order; put back in the source's order")
+            continue
+        items.append(("test", test.grade_id))
+
+    # 2. Put back every test cell that has no slot, after the previous test of its exercise or its solution.
+    placed = {g for kind, g in items if kind == "test"}
+    for test in tests:
+        if test.grade_id in placed:
+            continue
+        if test.grade_id not in seen:
+            flag(test.grade_id, "deleted; restored from the source")
+        at = _insertion_point(items, test, tests, placed)
+        items.insert(at, ("test", test.grade_id))
+        placed.add(test.grade_id)
+
+    for kind, what in items:
+        if kind == "test":
+            result.tests[len(result.sources)] = what
+            result.sources.append(by_gid[what].source)
+        else:
+            result.sources.append(what.source)
+    for gid, what in result.tampered.items():
+        result.notes.append(("tampered", f"test cell {gid}: {what}"))
+    return result
+
+
+def _has_solution(nb: NotebookNode, gid: str) -> bool:
+    return any(is_solution_cell(c) and grade_id(c) == gid for c in nb.cells)
+
+
+def _insertion_point(items: list, test: SourceTest, tests: list[SourceTest], placed: set[str]) -> int:
+    group = [t for t in tests if t.anchor == test.anchor]
+    before = [t.grade_id for t in group[:group.index(test)] if t.grade_id in placed]
+    for i, (kind, what) in enumerate(items):
+        if kind == "test" and before and what == before[-1]:
+            return i + 1
+    if not before and test.anchor is not None:
+        for i, (kind, what) in enumerate(items):
+            if kind == "code" and is_solution_cell(what) and grade_id(what) == test.anchor:
+                return i + 1
+    # No solution cell to follow (deleted, or a test before any exercise): run it last, when the most is defined.
+    return len(items)
+
+
+def reference_plan(source: NotebookNode) -> Plan:
+    """The source itself, run as it stands: its code cells, its test cells."""
+    result = Plan([], {})
+    for cell in source.cells:
+        if cell.cell_type != "code":
+            continue
+        if is_test_cell(cell):
+            result.tests[len(result.sources)] = grade_id(cell)
+        result.sources.append(cell.source)
+    return result
