@@ -1,0 +1,130 @@
+"""Does every check of 06_sinusoids_and_positions reject the mistakes students make, and accept other correct code?"""
+import pytest
+
+from tests.harness import Mistake, exercise_suite
+
+pytestmark = pytest.mark.nb06
+A = "06_sinusoids_and_positions"
+
+MISTAKES = [
+    Mistake("period", "one_over_omega", '''
+def period(omega):
+    return 1 / np.asarray(omega, dtype=float)
+''', "2 pi / omega"),
+    Mistake("period", "turns_per_token", '''
+def period(omega):
+    return omega / (2 * np.pi)
+''', "turns per token"),
+    Mistake("period", "times_instead_of_divided", '''
+def period(omega):
+    return 2 * np.pi * np.asarray(omega)
+''', "divide 2 pi by omega"),
+    Mistake("period", "degrees", '''
+def period(omega):
+    return 360 / np.asarray(omega)
+''', "degrees"),
+    Mistake("period", "scalar_only", '''
+import math
+def period(omega):
+    return 2 * math.pi / float(omega)
+''', "raised TypeError"),
+    Mistake("angular_frequencies", "exponent_k_over_d", '''
+def angular_frequencies(d, base=10000.0):
+    return base ** (-np.arange(d // 2) / d)
+''', "-2k / d"),
+    Mistake("angular_frequencies", "one_per_feature", '''
+def angular_frequencies(d, base=10000.0):
+    return base ** (-np.arange(d) / d)
+''', "d / 2 values, not d"),
+    Mistake("angular_frequencies", "k_from_one", '''
+def angular_frequencies(d, base=10000.0):
+    return base ** (-2 * np.arange(1, d // 2 + 1) / d)
+''', "k starts at 0"),
+    Mistake("angular_frequencies", "positive_exponent", '''
+def angular_frequencies(d, base=10000.0):
+    return base ** (2 * np.arange(d // 2) / d)
+''', "exponent is negative"),
+    Mistake("angular_frequencies", "integer_division_in_exponent", '''
+def angular_frequencies(d, base=10000.0):
+    return base ** -(2 * np.arange(d // 2) // d)
+''', "integer division"),
+    Mistake("sinusoidal_positions", "exponent_k_over_d", '''
+def sinusoidal_positions(T, d, base=10000.0):
+    if d % 2:
+        raise ValueError("odd d")
+    angles = np.arange(T)[:, None] * base ** (-np.arange(d // 2) / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe
+''', "-2k / d"),
+    Mistake("sinusoidal_positions", "blocks_not_interleaved", '''
+def sinusoidal_positions(T, d, base=10000.0):
+    if d % 2:
+        raise ValueError("odd d")
+    angles = np.arange(T)[:, None] * base ** (-2 * np.arange(d // 2) / d)
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+''', "interleaved"),
+    Mistake("sinusoidal_positions", "positions_from_one", '''
+def sinusoidal_positions(T, d, base=10000.0):
+    if d % 2:
+        raise ValueError("odd d")
+    angles = np.arange(1, T + 1)[:, None] * base ** (-2 * np.arange(d // 2) / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe
+''', "positions start at 0"),
+    Mistake("sinusoidal_positions", "no_odd_check", '''
+def sinusoidal_positions(T, d, base=10000.0):
+    angles = np.arange(T)[:, None] * base ** (-2 * np.arange((d + 1) // 2) / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)[:, : d // 2]
+    return pe
+''', "should raise ValueError"),
+    Mistake("sinusoidal_positions", "cos_on_even_features", '''
+def sinusoidal_positions(T, d, base=10000.0):
+    if d % 2:
+        raise ValueError("odd d")
+    angles = np.arange(T)[:, None] * base ** (-2 * np.arange(d // 2) / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2], pe[:, 1::2] = np.cos(angles), np.sin(angles)
+    return pe
+''', "swapped"),
+    Mistake("sinusoidal_positions", "per_feature_frequency", '''
+def sinusoidal_positions(T, d, base=10000.0):
+    if d % 2:
+        raise ValueError("odd d")
+    angles = np.arange(T)[:, None] * base ** (-np.arange(d) / d)
+    pe = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles[:, 1::2])
+    return pe
+''', "share one angle"),
+]
+
+ALTERNATIVES = {
+    "period": '''
+def period(omega):
+    return np.divide(2 * np.pi, omega)
+''',
+    "angular_frequencies": '''
+def angular_frequencies(d, base=10000.0):
+    return np.exp(-np.log(base) * np.arange(0, d, 2) / d)
+''',
+    "sinusoidal_positions": '''
+import math
+def sinusoidal_positions(T, d, base=10000.0):
+    if d % 2 == 1:
+        raise ValueError(f"odd width {d}")
+    pe = np.zeros((T, d))
+    for p in range(T):
+        for i in range(0, d, 2):
+            w = 1.0 / base ** (i / d)
+            pe[p, i] = math.sin(p * w)
+            pe[p, i + 1] = math.cos(p * w)
+    return pe
+''',
+}
+
+(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+ test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
+ ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
