@@ -82,6 +82,7 @@ def execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
     env_before = dict(os.environ)
     os.environ.pop("NBGRADER_EXECUTION", None)
     os.environ.pop("AUTOGRADER_MODE", None)
+    os.environ.pop("MPLBACKEND", None)
     os.environ["PYTHONHASHSEED"] = "0"
     try:
         start = time.perf_counter()

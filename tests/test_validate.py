@@ -1,0 +1,44 @@
+"""Does `validate` tell a student, per exercise, passed / failed (and why) / not attempted?"""
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from autograder import paths
+from autograder.nbio import grade_id, is_solution_cell
+
+pytestmark = pytest.mark.slow
+A = "01_tokens_and_ids"
+
+
+def validate(path):
+    return subprocess.run([sys.executable, "-m", "autograder", "validate", str(path)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_reference_solution_validates_clean():
+    r = validate(paths.solutions_dir() / f"{A}.ipynb")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "passed        build_vocab" in r.stdout and "failed" not in r.stdout
+
+
+def test_partly_done_notebook_names_the_failure_and_what_is_left(tmp_path):
+    nb = nbformat.read(paths.notebooks_dir() / f"{A}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if is_solution_cell(cell) and grade_id(cell) == "encode":
+            cell.source = "def encode(tokens, vocab, unk='<unk>'):\n    return [vocab[t] for t in tokens if t in vocab]\n"
+        if is_solution_cell(cell) and grade_id(cell) == "decode":
+            cell.source = "def decode(ids, vocab):\n    inv = {i: t for t, i in vocab.items()}\n    return [inv[i] for i in ids]\n"
+    path = tmp_path / f"{A}.ipynb"
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    r = validate(path)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert any(line.split() == ["passed", "decode", "[1", "pt]"] for line in lines), r.stdout
+    assert any(line.split()[:2] == ["failed", "encode"] for line in lines), r.stdout
+    assert "expected 3 items, got 2" in r.stdout
+    assert any(line.split()[:3] == ["not", "attempted", "build_vocab"] for line in lines), r.stdout
+    assert "visible checks: 1 of 8 points; hidden tests worth 9 more" in r.stdout
+    assert path.read_bytes() == before, "validate must never modify the student's file"
