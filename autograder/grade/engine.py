@@ -7,7 +7,16 @@ the run: checks there only record evidence (``AUTOGRADER_MODE=evidence``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import atexit
+import base64
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable
 
 
 @dataclass
@@ -20,6 +29,7 @@ class Limits:
     processes: int = 64  # threads count as processes for RLIMIT_NPROC
     output_bytes: int = 2 * 2**20  # per cell, across streams and displays; the rest is cut and noted
     file_bytes: int = 64 * 2**20  # largest file the student code may write in its scratch folder
+    interrupt_grace: float = 5.0  # seconds a cell gets to stop after the interrupt before its process is killed
 
 
 @dataclass
@@ -39,11 +49,240 @@ class RunResult:
 
 
 def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
-              env: dict[str, str] | None = None, limits: Limits | None = None) -> RunResult:
+              env: dict[str, str] | None = None, limits: Limits | None = None,
+              hide: Iterable[str | os.PathLike] = (), max_restarts: int = 3,
+              pool: "WarmPool | None" = None) -> RunResult:
     """Execute ``sources`` in order in one fresh interpreter and return one CellResult each.
 
     ``files`` are written into the run's private scratch folder (the current directory of
     the code); nothing else of the grader's machine is visible to it beyond the installed
     packages and, for assignment NN, the reference solutions of notebooks before NN.
+
+    The interpreter is a fork of a warm parent from ``pool`` (by default this process's
+    :func:`default_pool`), so the imports are paid once per worker, not once per submission.
+    ``hide`` names more folders the code must not see (the pipeline passes its output folder and
+    the submissions); without bubblewrap they are covered in the child's mount namespace.
+    A cell that hangs past ``limits.cell_timeout`` is interrupted; one that ignores the interrupt
+    or kills its process is marked and the notebook re-run without it, at most ``max_restarts`` times.
     """
-    raise NotImplementedError("the engine is being built; see autograder/grade/ for the implementation")
+    from . import sandbox
+
+    limits = limits or Limits()
+    pool = pool or default_pool()
+    request = {
+        "op": "run",
+        "sources": [str(s) for s in sources],
+        "files": {name: base64.b64encode(bytes(data)).decode("ascii") for name, data in (files or {}).items()},
+        "solutions": {name: base64.b64encode(data).decode("ascii")
+                      for name, data in earlier_solutions(assignment).items()},
+        "env": {str(k): str(v) for k, v in (env or {}).items()},
+        "limits": asdict(limits),
+        "plan": {"hide": sandbox.default_hide() + [str(Path(h).resolve()) for h in hide],
+                 "keep": sandbox.python_paths(), "memory_bytes": limits.memory_bytes,
+                 "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
+                 "file_bytes": limits.file_bytes},
+        "max_restarts": max_restarts,
+    }
+    budget = 120 + (len(sources) * (limits.cell_timeout + limits.interrupt_grace) + 30) * (max_restarts + 1)
+    problems: list[str] = []
+    for _ in range(2):
+        parent = pool.acquire()
+        try:
+            answer = parent.request(request, timeout=budget)
+        except WarmParentError as exc:
+            parent.close()
+            problems.append(f"the grading process failed ({exc}); tried again")
+            continue
+        pool.release(parent)
+        if "error" in answer:
+            problems.append(f"the grading process reported: {answer['error']}")
+            break
+        cells = [CellResult(index=c["index"], status=c["status"], outputs=c["outputs"],
+                            seconds=c["seconds"], detail=c["detail"]) for c in answer["cells"]]
+        isolation = describe_isolation(parent.bubblewrap, answer.get("facts") or [])
+        return RunResult(cells=cells, isolation=isolation, problems=problems + list(answer.get("problems", [])))
+    cells = [CellResult(index=i, status="skipped", detail="not run: the grading process failed")
+             for i in range(len(sources))]
+    return RunResult(cells=cells, isolation="unknown", problems=problems)
+
+
+def describe_isolation(bubblewrap: bool, facts: list[str]) -> str:
+    parts = (["bubblewrap (private filesystem, no network)"] if bubblewrap else []) + \
+            [f for f in facts if not (bubblewrap and f == "no network")]
+    if not any(f.startswith(("no network", "private", "bubblewrap", "user namespace")) for f in parts):
+        return "resource limits only (no namespaces available here)" + \
+            (" + user nobody" if "user nobody" in facts else "")
+    return " + ".join(parts)
+
+
+def earlier_solutions(assignment: str) -> dict[str, bytes]:
+    """The reference notebooks a run of ``assignment`` may read: those numbered before it."""
+    from .. import paths
+
+    if not paths.ASSIGNMENT_RE.match(assignment or ""):
+        return {}
+    number = int(assignment[:2])
+    out = {}
+    for path in sorted(paths.solutions_dir().glob("*.ipynb")):
+        if paths.ASSIGNMENT_RE.match(path.stem) and int(path.stem[:2]) < number:
+            out[path.name] = path.read_bytes()
+    return out
+
+
+# ------------------------------------------------------------------------------ warm parents
+
+class WarmParentError(RuntimeError):
+    """The warm parent died, hung or answered nonsense; the engine starts another."""
+
+
+def _debug() -> bool:
+    return os.environ.get("AUTOGRADER_ENGINE_DEBUG", "") not in ("", "0")
+
+
+class WarmParent:
+    """One warm interpreter (inside bubblewrap when ``bubblewrap``) serving one run at a time."""
+
+    def __init__(self, bubblewrap: bool, start_timeout: float = 180.0):
+        from . import sandbox
+        from .warm import THREAD_VARS, FrameReader
+
+        self.bubblewrap = bubblewrap
+        argv = [sys.executable, "-m", "autograder.grade.warm"]
+        if bubblewrap:
+            argv = sandbox.bwrap_command(argv)
+        env = {k: v for k, v in os.environ.items()
+               if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "AUTOGRADER_ENGINE_DEBUG")}
+        env.update(THREAD_VARS)
+        env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
+                    "PYTHONDONTWRITEBYTECODE": "1"})
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=None if _debug() else subprocess.DEVNULL, env=env, cwd="/",
+                                     start_new_session=True, close_fds=True)
+        self.reader = FrameReader(self.proc.stdout.fileno())
+        try:
+            hello = self.reader.read_one(timeout=start_timeout)
+        except (EOFError, TimeoutError, ValueError) as exc:
+            self.close()
+            raise WarmParentError(f"the warm interpreter did not start: {exc}") from exc
+        if not hello.get("ready"):
+            self.close()
+            raise WarmParentError("the warm interpreter did not start")
+        self.warm_seconds = float(hello.get("seconds", 0.0))
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def request(self, request: dict, timeout: float) -> dict:
+        from .warm import encode_frame
+
+        try:
+            self.proc.stdin.write(encode_frame(request))
+            self.proc.stdin.flush()
+            return self.reader.read_one(timeout=timeout)
+        except (OSError, EOFError, TimeoutError, ValueError) as exc:
+            raise WarmParentError(f"{type(exc).__name__}: {exc}") from exc
+
+    def close(self) -> None:
+        try:
+            if self.proc.poll() is None:
+                try:
+                    self.proc.stdin.close()  # end of input: the warm parent leaves its loop
+                except OSError:
+                    pass
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait(timeout=5)
+        finally:
+            for f in (self.proc.stdin, self.proc.stdout):
+                try:
+                    f.close()
+                except (OSError, ValueError):
+                    pass
+
+
+class WarmPool:
+    """Warm parents kept alive across run_cells calls in one process; one per concurrent call."""
+
+    def __init__(self, bubblewrap: bool | None = None):
+        self.pid = os.getpid()
+        self._lock = threading.Lock()
+        self._idle: list[WarmParent] = []
+        self._all: list[WarmParent] = []
+        self._bubblewrap = bubblewrap
+        self.closed = False
+
+    @property
+    def bubblewrap(self) -> bool:
+        if self._bubblewrap is None:
+            from . import sandbox
+
+            self._bubblewrap = os.environ.get("AUTOGRADER_NO_BWRAP", "") in ("", "0") and sandbox.bwrap_available()
+        return self._bubblewrap
+
+    def acquire(self) -> WarmParent:
+        with self._lock:
+            while self._idle:
+                parent = self._idle.pop()
+                if parent.alive():
+                    return parent
+                parent.close()
+            bubblewrap = self.bubblewrap
+        try:
+            parent = WarmParent(bubblewrap)
+        except WarmParentError:
+            if not bubblewrap:
+                raise
+            self._bubblewrap = False  # bubblewrap is there but cannot run here: namespaces from the child
+            parent = WarmParent(False)
+        with self._lock:
+            self._all.append(parent)
+        return parent
+
+    def release(self, parent: WarmParent) -> None:
+        with self._lock:
+            if parent.alive() and not self.closed:
+                self._idle.append(parent)
+                return
+        parent.close()
+
+    def warm(self, n: int = 1) -> None:
+        """Start ``n`` warm parents now (e.g. before a timed loop)."""
+        parents = [self.acquire() for _ in range(n)]
+        for p in parents:
+            self.release(p)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self.closed = True
+            parents, self._all, self._idle = self._all, [], []
+        if os.getpid() != self.pid:
+            return  # a forked copy: the warm parents belong to the process that started them
+        for p in parents:
+            p.close()
+
+
+_POOL: WarmPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def default_pool() -> WarmPool:
+    """This process's pool, created on first use (a forked worker gets its own)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL.pid != os.getpid() or _POOL.closed:
+            _POOL = WarmPool()
+        return _POOL
+
+
+def shutdown_pool() -> None:
+    """Stop this process's warm parents (also done at exit)."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None and pool.pid == os.getpid():
+        pool.shutdown()
+
+
+atexit.register(shutdown_pool)

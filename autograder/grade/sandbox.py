@@ -1,0 +1,327 @@
+"""Confining student code: bubblewrap around the warm parent, namespaces, nobody and rlimits per child.
+
+Two layers, each as strong as the machine allows:
+
+* Around the warm parent (``bwrap_command``): bubblewrap with a whitelisted, read-only view of
+  what Python needs (``/usr``, the interpreter, the virtualenv, the autograder package), no
+  network, a private ``/tmp`` and nothing else of the grader's machine: no solutions, no
+  gradebook, no submissions. Secrets never enter it; the earlier notebooks' solutions a
+  run may read arrive in its request.
+* Around each forked child (``confine``): fresh mount, network and PID namespaces (so a fork
+  bomb dies with the run), a private ``/tmp`` holding the scratch folder, the course paths
+  hidden behind empty tmpfs mounts (this is what protects the machine when bubblewrap is
+  missing), user ``nobody`` when running as root, resource limits and ``PR_SET_NO_NEW_PRIVS``
+  always. Every step that fails is skipped and the child reports what is really in force.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+NOBODY = 65534
+BWRAP = "/usr/bin/bwrap"
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None) -> None:
+    enc = lambda s: None if s is None else s.encode()  # noqa: E731
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+
+
+def prctl(option: int, arg: int) -> None:
+    _check(_libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0)), "prctl")
+
+
+@dataclass
+class Plan:
+    """What one child should be confined to, sent by the engine in the request."""
+
+    hide: list[str] = field(default_factory=list)  # directories to cover with an empty tmpfs
+    keep: list[str] = field(default_factory=list)  # directories under a hidden one to show again, read-only
+    memory_bytes: int = 3 * 2**30
+    cpu_seconds: int = 600
+    processes: int = 64
+    file_bytes: int = 64 * 2**20
+
+
+@dataclass
+class Confinement:
+    """What really is in force in a child, and where it may write."""
+
+    facts: list[str] = field(default_factory=list)
+    scratch: str = ""
+    course_root: str = ""
+    private_fs: bool = False
+    pid_namespace: bool = False
+
+    def describe(self, bubblewrap: bool) -> str:
+        parts = (["bubblewrap (private filesystem)"] if bubblewrap else []) + self.facts
+        return " + ".join(parts) if parts else "none"
+
+
+# ------------------------------------------------------------------------------ in the child
+
+def enter_namespaces(conf: Confinement) -> None:
+    """unshare network, mount and PID namespaces (as root), or inside a user namespace (not root)."""
+    root = os.geteuid() == 0
+    base = 0 if root else CLONE_NEWUSER
+    uid, gid = os.getuid(), os.getgid()
+    for extra in (CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID, CLONE_NEWNET | CLONE_NEWNS, CLONE_NEWNET):
+        try:
+            unshare(base | extra)
+        except OSError:
+            continue
+        flags = base | extra
+        break
+    else:
+        return
+    if not root:
+        _map_user(uid, gid)
+        conf.facts.append("user namespace")
+    if flags & CLONE_NEWNET:
+        conf.facts.append("no network")
+    conf.private_fs = bool(flags & CLONE_NEWNS)
+    conf.pid_namespace = bool(flags & CLONE_NEWPID)
+
+
+def _map_user(uid: int, gid: int) -> None:
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        try:
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+
+def private_filesystem(conf: Confinement, plan: Plan, solutions: dict[str, bytes], files: dict[str, bytes],
+                       owner: int) -> None:
+    """In a fresh mount namespace: hide the course, give a private /tmp with scratch and staged solutions."""
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    hidden = 0
+    for target in plan.hide:
+        if not os.path.isdir(target):
+            continue
+        keeps = [k for k in plan.keep if k != target and k.startswith(target.rstrip("/") + "/") and os.path.isdir(k)]
+        fds = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in keeps]
+        try:
+            mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+            hidden += 1
+            for k, fd in fds:
+                os.makedirs(k, exist_ok=True)
+                mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
+                try:
+                    mount(None, k, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
+                except OSError:
+                    pass
+        finally:
+            for _, fd in fds:
+                os.close(fd)
+    for target in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(target):
+            try:
+                mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+            except OSError:
+                if target == "/tmp":
+                    raise
+    conf.scratch = "/tmp/scratch"
+    conf.course_root = "/tmp/course"
+    _stage(conf, solutions, files, owner)
+    conf.facts.append("private /tmp" + (", course hidden" if hidden else ""))
+
+
+def host_scratch(conf: Confinement, base: str, solutions: dict[str, bytes], files: dict[str, bytes],
+                 owner: int) -> None:
+    """Without a mount namespace: a fresh folder on the host (the caller removes it)."""
+    conf.scratch = os.path.join(base, "scratch")
+    conf.course_root = os.path.join(base, "course")
+    _stage(conf, solutions, files, owner)
+
+
+def _stage(conf: Confinement, solutions: dict[str, bytes], files: dict[str, bytes], owner: int) -> None:
+    sol = os.path.join(conf.course_root, "solutions")
+    os.makedirs(sol, mode=0o755, exist_ok=True)
+    os.chmod(conf.course_root, 0o755)
+    for name, data in solutions.items():
+        path = os.path.join(sol, os.path.basename(name))
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, 0o644)
+    os.makedirs(conf.scratch, mode=0o700, exist_ok=True)
+    for name, data in files.items():
+        rel = os.path.normpath(name)
+        if rel.startswith(("..", "/")):
+            continue
+        path = os.path.join(conf.scratch, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+    if owner >= 0:
+        for dirpath, dirnames, filenames in os.walk(conf.scratch):
+            for name in [dirpath] + [os.path.join(dirpath, n) for n in dirnames + filenames]:
+                os.lchown(name, owner, owner)
+
+
+def mount_proc(conf: Confinement) -> None:
+    if conf.pid_namespace and conf.private_fs:
+        try:
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        except OSError:
+            pass
+
+
+def limit(conf: Confinement, plan: Plan) -> None:
+    """Resource limits (always), then nobody when root, then no new privileges."""
+    def setl(which: int, value: int, hard: int | None = None) -> None:
+        try:
+            resource.setrlimit(which, (value, value if hard is None else hard))
+        except (ValueError, OSError):
+            pass
+
+    setl(resource.RLIMIT_CORE, 0)
+    setl(resource.RLIMIT_AS, plan.memory_bytes)
+    setl(resource.RLIMIT_CPU, plan.cpu_seconds, plan.cpu_seconds + 5)
+    setl(resource.RLIMIT_FSIZE, plan.file_bytes)
+    setl(resource.RLIMIT_NPROC, plan.processes)
+    if os.geteuid() == 0 and os.getuid() == 0:
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            conf.facts.append("user nobody")
+        except OSError:
+            pass
+    try:
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+    except OSError:
+        pass
+    conf.facts.append("rlimits (memory, CPU, processes, file size)")
+
+
+def die_with_parent() -> None:
+    try:
+        prctl(PR_SET_PDEATHSIG, 9)
+    except OSError:
+        pass
+
+
+# ------------------------------------------------------------------- around the warm parent
+
+def python_paths() -> list[str]:
+    """Directories the interpreter reads: its prefixes, sys.path entries and the autograder package."""
+    import autograder
+
+    package = str(Path(autograder.__file__).resolve().parent)
+    course = str(Path(package).parent)  # an editable checkout: it also holds the solutions, never bind it
+    out = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    out.add(os.path.dirname(os.path.realpath(sys.executable)))
+    # other sys.path entries only when inside a prefix (never the current folder, which may hold anything)
+    prefixes = tuple(p.rstrip("/") + "/" for p in out)
+    out |= {os.path.realpath(e) for e in sys.path if e and os.path.isdir(e)
+            and os.path.realpath(e).startswith(prefixes)}
+    keep = {p for p in out if p != "/" and not p.startswith(("/usr/", "/proc/", "/tmp/")) and p != "/usr"
+            and p != course and not p.startswith(course + "/")}
+    keep.add(package)
+    return sorted(p for p in keep if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in keep))
+
+
+ETC_FILES = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime",
+             "hosts", "ssl", "fonts", "matplotlibrc", "alternatives", "mime.types"]
+
+
+def bwrap_command(argv: list[str], *, bwrap: str = BWRAP) -> list[str]:
+    """bubblewrap around ``argv``: no network, read-only system and Python, private /tmp, nothing else."""
+    cmd = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+           "--die-with-parent", "--new-session"]
+    if os.geteuid() == 0:
+        # real root, no user namespace: the warm parent keeps the capabilities it needs to give
+        # each child its own namespaces and then drop it to nobody (a user namespace made by
+        # bubblewrap would map uid 0 only, and nobody would not exist in it)
+        cmd += ["--cap-add", "ALL"]
+    else:
+        cmd += ["--unshare-user-try"]
+    cmd += ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib32", "lib64", "libx32", "sbin"):
+        p = "/" + name
+        if os.path.islink(p):
+            cmd += ["--symlink", os.readlink(p), p]
+        elif os.path.isdir(p):
+            cmd += ["--ro-bind", p, p]
+    for name in ETC_FILES:
+        cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    binds = python_paths()
+    parents = sorted({str(a) for p in binds for a in Path(p).parents if str(a) != "/"}, key=len)
+    for d in parents:  # bubblewrap would make them 0700, and nobody could not reach the packages
+        cmd += ["--perms", "0755", "--dir", d]
+    for p in binds:
+        cmd += ["--ro-bind", p, p]
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
+            "--dir", "/dev/shm", "--chdir", "/tmp", "--"]
+    return cmd + argv
+
+
+def bwrap_available(bwrap: str = BWRAP) -> bool:
+    """bubblewrap is installed and can create its namespaces here."""
+    if not os.path.exists(bwrap):
+        return False
+    try:
+        proc = subprocess.run(bwrap_command(["/usr/bin/true"], bwrap=bwrap), capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
+SYSTEM_DIRS = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys", "tmp",
+               "var", "run", "boot", "lost+found"}
+
+
+def default_hide() -> list[str]:
+    """What a child must not see when there is no bubblewrap: the course checkout, home folders and
+    every other top-level folder that is not the operating system's (the interpreter, the
+    virtualenv and the autograder package are shown again, read-only)."""
+    from .. import paths
+
+    out = [str(paths.root())]
+    try:
+        out += sorted(f"/{name}" for name in os.listdir("/") if name not in SYSTEM_DIRS
+                      and os.path.isdir(f"/{name}") and not os.path.islink(f"/{name}"))
+    except OSError:
+        out += ["/root", "/home"]
+    return [p for p in dict.fromkeys(out) if os.path.isdir(p)]
+
+
+def which_bwrap() -> str | None:
+    return BWRAP if os.path.exists(BWRAP) else shutil.which("bwrap")

@@ -1,0 +1,236 @@
+"""Running cells in an IPython InteractiveShell and recording what a Jupyter kernel would have sent.
+
+Per cell: stream outputs (stdout/stderr, consecutive writes merged), display_data and
+execute_result with every MIME bundle (the checks' evidence and matplotlib's image/png
+included, via the same matplotlib_inline backend ipykernel uses), and errors as nbformat
+error outputs. Output beyond ``limit`` bytes per cell is dropped and noted once.
+"""
+from __future__ import annotations
+
+import base64
+import builtins
+import io
+import json
+import sys
+from typing import Any
+
+from IPython.core.displayhook import DisplayHook
+from IPython.core.displaypub import DisplayPublisher
+from IPython.core.error import StdinNotImplementedError
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets import Type
+
+INPUT_MESSAGE = ("input() is not available while grading: the notebook must run without anyone typing. "
+                 "Put the value in the code instead of asking for it.")
+
+
+class Recorder:
+    """The outputs of the cell now running, capped at ``limit`` bytes."""
+
+    def __init__(self, limit: int = 2 * 2**20):
+        self.limit = limit
+        self.reset()
+
+    def reset(self) -> None:
+        self.outputs: list[dict] = []
+        self.size = 0
+        self.cut = False
+
+    def _room(self, size: int) -> bool:
+        if self.cut:
+            return False
+        if self.size + size > self.limit:
+            self.cut = True
+            self.outputs.append({"output_type": "stream", "name": "stderr",
+                                 "text": f"\n[output cut: this cell produced more than {self.limit} bytes of "
+                                         "output; the rest was dropped]\n"})
+            return False
+        self.size += size
+        return True
+
+    def stream(self, name: str, text: str) -> None:
+        if not text or self.cut:
+            return
+        size = len(text.encode("utf-8", "replace"))
+        if self.size + size > self.limit:  # keep what fits, then note the cut
+            keep = max(0, self.limit - self.size)
+            head = text.encode("utf-8", "replace")[:keep].decode("utf-8", "ignore")
+            if head:
+                self._append_stream(name, head)
+                self.size += len(head.encode("utf-8", "replace"))
+            self._room(size)
+            return
+        self.size += size
+        self._append_stream(name, text)
+
+    def _append_stream(self, name: str, text: str) -> None:
+        last = self.outputs[-1] if self.outputs else None
+        if last and last["output_type"] == "stream" and last["name"] == name:
+            last["text"] += text
+        else:
+            self.outputs.append({"output_type": "stream", "name": name, "text": text})
+
+    def bundle(self, kind: str, data: dict, metadata: dict | None, count: int | None = None) -> None:
+        if self.cut:
+            return
+        clean, size = jsonable_bundle(data)
+        if not self._room(size):
+            return
+        out = {"output_type": kind, "data": clean, "metadata": jsonable_metadata(metadata or {})}
+        if kind == "execute_result":
+            out["execution_count"] = count
+        self.outputs.append(out)
+
+    def error(self, ename: str, evalue: str, traceback: list[str]) -> None:
+        size = sum(len(t) for t in traceback) + len(evalue)
+        if size > self.limit // 4:
+            traceback = traceback[:3] + ["[traceback cut]"] + traceback[-3:]
+            traceback = [t[:20000] for t in traceback]
+            evalue = evalue[:20000]
+        # an error is always recorded, even after a flood: it decides the cell's status
+        self.outputs.append({"output_type": "error", "ename": ename, "evalue": evalue, "traceback": traceback})
+
+    def clear(self) -> None:
+        self.outputs = []
+        self.size = 0
+
+
+def jsonable_bundle(data: dict) -> tuple[dict, int]:
+    clean: dict[str, Any] = {}
+    size = 0
+    for mime, value in data.items():
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            value = base64.b64encode(bytes(value)).decode("ascii")
+        elif not isinstance(value, str) and not (mime == "application/json" or mime.endswith("+json")):
+            value = str(value)
+        try:
+            text = value if isinstance(value, str) else json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            value = text = str(value)
+        size += len(text)
+        clean[str(mime)] = value
+    return clean, size
+
+
+def jsonable_metadata(md: dict) -> dict:
+    try:
+        return json.loads(json.dumps(md, default=str))
+    except (TypeError, ValueError):
+        return {}
+
+
+RECORDER = Recorder()
+
+
+class Stream(io.TextIOBase):
+    """sys.stdout / sys.stderr for the cells: text goes to the recorder, never to a file descriptor."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        RECORDER.stream(self.name, text)
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    def flush(self) -> None:
+        pass
+
+
+class RecordingDisplayHook(DisplayHook):
+    """execute_result outputs, as ipykernel's ZMQShellDisplayHook sends them."""
+
+    def start_displayhook(self) -> None:
+        self._bundle = None
+
+    def write_output_prompt(self) -> None:
+        pass
+
+    def write_format_data(self, format_dict, md_dict=None) -> None:
+        self._bundle = (format_dict, md_dict)
+
+    def finish_displayhook(self) -> None:
+        if self._bundle is not None:
+            RECORDER.bundle("execute_result", self._bundle[0], self._bundle[1], self.prompt_count)
+        self._bundle = None
+
+
+class RecordingDisplayPublisher(DisplayPublisher):
+    def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs) -> None:
+        RECORDER.bundle("display_data", data, metadata)
+
+    def clear_output(self, wait=False) -> None:
+        RECORDER.clear()
+
+
+class GradingShell(InteractiveShell):
+    displayhook_class = Type(RecordingDisplayHook)
+    display_pub_class = Type(RecordingDisplayPublisher)
+
+    def _showtraceback(self, etype, evalue, stb) -> None:
+        name = getattr(etype, "__name__", str(etype))
+        try:
+            value = str(evalue)
+        except Exception:  # a student's exception whose __str__ fails is still an error
+            value = f"<unprintable {name}>"
+        RECORDER.error(name, value, [str(s) for s in stb])
+
+    def ask_exit(self) -> None:  # exit() / quit(): nothing to leave, the next cell runs as in a notebook run
+        pass
+
+    def init_history(self) -> None:  # no sqlite file, no saving thread (threads and fork do not mix)
+        from IPython.core.history import HistoryManager
+
+        self.history_manager = HistoryManager(shell=self, parent=self, enabled=False)
+        self.configurables.append(self.history_manager)
+
+
+def make_shell() -> GradingShell:
+    """The shell, created once in the warm parent, with matplotlib's inline backend."""
+    shell = GradingShell.instance(colors="nocolor")
+    try:
+        shell.enable_matplotlib("inline")
+    except Exception:  # matplotlib missing: plotting cells will say so themselves
+        pass
+    return shell
+
+
+def no_input(prompt: str = "") -> str:
+    raise StdinNotImplementedError(INPUT_MESSAGE)
+
+
+def prepare_child(shell: GradingShell, limit: int) -> None:
+    """In the forked child: route streams and input to the recorder."""
+    RECORDER.limit = limit
+    RECORDER.reset()
+    sys.stdout = Stream("stdout")
+    sys.stderr = Stream("stderr")
+    sys.displayhook = shell.displayhook
+    builtins.input = no_input
+    try:
+        import getpass
+
+        getpass.getpass = no_input
+    except ImportError:
+        pass
+
+
+def run_cell(shell: GradingShell, source: str) -> tuple[str, list[dict]]:
+    """Run one cell; return ("ok" | "error", outputs)."""
+    RECORDER.reset()
+    result = shell.run_cell(source, store_history=True, silent=False)
+    failed = result.error_before_exec is not None or result.error_in_exec is not None
+    outputs = RECORDER.outputs
+    RECORDER.outputs = []
+    return ("error" if failed else "ok"), outputs
