@@ -1,0 +1,345 @@
+"""Checks for 02_shapes_and_matmul."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference import ref
+from .core import Case, call_with, close, equal, exercise
+from .nb01 import _raises, const
+
+A = "02_shapes_and_matmul"
+check = exercise(A)
+
+
+def R(name: str):
+    """The reference solution's function, looked up only when a verdict needs it."""
+    return lambda *args, **kwargs: ref(A, name)(*args, **kwargs)
+
+
+def _data(value):
+    return getattr(value, "data", None)
+
+
+# ------------------------------------------------------------------ matmul_shape
+
+def _numpy_matmul_shape(a_shape, b_shape, problem: str = ""):
+    """What NumPy itself says, on zero-stride arrays (no memory); its error replaced by a plain one."""
+    def want():
+        try:
+            return tuple(int(n) for n in np.matmul(np.broadcast_to(0.0, a_shape), np.broadcast_to(0.0, b_shape)).shape)
+        except ValueError:
+            raise ValueError(problem or f"{a_shape} @ {b_shape} is not defined") from None
+    return want
+
+
+def _matmul_hint(got, want):
+    g = got if isinstance(got, tuple) else None
+    if g is None or len(want) < 2:
+        return None
+    if tuple(g[-2:]) != tuple(want[-2:]):
+        return "The last two dims of a @ b are (rows of a, columns of b): (n, k) @ (k, m) -> (n, m)."
+    return ("The last two dims are right; the batch dims (all but the last two) must broadcast: line them up "
+            "from the right, equal dims stay, a 1 stretches to the other, a missing dim counts as 1.")
+
+
+@check
+def matmul_shape(hidden, rng):
+    def case(a, b, note="", problem=""):
+        label = f"matmul_shape({a}, {b})" + (f": {note}" if note else "")
+        return Case(label, call_with(a, b), _numpy_matmul_shape(a, b, problem), equal(), hints=[_matmul_hint])
+
+    if not hidden:
+        return [
+            case((2, 3), (3, 4)),
+            case((5, 4), (4, 7), "Q (5, 4) times K.T (4, 7)"),
+            case((2, 3, 4), (4, 5), "one matrix reused for a batch"),
+            case((8, 1, 3, 4), (6, 4, 5), "batch dims (8, 1) and (6,) broadcast to (8, 6)"),
+            case((2, 3), (4, 5), "inner dims 3 and 4 differ", "inner dims 3 and 4 differ"),
+            case((2, 3, 4), (3, 4, 5), "batch dims 2 and 3 cannot broadcast", "batch dims 2 and 3 cannot broadcast"),
+        ]
+    cases = []
+    for _ in range(6):
+        k = int(rng.integers(1, 6))
+        batch = [int(n) for n in rng.integers(1, 4, size=int(rng.integers(0, 4)))]
+        batch_a = [n if rng.random() < 0.6 else 1 for n in batch]
+        batch_b = [n if rng.random() < 0.6 else 1 for n in batch][int(rng.integers(0, len(batch) + 1)):]
+        a = (*batch_a, int(rng.integers(1, 6)), k)
+        b = (*batch_b, k, int(rng.integers(1, 6)))
+        cases.append(case(a, b))
+    cases += [
+        case((1, 1), (1, 1)),
+        case((3, 1, 2, 2), (1, 4, 2, 3), "both sides stretch a 1"),
+        case((2, 2, 3), (2, 4, 2), "inner dims 3 and 4 differ", "inner dims 3 and 4 differ"),
+        case((4, 2, 3), (2, 1, 3, 5), "batch dims (4,) and (2, 1) broadcast to (2, 4)"),
+        case((4, 2, 3), (2, 3, 5), "batch dims 4 and 2 cannot broadcast", "batch dims 4 and 2 cannot broadcast"),
+        case((5, 2, 6, 2), (3, 2, 2), "batch dims (5, 2) and (3,) cannot broadcast: 2 vs 3",
+             "batch dims (5, 2) and (3,) cannot broadcast"),
+    ]
+    return cases
+
+
+# ------------------------------------------------------------------------ linear
+
+def _linear_hints(x, W, b):
+    def hint(got, want):
+        g = _data(got)
+        if g is None:
+            return None
+        bias = 0 if b is None else b
+        if b is not None and g.shape == want.data.shape and np.allclose(g, x @ W):
+            return "It equals x @ W without the bias: add b when it is not None."
+        if W.shape[0] == W.shape[1] and g.shape == want.data.shape and np.allclose(g, x @ W.T + bias):
+            return ("It equals x @ W.T + b: here W has shape (d_in, d_out), so use it as it is "
+                    "(nn.Linear stores its weight as (d_out, d_in) and transposes it; we do not).")
+        if g.shape == (int(np.prod(x.shape[:-1])), W.shape[1]):
+            return "The leading axes of x were flattened: the result keeps them, (..., d_in) -> (..., d_out)."
+        return None
+    return [hint]
+
+
+def _torch_linear(x, W, b):
+    """nn.Linear with our weights copied in (its weight is (d_out, d_in))."""
+    def want():
+        import torch
+
+        layer = torch.nn.Linear(W.shape[0], W.shape[1], bias=b is not None, dtype=torch.float64)
+        with torch.no_grad():
+            layer.weight.copy_(torch.from_numpy(W.T))
+            if b is not None:
+                layer.bias.copy_(torch.from_numpy(b))
+            return layer(torch.from_numpy(x)).numpy()
+    return want
+
+
+@check
+def linear(hidden, rng):
+    f = close(dtype="f")
+    if not hidden:
+        x = np.array([[1.0, 2.0], [3.0, 4.0]])
+        W = np.array([[1.0, 0.0], [1.0, 1.0]])
+        b = np.array([10.0, 20.0])
+        xb, Wb = np.arange(24.0).reshape(2, 3, 4) / 10, np.arange(20.0).reshape(4, 5) / 10
+        bb = np.array([1.0, -1.0, 0.5, 0.0, 2.0])
+        return [
+            Case("linear([[1, 2], [3, 4]], W=[[1, 0], [1, 1]], b=[10, 20]) (by hand: [[13, 22], [17, 24]])",
+                 call_with(x, W, b), const(np.array([[13.0, 22.0], [17.0, 24.0]])), f, hints=_linear_hints(x, W, b)),
+            Case("linear(x, W) without a bias, x (2, 2)", call_with(x, W), lambda: x @ W, f,
+                 hints=_linear_hints(x, W, None)),
+            Case("linear with x (2, 3, 4), W (4, 5), b (5,)", call_with(xb, Wb, bb), lambda: xb @ Wb + bb, f,
+                 hints=_linear_hints(xb, Wb, bb)),
+        ]
+    cases = []
+    for shape, d_out, with_bias in [((6, 3), 3, True), ((2, 5, 4), 7, True), ((3, 4), 2, False), ((2, 2, 3, 3), 3, True)]:
+        x, W = rng.normal(size=shape), rng.normal(size=(shape[-1], d_out))
+        b = rng.normal(size=d_out) if with_bias else None
+        cases.append(Case(f"linear with x {shape}, W {W.shape}" + (f", b ({d_out},)" if with_bias else ", b=None")
+                          + " against nn.Linear with the same weights",
+                          call_with(x, W, b), _torch_linear(x, W, b), f, hints=_linear_hints(x, W, b)))
+    return cases
+
+
+# ------------------------------------------------------------- split / merge heads
+
+def _split_slices(x, H):
+    """Head h is the slice of features h*D .. (h+1)*D - 1, stacked on axis 1."""
+    D = x.shape[-1] // H
+    return np.stack([x[..., h * D:(h + 1) * D] for h in range(H)], axis=1)  # (B, H, T, D)
+
+
+def _split_hint(got, want):
+    g, w = _data(got), want.data
+    if g is None or w.ndim != 4:
+        return None
+    B, H, T, D = w.shape
+    x = w.transpose(0, 2, 1, 3).reshape(B, T, H * D)  # the input, recovered
+    if g.shape == w.shape and np.array_equal(g, x.reshape(B, H, T, D)):
+        return ("This is a plain reshape to (B, H, T, D): reshape without transpose keeps the memory order, so the "
+                "heads were not moved to axis 1 and each 'head' mixes several positions. Reshape to (B, T, H, D), "
+                "then transpose(0, 2, 1, 3).")
+    if g.shape == (B, T, H, D):
+        return ("This looks like (B, T, H, D): the heads were not moved to axis 1. Transpose (0, 2, 1, 3) after "
+                "the reshape.")
+    if g.shape == w.shape and np.array_equal(g, x.reshape(B, T, D, H).transpose(0, 3, 1, 2)):
+        return (f"Each head takes every H-th feature (H = {H}): a head must be a contiguous block of D features, "
+                "so reshape to (B, T, H, D), not (B, T, D, H).")
+    return None
+
+
+@check
+def split_heads(hidden, rng):
+    if not hidden:
+        x = np.arange(12.0).reshape(1, 3, 4)
+        x2 = np.arange(60.0).reshape(2, 5, 6)
+        return [
+            Case("split_heads(np.arange(12.0).reshape(1, 3, 4), 2): head 0 is [[0, 1], [4, 5], [8, 9]]",
+                 call_with(x, 2), const(np.array([[[[0.0, 1], [4, 5], [8, 9]], [[2, 3], [6, 7], [10, 11]]]])),
+                 hints=[_split_hint]),
+            Case("split_heads(x, 3) with x (2, 5, 6)", call_with(x2, 3), lambda: _split_slices(x2, 3), hints=[_split_hint]),
+            Case("split_heads(x, 4) with x (1, 4, 6): 4 heads do not divide d = 6", call_with(np.zeros((1, 4, 6)), 4),
+                 _raises("4 heads do not divide d = 6")),
+        ]
+    cases = []
+    for shape, H in [((3, 7, 8), 4), ((2, 3, 12), 6), ((1, 5, 6), 1), ((2, 4, 6), 6)]:
+        x = rng.normal(size=shape)
+        cases.append(Case(f"split_heads(x, {H}) with x {shape}", call_with(x, H),
+                          lambda x=x, H=H: _split_slices(x, H), hints=[_split_hint]))
+    cases.append(Case("split_heads(x, 5) with x (2, 3, 8)", call_with(rng.normal(size=(2, 3, 8)), 5),
+                      _raises("5 heads do not divide d = 8")))
+    cases.append(Case("split_heads(x, 4) with x (1, 6, 6)", call_with(np.zeros((1, 6, 6)), 4),
+                      _raises("4 heads do not divide d = 6")))
+    return cases
+
+
+def _merge_concat(x):
+    """The heads' outputs for one token side by side: concatenate along the features."""
+    return np.concatenate([x[:, h] for h in range(x.shape[1])], axis=-1)  # (B, T, H * D)
+
+
+def _merge_hints(x):
+    B, H, T, D = x.shape
+
+    def hint(got, want):
+        g = _data(got)
+        if g is None:
+            return None
+        if g.shape == want.data.shape and np.array_equal(g, x.reshape(B, T, H * D)):
+            return ("This is a reshape without transposing back: move the heads next to D first, "
+                    "transpose(0, 2, 1, 3) to (B, T, H, D), then reshape to (B, T, H * D).")
+        if g.shape == (B, T, D):
+            return "The heads were added or averaged; merging puts them side by side: H * D features."
+        if g.shape == want.data.shape and np.array_equal(g, x.transpose(0, 2, 3, 1).reshape(B, T, H * D)):
+            return ("The heads' features are interleaved: head h must fill the block of features h*D .. (h+1)*D - 1, "
+                    "so transpose to (B, T, H, D), not (B, T, D, H).")
+        return None
+    return [hint]
+
+
+@check
+def merge_heads(hidden, rng):
+    if not hidden:
+        heads = np.array([[[[0.0, 1], [4, 5], [8, 9]], [[2, 3], [6, 7], [10, 11]]]])  # (1, 2, 3, 2)
+        x2 = np.arange(60.0).reshape(2, 3, 5, 2)
+        return [
+            Case("merge_heads of heads (1, 2, 3, 2), the inverse of the split of np.arange(12.0).reshape(1, 3, 4)",
+                 call_with(heads), const(np.arange(12.0).reshape(1, 3, 4)), hints=_merge_hints(heads)),
+            Case("merge_heads with x (2, 3, 5, 2)", call_with(x2), lambda: _merge_concat(x2), hints=_merge_hints(x2)),
+        ]
+    cases = []
+    for shape in [(2, 4, 3, 5), (1, 1, 6, 3), (3, 2, 2, 1), (2, 8, 4, 2)]:
+        x = rng.normal(size=shape)
+        cases.append(Case(f"merge_heads with x {shape}", call_with(x), lambda x=x: _merge_concat(x), hints=_merge_hints(x)))
+    return cases
+
+
+# ------------------------------------------------------------ count_linear_params
+
+def _torch_param_count(d_in, d_out, bias):
+    def want():
+        import torch
+
+        layer = torch.nn.Linear(d_in, d_out, bias=bias, device="meta")  # shapes only, no memory
+        return sum(p.numel() for p in layer.parameters())
+    return want
+
+
+def _count_hints(d_in, d_out, bias):
+    def hint(got, want):
+        if not isinstance(got, (int, float)) or isinstance(got, bool):
+            return None
+        b = d_out if bias else 0
+        if bias and got == d_in * d_out:
+            return f"That is the weights alone: a bias adds one parameter per output, {d_out} more."
+        if not bias and got == d_in * d_out + d_out:
+            return "With bias=False there is no bias vector: only the d_in * d_out weights."
+        if got == 2 * d_in * d_out + b:
+            return "The d_in * d_out weights were counted twice: W has d_in * d_out entries in all."
+        if bias and got == d_in * d_out + d_in:
+            return f"The bias has one entry per output (d_out = {d_out}), not per input."
+        if bias and got == d_in * d_out + 1:
+            return f"The bias is a vector of d_out = {d_out} numbers, not one number."
+        return None
+    return [hint]
+
+
+@check
+def count_linear_params(hidden, rng):
+    def case(d_in, d_out, bias=None, want=None, note=""):
+        args = (d_in, d_out) if bias is None else (d_in, d_out, bias)
+        label = f"count_linear_params{args}" + (f": {note}" if note else "")
+        b = True if bias is None else bias
+        return Case(label, call_with(*args), const(want) if want is not None else _torch_param_count(d_in, d_out, b),
+                    equal(), hints=_count_hints(d_in, d_out, b))
+
+    if not hidden:
+        return [
+            case(3, 2, want=8, note="6 weights and 2 biases"),
+            case(3, 2, False, want=6),
+            case(768, 3072, want=2_362_368, note="GPT-2's MLP layer"),
+        ]
+    cases = [case(int(rng.integers(1, 50)), int(rng.integers(1, 50)), bool(rng.random() < 0.5)) for _ in range(4)]
+    cases += [case(1, 1), case(5, 9, True), case(4096, 11008, False), case(7, 3)]
+    return cases
+
+
+# --------------------------------------------------------------- low_rank_approx
+
+def _svd_truncation(X, r):
+    """The first r rank-1 pieces s_i u_i v_i^T of NumPy's SVD."""
+    def want():
+        if not 1 <= r <= min(X.shape):
+            raise ValueError(f"r must be in 1..{min(X.shape)} for X of shape {X.shape}, got {r}")
+        U, s, Vt = np.linalg.svd(X, full_matrices=False)
+        return sum(s[i] * np.outer(U[:, i], Vt[i]) for i in range(r))
+    return want
+
+
+def _low_rank_hints(X, r):
+    def hint(got, want):
+        g = _data(got)
+        if g is None or g.shape != X.shape:
+            return None
+        U, s, Vt = np.linalg.svd(X, full_matrices=False)
+        if np.allclose(g, (U[:, -r:] * s[-r:]) @ Vt[-r:]):
+            return ("It keeps the r smallest singular values: np.linalg.svd returns s largest first, "
+                    "so keep U[:, :r], s[:r] and Vt[:r].")
+        if np.allclose(g, U[:, :r] @ Vt[:r]):
+            return "The singular values are missing: each piece is s_i * u_i v_i^T, so scale by s[:r]."
+        if r < len(s) and np.allclose(g, (U[:, :r + 1] * s[:r + 1]) @ Vt[:r + 1]):
+            return "It keeps r + 1 singular values: s[:r] holds exactly r of them."
+        if r > 1 and np.allclose(g, (U[:, :r - 1] * s[:r - 1]) @ Vt[:r - 1]):
+            return "It keeps r - 1 singular values: s[:r] holds exactly r of them."
+        rank = np.linalg.matrix_rank(g)
+        if rank != r:
+            return f"The result has rank {rank}, not {r}."
+        return None
+    return [hint]
+
+
+@check
+def low_rank_approx(hidden, rng):
+    def case(X, r, note="", want=None):
+        label = f"low_rank_approx(X, {r}) with X {X.shape}" + (f": {note}" if note else "")
+        return Case(label, call_with(X, r), const(want) if want is not None else _svd_truncation(X, r),
+                    close(atol=1e-8, dtype="f"), hints=_low_rank_hints(X, r))
+
+    if not hidden:
+        X3 = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 1.0], [2.0, 0.0, 1.0], [1.0, 1.0, 3.0], [0.0, 2.0, 2.0]])
+        return [
+            Case("low_rank_approx([[3, 0], [0, 1]], 1): keep the singular value 3 (by hand: [[3, 0], [0, 0]])",
+                 call_with(np.array([[3.0, 0.0], [0.0, 1.0]]), 1), const(np.array([[3.0, 0.0], [0.0, 0.0]])),
+                 close(dtype="f"), hints=_low_rank_hints(np.array([[3.0, 0.0], [0.0, 1.0]]), 1)),
+            case(np.array([[1.0, 2.0], [2.0, 4.0]]), 1, "a rank-1 matrix is its own best rank-1 approximation",
+                 np.array([[1.0, 2.0], [2.0, 4.0]])),
+            case(X3, 2),
+            case(X3, 3, "r = min(X.shape) keeps everything", X3),
+            case(X3, 0, "r must be at least 1"),
+            case(np.ones((4, 2)), 3, "r = 3 is more than min(4, 2) = 2"),
+        ]
+    cases = []
+    for shape in [(6, 4), (3, 7), (5, 5)]:
+        X = rng.normal(size=shape)
+        for r in sorted({1, int(rng.integers(1, min(shape) + 1)), min(shape)}):
+            cases.append(case(X, r))
+    cases += [case(rng.normal(size=(2, 6)), 3, "r = 3 is more than min(2, 6) = 2"),
+              case(rng.normal(size=(3, 3)), -1, "a negative r")]
+    return cases

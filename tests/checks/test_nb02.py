@@ -1,0 +1,234 @@
+"""Does every check of 02_shapes_and_matmul reject the mistakes students make, and accept other correct code?"""
+import pytest
+
+from tests.harness import Mistake, exercise_suite
+
+pytestmark = pytest.mark.nb02
+A = "02_shapes_and_matmul"
+
+MISTAKES = [
+    Mistake("matmul_shape", "ignores_broadcasting", '''
+def matmul_shape(a_shape, b_shape):
+    if a_shape[-1] != b_shape[-2]:
+        raise ValueError("inner dims differ")
+    return tuple(a_shape[:-1]) + (b_shape[-1],)
+''', "batch dims"),
+    Mistake("matmul_shape", "never_raises", '''
+def matmul_shape(a_shape, b_shape):
+    batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    return (*batch, a_shape[-2], b_shape[-1])
+''', "should raise ValueError"),
+    Mistake("matmul_shape", "max_of_batch_dims", '''
+from itertools import zip_longest
+def matmul_shape(a_shape, b_shape):
+    if a_shape[-1] != b_shape[-2]:
+        raise ValueError("inner dims differ")
+    pairs = zip_longest(reversed(a_shape[:-2]), reversed(b_shape[:-2]), fillvalue=1)
+    batch = tuple(reversed([max(p, q) for p, q in pairs]))
+    return batch + (a_shape[-2], b_shape[-1])
+''', "should raise ValueError"),
+    Mistake("matmul_shape", "batch_aligned_from_the_left", '''
+from itertools import zip_longest
+def matmul_shape(a_shape, b_shape):
+    if a_shape[-1] != b_shape[-2]:
+        raise ValueError("inner dims differ")
+    batch = []
+    for p, q in zip_longest(a_shape[:-2], b_shape[:-2], fillvalue=1):
+        if p != q and 1 not in (p, q):
+            raise ValueError("batch dims cannot broadcast")
+        batch.append(max(p, q))
+    return (*batch, a_shape[-2], b_shape[-1])
+''', "line them up from the right"),
+    Mistake("matmul_shape", "inner_and_outer_swapped", '''
+def matmul_shape(a_shape, b_shape):
+    if a_shape[-1] != b_shape[-2]:
+        raise ValueError("inner dims differ")
+    batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    return (*batch, a_shape[-1], b_shape[-2])
+''', "(rows of a, columns of b)"),
+    Mistake("matmul_shape", "returns_a_list", '''
+def matmul_shape(a_shape, b_shape):
+    if a_shape[-1] != b_shape[-2]:
+        raise ValueError("inner dims differ")
+    batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    return [*batch, a_shape[-2], b_shape[-1]]
+''', "expected a tuple"),
+    Mistake("linear", "ignores_bias", '''
+def linear(x, W, b=None):
+    return x @ W
+''', "without the bias"),
+    Mistake("linear", "uses_W_transposed", '''
+def linear(x, W, b=None):
+    y = x @ W.T
+    return y if b is None else y + b
+''', "x @ W.T + b"),
+    Mistake("linear", "flattens_batch", '''
+def linear(x, W, b=None):
+    y = x.reshape(-1, W.shape[0]) @ W
+    return y if b is None else y + b
+''', "were flattened"),
+    Mistake("linear", "bias_truthiness", '''
+def linear(x, W, b=None):
+    y = x @ W
+    if b:
+        y = y + b
+    return y
+''', "raised ValueError"),
+    Mistake("split_heads", "reshape_without_transpose", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    if d % n_heads:
+        raise ValueError("heads must divide d")
+    return x.reshape(B, n_heads, T, d // n_heads)
+''', "reshape without transpose"),
+    Mistake("split_heads", "heads_left_on_axis_2", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    if d % n_heads:
+        raise ValueError("heads must divide d")
+    return x.reshape(B, T, n_heads, d // n_heads)
+''', "heads were not moved to axis 1"),
+    Mistake("split_heads", "interleaved_heads", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    if d % n_heads:
+        raise ValueError("heads must divide d")
+    return x.reshape(B, T, d // n_heads, n_heads).transpose(0, 3, 1, 2)
+''', "contiguous block"),
+    Mistake("split_heads", "no_divisibility_check", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    return x.reshape(B, -1, n_heads, d // n_heads).transpose(0, 2, 1, 3)
+''', "should raise ValueError"),
+    Mistake("merge_heads", "reshape_without_transposing_back", '''
+def merge_heads(x):
+    B, H, T, D = x.shape
+    return x.reshape(B, T, H * D)
+''', "without transposing back"),
+    Mistake("merge_heads", "heads_summed", '''
+def merge_heads(x):
+    return x.sum(axis=1)
+''', "side by side"),
+    Mistake("merge_heads", "interleaved_features", '''
+def merge_heads(x):
+    B, H, T, D = x.shape
+    return x.transpose(0, 2, 3, 1).reshape(B, T, H * D)
+''', "interleaved"),
+    Mistake("merge_heads", "transpose_on_wrong_axes", '''
+def merge_heads(x):
+    B, H, T, D = x.shape
+    return x.swapaxes(1, 3).reshape(B, T, H * D)
+'''),
+    Mistake("count_linear_params", "forgets_bias", '''
+def count_linear_params(d_in, d_out, bias=True):
+    return d_in * d_out
+''', "a bias adds one parameter per output"),
+    Mistake("count_linear_params", "weights_counted_twice", '''
+def count_linear_params(d_in, d_out, bias=True):
+    weights = d_in * d_out
+    return weights + d_in * d_out + (d_out if bias else 0)
+''', "counted twice"),
+    Mistake("count_linear_params", "bias_per_input", '''
+def count_linear_params(d_in, d_out, bias=True):
+    return d_in * d_out + (d_in if bias else 0)
+''', "one entry per output"),
+    Mistake("count_linear_params", "bias_flag_added", '''
+def count_linear_params(d_in, d_out, bias=True):
+    return d_in * d_out + bias
+''', "not one number"),
+    Mistake("count_linear_params", "bias_always_counted", '''
+def count_linear_params(d_in, d_out, bias=True):
+    return d_in * d_out + d_out
+''', "bias=False"),
+    Mistake("low_rank_approx", "keeps_smallest", '''
+def low_rank_approx(X, r):
+    if not 1 <= r <= min(X.shape):
+        raise ValueError("bad r")
+    U, s, Vt = np.linalg.svd(X, full_matrices=False)
+    return (U[:, -r:] * s[-r:]) @ Vt[-r:]
+''', "smallest singular values"),
+    Mistake("low_rank_approx", "no_r_check", '''
+def low_rank_approx(X, r):
+    U, s, Vt = np.linalg.svd(X, full_matrices=False)
+    return (U[:, :r] * s[:r]) @ Vt[:r]
+''', "should raise ValueError"),
+    Mistake("low_rank_approx", "checks_rows_only", '''
+def low_rank_approx(X, r):
+    if not 1 <= r <= X.shape[0]:
+        raise ValueError("bad r")
+    U, s, Vt = np.linalg.svd(X, full_matrices=False)
+    return (U[:, :r] * s[:r]) @ Vt[:r]
+''', "should raise ValueError"),
+    Mistake("low_rank_approx", "forgets_singular_values", '''
+def low_rank_approx(X, r):
+    if not 1 <= r <= min(X.shape):
+        raise ValueError("bad r")
+    U, s, Vt = np.linalg.svd(X, full_matrices=False)
+    return U[:, :r] @ Vt[:r]
+''', "singular values are missing"),
+    Mistake("low_rank_approx", "keeps_one_too_many", '''
+def low_rank_approx(X, r):
+    if not 1 <= r <= min(X.shape):
+        raise ValueError("bad r")
+    U, s, Vt = np.linalg.svd(X, full_matrices=False)
+    return (U[:, :r + 1] * s[:r + 1]) @ Vt[:r + 1]
+''', "r + 1 singular values"),
+    Mistake("low_rank_approx", "columns_of_Vt", '''
+def low_rank_approx(X, r):
+    if not 1 <= r <= min(X.shape):
+        raise ValueError("bad r")
+    U, s, Vt = np.linalg.svd(X, full_matrices=False)
+    return (U[:, :r] * s[:r]) @ Vt[:, :r].T
+'''),
+]
+
+ALTERNATIVES = {
+    "matmul_shape": '''
+def matmul_shape(a_shape, b_shape):
+    if a_shape[-1] != b_shape[-2]:
+        raise ValueError(f"inner dims {a_shape[-1]} and {b_shape[-2]} differ")
+    try:
+        batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    except ValueError:
+        raise ValueError(f"batch dims {a_shape[:-2]} and {b_shape[:-2]} cannot broadcast") from None
+    return tuple(int(n) for n in batch) + (a_shape[-2], b_shape[-1])
+''',
+    "linear": '''
+def linear(x, W, b=None):
+    y = np.einsum("...i,io->...o", x, W)
+    return y + (0.0 if b is None else b)
+''',
+    "split_heads": '''
+def split_heads(x, n_heads):
+    d = x.shape[-1]
+    if d % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d={d}")
+    D = d // n_heads
+    return np.stack([x[:, :, h * D:(h + 1) * D] for h in range(n_heads)], axis=1)
+''',
+    "merge_heads": '''
+def merge_heads(x):
+    return np.concatenate(list(np.moveaxis(x, 1, 0)), axis=-1)
+''',
+    "count_linear_params": '''
+def count_linear_params(d_in, d_out, bias=True):
+    total = d_out * d_in
+    if bias:
+        total += d_out
+    return int(total)
+''',
+    "low_rank_approx": '''
+def low_rank_approx(X, r):
+    if r < 1 or r > min(X.shape):
+        raise ValueError(f"r={r} outside 1..{min(X.shape)}")
+    U, s, Vt = np.linalg.svd(X)
+    out = np.zeros_like(X, dtype=float)
+    for i in range(r):
+        out += s[i] * np.outer(U[:, i], Vt[i])
+    return out
+''',
+}
+
+(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+ test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
+ ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
