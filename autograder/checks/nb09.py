@@ -1,0 +1,287 @@
+"""Checks for 09_attention: compared with PyTorch's own attention, given the same inputs and weights.
+
+Cases are built from NumPy arrays (the grader judges evidence without importing torch);
+torch is imported only when a case runs in the student's kernel. Hints rerun the known
+wrong variants in NumPy on the same inputs and name the one the answer matches.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import Case, close, exercise
+
+A = "09_attention"
+check = exercise(A)
+TOL = dict(atol=1e-5, rtol=1e-4, kind="tensor")  # float32 arithmetic, summed in different orders
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def tensor(a):
+    """A float32 (or bool) tensor from a NumPy array, made fresh for every call."""
+    torch = _torch()
+    a = np.asarray(a)
+    return torch.tensor(a) if a.dtype == bool else torch.tensor(a, dtype=torch.float32)
+
+
+def normal(rng, *shape, scale=1.0):
+    return (rng.normal(size=shape) * scale).astype(np.float32)
+
+
+# ---------------------------------------------------------------- NumPy models of right and wrong
+
+def softmax(s, axis=-1):
+    with np.errstate(invalid="ignore"):
+        e = np.exp(s - np.max(s, axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def sdpa_np(q, k, v, mask=None, variant=None):
+    """Scaled dot-product attention in float64, or one of its known wrong variants."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    d = q.shape[-1]
+    scale = {"no_scale": 1.0, "scale_d": d}.get(variant, np.sqrt(d))
+    s = q @ np.swapaxes(k, -1, -2) / scale
+    if mask is not None:
+        if variant == "inverted_mask":
+            s = np.where(mask, -np.inf, s)
+        elif variant == "mask_zero":
+            s = np.where(mask, s, 0.0)
+        elif variant != "mask_after_softmax":
+            s = np.where(mask, s, -np.inf)
+    w = softmax(s, axis=-2 if variant == "query_axis" else -1)
+    if mask is not None and variant == "mask_after_softmax":
+        w = w * mask
+    return w @ v, w
+
+
+def mha_np(p, x, context=None, mask=None, variant=None):
+    """Multi-head attention in float64 from the weights p (nn.Linear layout), or a known wrong variant."""
+    lin = lambda t, n: t @ p["W" + n].T.astype(np.float64) + (p["b" + n] if "b" + n in p else 0.0)
+    c = x if context is None or variant == "keys_from_x" else context
+    B, Tq, d = x.shape
+    Tk, H = c.shape[1], p["H"]
+    D = d // H
+    q = lin(x, "q")
+    k = lin(c, "q" if variant == "wq_for_keys" else "k")
+    v = lin(c, "v")
+
+    def split(t, T):
+        if variant == "split_without_transpose":
+            return t.reshape(B, H, T, D)  # (B, H, T, D), scrambled
+        return t.reshape(B, T, H, D).transpose(0, 2, 1, 3)  # (B, H, T, D)
+
+    q, k, v = split(q, Tq), split(k, Tk), split(v, Tk)
+    if variant == "scale_d_model":
+        q = q * np.sqrt(D) / np.sqrt(d)
+    inner = {"no_scale": "no_scale", "inverted_mask": "inverted_mask"}.get(variant)
+    out, _ = sdpa_np(q, k, v, mask, inner)  # (B, H, T_q, D)
+    if variant == "merge_without_transpose":
+        out = out.reshape(B, Tq, d)
+    else:
+        out = out.transpose(0, 2, 1, 3).reshape(B, Tq, d)  # (B, T_q, d_model)
+    return out if variant == "no_output_projection" else lin(out, "o")
+
+
+def _same(got, cand) -> bool:
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    cand = cand if isinstance(cand, tuple) else (cand,)
+    pairs = [(getattr(g, "data", None), c) for g, c in zip(got, cand)]
+    pairs = [(g, c) for g, c in pairs if g is not None and g.shape == c.shape]
+    return bool(pairs) and all(np.allclose(g, c, atol=1e-4, rtol=1e-3, equal_nan=True) for g, c in pairs)
+
+
+def diagnose(candidates: dict, messages: dict):
+    """A hint: the message of the first known wrong variant the answer matches."""
+    def hint(got, want):
+        for name, make in candidates.items():
+            if _same(got, make()):
+                return messages[name]
+        return None
+    return hint
+
+
+# -------------------------------------------------------------------------- attention
+
+SDPA_MESSAGES = {
+    "no_scale": "The scores are not scaled: divide q @ k^T by sqrt(D), with D = q.shape[-1].",
+    "scale_d": "The scores are divided by D; divide them by sqrt(D).",
+    "query_axis": "Each column of the weights sums to 1 instead of each row: the softmax must run "
+                  "over the keys, dim=-1.",
+    "inverted_mask": "The mask looks inverted: True means allowed, so set the scores where the mask is "
+                     "False (~mask) to -inf.",
+    "mask_after_softmax": "The mask was applied after the softmax, so the kept weights no longer sum to 1: "
+                          "set the disallowed scores to -inf before the softmax.",
+    "mask_zero": "Disallowed scores were set to 0, not -inf: a score of 0 still gets the weight exp(0).",
+}
+
+
+def _sdpa_case(label, q, k, v, mask=None):
+    def call(fn):
+        args = [tensor(q), tensor(k), tensor(v)]
+        return fn(*args) if mask is None else fn(*args, mask=tensor(mask))
+
+    def want():
+        torch = _torch()
+        F = torch.nn.functional
+        tq, tk, tv = tensor(q), tensor(k), tensor(v)
+        m = None if mask is None else tensor(mask)
+        out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=m)
+        # The weights are the output for values = the identity: row i of softmax(...) @ I.
+        eye = torch.eye(tk.shape[-2]).expand(*tk.shape[:-1], tk.shape[-2])
+        weights = F.scaled_dot_product_attention(tq, tk, eye, attn_mask=m)
+        return out, weights
+
+    variants = {n: (lambda n=n: sdpa_np(q, k, v, mask, n)) for n in SDPA_MESSAGES
+                if mask is not None or "mask" not in n}
+    return Case(label, call, want, close(**TOL), hints=[diagnose(variants, SDPA_MESSAGES)])
+
+
+def causal(T):
+    return np.tril(np.ones((T, T), dtype=bool))
+
+
+@check
+def scaled_dot_product_attention(hidden, rng):
+    if not hidden:
+        return [
+            _sdpa_case("scaled_dot_product_attention(q, k, v) with q = [[1, 0]], k = [[1, 0], [0, 1]], "
+                       "v = [[1, 2], [3, 4]]: the weights are softmax([1, 0] / sqrt(2)) = [0.6698, 0.3302]",
+                       np.array([[1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 2.0], [3.0, 4.0]])),
+            _sdpa_case("q (2, 3, 4), k (2, 5, 4), v (2, 5, 6): 3 queries, 5 keys, no mask",
+                       normal(rng, 2, 3, 4), normal(rng, 2, 5, 4), normal(rng, 2, 5, 6)),
+            _sdpa_case("q, k, v (1, 4, 8) with the causal mask torch.tril(torch.ones(4, 4, dtype=torch.bool)) "
+                       "(True = allowed)", normal(rng, 1, 4, 8), normal(rng, 1, 4, 8), normal(rng, 1, 4, 8), causal(4)),
+        ]
+    lengths = np.array([6, 2])
+    padding = (np.arange(6) < lengths[:, None])[:, None, None, :]  # (2, 1, 1, 6)
+    return [
+        _sdpa_case("q, k, v (2, 3, 5, 8), causal mask (5, 5) broadcast over batch and heads",
+                   normal(rng, 2, 3, 5, 8), normal(rng, 2, 3, 5, 8), normal(rng, 2, 3, 5, 8), causal(5)),
+        _sdpa_case("q (2, 2, 4, 16), k and v (2, 2, 6, 16), a padding mask (2, 1, 1, 6)",
+                   normal(rng, 2, 2, 4, 16), normal(rng, 2, 2, 6, 16), normal(rng, 2, 2, 6, 3), padding),
+        _sdpa_case("q (5, 64), k (7, 64), v (7, 4): a wide head", normal(rng, 5, 64, scale=0.3),
+                   normal(rng, 7, 64, scale=0.3), normal(rng, 7, 4)),
+        _sdpa_case("q (3, 6, 2), k (3, 6, 2), v (3, 6, 2), causal mask", normal(rng, 3, 6, 2, scale=2.0),
+                   normal(rng, 3, 6, 2, scale=2.0), normal(rng, 3, 6, 2), causal(6)),
+    ]
+
+
+# --------------------------------------------------------------------- multi-head attention
+
+MHA_MESSAGES = {
+    "no_scale": "The scores are not scaled: divide them by sqrt(D), D = d_model // n_heads.",
+    "scale_d_model": "The scores are divided by sqrt(d_model); divide by the square root of the head "
+                     "width D = d_model // n_heads.",
+    "merge_without_transpose": "The heads were merged without the transpose back: (B, H, T, D) -> "
+                               ".transpose(1, 2) -> (B, T, H, D) -> .reshape(B, T, d_model).",
+    "split_without_transpose": "The heads were split by reshaping straight to (B, H, T, D): reshape to "
+                               "(B, T, H, D), then .transpose(1, 2).",
+    "keys_from_x": "Keys and values come from x, not from context: for cross-attention they must be "
+                   "projections of context.",
+    "wq_for_keys": "The keys look projected with w_q: use w_k for keys and w_v for values.",
+    "inverted_mask": "The mask looks inverted: in this course True = allowed (it is PyTorch's attn_mask "
+                     "that uses True = not allowed).",
+    "no_output_projection": "The output projection is missing: pass the merged heads through w_o.",
+}
+
+
+def mha_params(rng, d, H, bias=True):
+    p = {"H": H}
+    for n in "qkvo":
+        p["W" + n] = normal(rng, d, d, scale=1 / np.sqrt(d))
+        if bias:
+            p["b" + n] = normal(rng, d, scale=0.1)
+    return p
+
+
+def load_mha(module, p):
+    """Copy the weights p into a module with w_q, w_k, w_v, w_o (nn.Linear)."""
+    torch = _torch()
+    with torch.no_grad():
+        for n in "qkvo":
+            lin = getattr(module, "w_" + n)
+            lin.weight.copy_(tensor(p["W" + n]))
+            if "b" + n in p:
+                lin.bias.copy_(tensor(p["b" + n]))
+    return module
+
+
+def torch_mha(p, x, context=None, mask=None):
+    """nn.MultiheadAttention(batch_first=True) with the weights p; mask True = allowed."""
+    torch = _torch()
+    d, H = x.shape[-1], p["H"]
+    bias = "bq" in p
+    ref = torch.nn.MultiheadAttention(d, H, bias=bias, batch_first=True)
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(tensor(np.concatenate([p["Wq"], p["Wk"], p["Wv"]])))  # (3 d, d)
+        ref.out_proj.weight.copy_(tensor(p["Wo"]))
+        if bias:
+            ref.in_proj_bias.copy_(tensor(np.concatenate([p["bq"], p["bk"], p["bv"]])))
+            ref.out_proj.bias.copy_(tensor(p["bo"]))
+    c = x if context is None else context
+    kwargs = {}
+    if mask is not None:
+        B, Tq, Tk = x.shape[0], x.shape[1], c.shape[1]
+        if mask.ndim == 2:
+            kwargs["attn_mask"] = tensor(~mask)  # PyTorch: True = not allowed
+        elif mask.shape[2] == 1:
+            kwargs["key_padding_mask"] = tensor(~mask[:, 0, 0, :])  # (B, T_k)
+        else:
+            full = np.broadcast_to(~mask, (B, H, Tq, Tk)).reshape(B * H, Tq, Tk)  # batch-major, as nn wants
+            kwargs["attn_mask"] = tensor(full)
+    with torch.no_grad():
+        out, _ = ref(tensor(x), tensor(c), tensor(c), need_weights=False, **kwargs)
+    return out
+
+
+def _mha_case(label, p, x, context=None, mask=None):
+    d = x.shape[-1]
+
+    def call(cls):
+        torch = _torch()
+        module = cls(d, p["H"]) if "bq" in p else cls(d, p["H"], bias=False)
+        load_mha(module, p)
+        kwargs = {}
+        if context is not None:
+            kwargs["context"] = tensor(context)
+        if mask is not None:
+            kwargs["mask"] = tensor(mask)
+        with torch.no_grad():
+            return module(tensor(x), **kwargs)
+
+    variants = {n: (lambda n=n: mha_np(p, x, context, mask, n)) for n in MHA_MESSAGES
+                if (mask is not None or n != "inverted_mask") and (context is not None or n != "keys_from_x")}
+    return Case(label, call, lambda: torch_mha(p, x, context, mask), close(**TOL),
+                hints=[diagnose(variants, MHA_MESSAGES)])
+
+
+@check
+def MultiHeadAttention(hidden, rng):
+    if not hidden:
+        p = mha_params(rng, 8, 2)
+        x = normal(rng, 2, 5, 8)
+        return [
+            _mha_case("MultiHeadAttention(8, 2) on x (2, 5, 8), self-attention", p, x),
+            _mha_case("MultiHeadAttention(8, 2) on x (2, 5, 8) with the causal mask (5, 5), True = allowed",
+                      p, x, mask=causal(5)),
+            _mha_case("MultiHeadAttention(8, 2), cross-attention: x (2, 5, 8) reads context (2, 7, 8)",
+                      p, x, context=normal(rng, 2, 7, 8)),
+        ]
+    lengths = np.array([9, 4, 1])
+    padding = (np.arange(9) < lengths[:, None])[:, None, None, :]  # (3, 1, 1, 9)
+    per_example = causal(6)[None, None] & (np.arange(6) < np.array([6, 3])[:, None])[:, None, None, :]  # (2, 1, 6, 6)
+    return [
+        _mha_case("MultiHeadAttention(12, 3, bias=False) on x (3, 4, 12)", mha_params(rng, 12, 3, bias=False),
+                  normal(rng, 3, 4, 12)),
+        _mha_case("MultiHeadAttention(16, 4), cross-attention x (3, 6, 16), context (3, 9, 16), padding mask "
+                  "(3, 1, 1, 9)", mha_params(rng, 16, 4), normal(rng, 3, 6, 16), normal(rng, 3, 9, 16), padding),
+        _mha_case("MultiHeadAttention(8, 4) on x (2, 6, 8), a causal and padding mask per example (2, 1, 6, 6)",
+                  mha_params(rng, 8, 4), normal(rng, 2, 6, 8), mask=per_example),
+        _mha_case("MultiHeadAttention(6, 1): one head, x (1, 3, 6), context (1, 2, 6)", mha_params(rng, 6, 1),
+                  normal(rng, 1, 3, 6), normal(rng, 1, 2, 6)),
+    ]

@@ -1,0 +1,214 @@
+"""Does every check of 09_attention reject the mistakes students make, and accept other correct code?"""
+import pytest
+
+from tests.harness import Mistake, exercise_suite
+
+pytestmark = pytest.mark.nb09
+A = "09_attention"
+
+MISTAKES = [
+    Mistake("scaled_dot_product_attention", "no_scale", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w @ v, w
+''', "not scaled"),
+    Mistake("scaled_dot_product_attention", "scale_by_d", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / q.shape[-1]
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w @ v, w
+''', "divide them by sqrt(D)"),
+    Mistake("scaled_dot_product_attention", "softmax_over_queries", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(scores, dim=-2)
+    return w @ v, w
+''', "over the keys, dim=-1"),
+    Mistake("scaled_dot_product_attention", "inverted_mask", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w @ v, w
+''', "mask looks inverted"),
+    Mistake("scaled_dot_product_attention", "mask_after_softmax", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    if mask is not None:
+        w = w * mask
+    return w @ v, w
+''', "applied after the softmax"),
+    Mistake("scaled_dot_product_attention", "masked_scores_zero", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores * mask
+    w = torch.softmax(scores, dim=-1)
+    return w @ v, w
+''', "not -inf"),
+    Mistake("scaled_dot_product_attention", "returns_output_only", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+''', "expected 2 values"),
+    Mistake("MultiHeadAttention", "merge_without_transpose", '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.n_heads = n_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None):
+        c = x if context is None else context
+        B, Tq, d = x.shape
+        H = self.n_heads
+        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
+        k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
+        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
+        out, _ = scaled_dot_product_attention(q, k, v, mask)
+        return self.w_o(out.reshape(B, Tq, d))
+''', "merged without the transpose back"),
+    Mistake("MultiHeadAttention", "split_without_transpose", '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.n_heads = n_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None):
+        c = x if context is None else context
+        B, Tq, d = x.shape
+        Tk, H = c.shape[1], self.n_heads
+        q = self.w_q(x).reshape(B, H, Tq, d // H)
+        k = self.w_k(c).reshape(B, H, Tk, d // H)
+        v = self.w_v(c).reshape(B, H, Tk, d // H)
+        out, _ = scaled_dot_product_attention(q, k, v, mask)
+        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+''', "reshaping straight to (B, H, T, D)"),
+    Mistake("MultiHeadAttention", "ignores_context", '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.n_heads = n_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None):
+        B, T, d = x.shape
+        H = self.n_heads
+        q, k, v = (w(x).view(B, T, H, d // H).transpose(1, 2) for w in (self.w_q, self.w_k, self.w_v))
+        out, _ = scaled_dot_product_attention(q, k, v, mask)
+        return self.w_o(out.transpose(1, 2).reshape(B, T, d))
+''', "for cross-attention they must be projections of context"),
+    Mistake("MultiHeadAttention", "w_q_for_keys", '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.n_heads = n_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None):
+        c = x if context is None else context
+        B, Tq, d = x.shape
+        H = self.n_heads
+        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
+        k = self.w_q(c).view(B, -1, H, d // H).transpose(1, 2)
+        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
+        out, _ = scaled_dot_product_attention(q, k, v, mask)
+        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+''', "use w_k for keys"),
+    Mistake("MultiHeadAttention", "scaled_by_d_model", '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.n_heads = n_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None):
+        c = x if context is None else context
+        B, Tq, d = x.shape
+        H = self.n_heads
+        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
+        k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
+        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ v
+        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+''', "square root of the head width"),
+    Mistake("MultiHeadAttention", "pytorch_mask_convention", '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.n_heads = n_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None):
+        c = x if context is None else context
+        B, Tq, d = x.shape
+        H = self.n_heads
+        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
+        k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
+        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
+        out, _ = scaled_dot_product_attention(q, k, v, None if mask is None else ~mask)
+        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+''', "mask looks inverted"),
+    Mistake("MultiHeadAttention", "no_output_projection", '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.n_heads = n_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None):
+        c = x if context is None else context
+        B, Tq, d = x.shape
+        H = self.n_heads
+        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
+        k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
+        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
+        out, _ = scaled_dot_product_attention(q, k, v, mask)
+        return out.transpose(1, 2).reshape(B, Tq, d)
+''', "output projection is missing"),
+]
+
+ALTERNATIVES = {
+    "scaled_dot_product_attention": '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = torch.einsum("...qd,...kd->...qk", q * q.shape[-1] ** -0.5, k)
+    if mask is not None:
+        scores = torch.where(mask, scores, torch.tensor(float("-inf")))
+    scores = scores - scores.amax(dim=-1, keepdim=True)
+    e = scores.exp()
+    weights = e / e.sum(dim=-1, keepdim=True)
+    return torch.einsum("...qk,...kv->...qv", weights, v), weights
+''',
+    "MultiHeadAttention": '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.h = n_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(self, x, context=None, mask=None):
+        src = context if context is not None else x
+        split = lambda t: t.unflatten(-1, (self.h, -1)).permute(0, 2, 1, 3)  # (B, H, T, D)
+        out = F.scaled_dot_product_attention(split(self.w_q(x)), split(self.w_k(src)), split(self.w_v(src)),
+                                             attn_mask=mask)
+        return self.w_o(out.permute(0, 2, 1, 3).flatten(-2))  # (B, T, d_model)
+''',
+}
+
+(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+ test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
+ ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
