@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -131,7 +132,8 @@ def lab_server(tmp_path_factory) -> LabServer:
 def shots(request, tmp_path) -> Path:
     """Where this test's screenshots go: $BROWSER_SCREENSHOTS/<test name>/ or tmp_path."""
     env = os.environ.get("BROWSER_SCREENSHOTS")
-    folder = Path(env) / request.node.name if env else tmp_path / "screenshots"
+    name = re.sub(r"[^\w.-]+", "_", request.node.name).strip("_")  # test_x[param] -> test_x_param
+    folder = Path(env) / name if env else tmp_path / "screenshots"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
