@@ -1,0 +1,632 @@
+"""Checks for 04_softmax_and_probability.
+
+Trusted references are PyTorch's own functions in float64 (``torch.softmax``,
+``F.cross_entropy``, ``torch.special.entr``, ``torch.distributions``), imported
+only when a local verdict needs them. Hints recompute the usual wrong answers
+with NumPy from the case's own inputs and name the one the learner's result
+matches.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..reference import ref
+from .core import Case, call_with, close, equal, exercise, predicate
+
+A = "04_softmax_and_probability"
+check = exercise(A)
+LN2 = math.log(2.0)
+
+
+def R(name: str):
+    """The reference solution's function, looked up only when a verdict needs it."""
+    return lambda *args, **kwargs: ref(A, name)(*args, **kwargs)
+
+
+def const(value):
+    return lambda: value
+
+
+def _raises(message: str):
+    def want():
+        raise ValueError(message)
+    return want
+
+
+def scalars_as_python(value):
+    """NumPy scalars and 0-d arrays as Python numbers (in tuples and lists too).
+
+    core.encode stores a 0-d array with shape (1,) (np.ascontiguousarray promotes it), so an
+    np.float64 from np.sum would be judged "wrong shape" against a float; an answer that is a
+    NumPy scalar is a right answer here.
+    """
+    if isinstance(value, np.generic) and type(value).__module__ == "numpy" and not isinstance(value, np.bool_):
+        return value.item()
+    if type(value) is np.ndarray and value.ndim == 0 and value.dtype.kind in "iuf":
+        return value.item()
+    if type(value) in (tuple, list):
+        return type(value)(scalars_as_python(v) for v in value)
+    return value
+
+
+def quiet(call):
+    """Run a student's call with floating-point warnings silenced: the returned values decide the
+    verdict, and a warning on stderr would cost the whole test cell its points under nbgrader."""
+    def run(fn):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return scalars_as_python(call(fn))
+    return run
+
+
+def args(*a, **k):
+    return quiet(call_with(*a, **k))
+
+
+def _t(a):
+    import torch
+
+    return torch.as_tensor(np.asarray(a, dtype=np.float64))
+
+
+def _np(x) -> np.ndarray:
+    return x.detach().numpy()
+
+
+# ------------------------------------------------------------------- numpy models of mistakes (hints only)
+
+def _sm(z, axis=-1):
+    z = np.asarray(z, dtype=float)
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _log_sm(z):
+    z = np.asarray(z, dtype=float)
+    m = z.max(axis=-1, keepdims=True)
+    return z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
+
+
+def _matches(got, candidate, atol=1e-8, rtol=1e-6) -> bool:
+    g = getattr(got, "data", got)
+    try:
+        g = np.asarray(g, dtype=float)
+        c = np.asarray(candidate, dtype=float)
+        # a non-finite candidate explains nothing: inf and nan have their own hints
+        return g.shape == c.shape and bool(np.isfinite(c).all()) and bool(np.allclose(g, c, atol=atol, rtol=rtol))
+    except (TypeError, ValueError):
+        return False
+
+
+def _arr(got) -> np.ndarray:
+    return np.asarray(getattr(got, "data", got), dtype=float)
+
+
+def _sign_hint(message: str):
+    """A hint for a scalar result that is the expected one negated (core names this only for arrays)."""
+    def hint(got, want):
+        g, w = _arr(got), _arr(want)
+        return message if g.shape == w.shape and w.any() and np.allclose(-g, w) else None
+    return hint
+
+
+def _first_match(got, candidates) -> str | None:
+    """The message of the first (candidate value, message) pair that the result equals."""
+    with np.errstate(all="ignore"):
+        for candidate, message in candidates:
+            try:
+                value = candidate()
+            except Exception:
+                continue
+            if _matches(got, value):
+                return message
+    return None
+
+
+# -------------------------------------------------------------------------------- softmax
+
+def _softmax_hint(z, axis=-1):
+    z = np.asarray(z, dtype=float)
+    ax = axis % z.ndim
+
+    def global_max():
+        e = np.exp(z - z.max())
+        return e / e.sum(axis=axis, keepdims=True)
+
+    def hint(got, want):
+        with np.errstate(all="ignore"):
+            if _arr(got).shape == z.shape and np.allclose(_arr(got), global_max(), equal_nan=True):
+                return ("You subtracted the max of the whole array: subtract each slice's own max "
+                        f"(z.max(axis={axis}, keepdims=True)); a slice far below the global max underflows to 0 / 0.")
+        candidates = []
+        candidates += [(lambda k=k: _sm(z, k), f"This is the softmax over axis {k}, but with axis={axis} every "
+                                               f"slice along axis {ax} must sum to 1.")
+                       for k in range(z.ndim) if k != ax]
+        candidates.append((lambda: np.exp(z - z.max()) / np.exp(z - z.max()).sum(),
+                           "You normalized over the whole array: normalize along the axis only "
+                           "(sum with axis=axis, keepdims=True)."))
+        message = _first_match(got, candidates)
+        if message:
+            return message
+        if not np.isfinite(_arr(got)).all() and np.abs(z).max() > 700:
+            return "Did you subtract the max? exp(1000) overflows to inf, and inf / inf is nan."
+        return None
+
+    return hint
+
+
+def _torch_softmax(z, axis=-1):
+    import torch
+
+    return lambda: _np(torch.softmax(_t(z), dim=axis))
+
+
+def _softmax_case(label, z, axis=None):
+    z = np.asarray(z, dtype=float)
+    call = args(z) if axis is None else args(z, axis=axis)
+    return Case(label, call, _torch_softmax(z, -1 if axis is None else axis), close(dtype="f"),
+                hints=[_softmax_hint(z, -1 if axis is None else axis)])
+
+
+@check
+def softmax(hidden, rng):
+    if not hidden:
+        z2 = np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
+        return [
+            _softmax_case("softmax(np.array([0, ln 2])) is [1/3, 2/3]", [0.0, LN2]),
+            _softmax_case("softmax(np.array([[1, 2, 3], [1, 1, 1]])): each row sums to 1", z2),
+            _softmax_case("softmax(z, axis=0) with z of shape (2, 3): each column sums to 1", z2, axis=0),
+            _softmax_case("softmax(np.array([1000, 999, 998])) must be finite", [1000.0, 999.0, 998.0]),
+            _softmax_case("softmax(np.array([[1000, 999], [0, -1]])): rows far apart",
+                          [[1000.0, 999.0], [0.0, -1.0]]),
+        ]
+    z3 = rng.normal(size=(3, 4, 5)) * 3
+    return [
+        _softmax_case("softmax of shape (3, 4, 5), axis=-1", z3),
+        _softmax_case("softmax of shape (3, 4, 5), axis=0", z3, axis=0),
+        _softmax_case("softmax of shape (3, 4, 5), axis=1", z3, axis=1),
+        _softmax_case("softmax of logits around +-1e4, shape (4, 6)", rng.normal(size=(4, 6)) * 1e4),
+        _softmax_case("softmax with rows shifted by 0, 800 and -800", rng.normal(size=(3, 4)) + [[0.0], [800.0], [-800.0]]),
+        _softmax_case("softmax of a single logit", [7.5]),
+    ]
+
+
+# --------------------------------------------------------------------- softmax_temperature
+
+def _temperature_case(label, z, tau):
+    z = np.asarray(z, dtype=float)
+
+    def hint(got, want):
+        return _first_match(got, [
+            (lambda: _sm(z * tau), "This is softmax(z * tau): divide the logits by the temperature, z / tau."),
+            (lambda: _sm(z), "This is the plain softmax(z): the temperature was ignored."),
+        ])
+
+    return Case(label, args(z, tau), lambda: _torch_softmax(z / tau)(), close(dtype="f"), hints=[hint])
+
+
+@check
+def softmax_temperature(hidden, rng):
+    z = np.array([2.0, 1.0, 0.0])
+    if not hidden:
+        return [
+            _temperature_case("softmax_temperature([2, 1, 0], 1.0) is the plain softmax", z, 1.0),
+            _temperature_case("softmax_temperature([2, 1, 0], 0.5): sharper", z, 0.5),
+            _temperature_case("softmax_temperature([2, 1, 0], 2.0): flatter", z, 2.0),
+            Case("softmax_temperature([2, 1, 0], 0.0): tau must be > 0", args(z, 0.0),
+                 _raises("tau must be > 0, got 0.0")),
+        ]
+    zz = rng.normal(size=(4, 5)) * 2
+    return [
+        _temperature_case("softmax_temperature of shape (4, 5), tau=0.1", zz, 0.1),
+        _temperature_case("softmax_temperature of shape (4, 5), tau=3.0", zz, 3.0),
+        _temperature_case("softmax_temperature([1000, 999, 998], 0.5)", [1000.0, 999.0, 998.0], 0.5),
+        Case("softmax_temperature(z, -1.0): tau must be > 0", args(zz, -1.0), _raises("tau must be > 0, got -1.0")),
+    ]
+
+
+# --------------------------------------------------------------------------- cross_entropy
+
+def _cross_entropy_case(label, logits, targets):
+    logits = np.asarray(logits, dtype=float)
+    targets = np.asarray(targets)
+    n = len(targets)
+    rows = np.arange(n)
+
+    def want():
+        import torch.nn.functional as F
+        import torch
+
+        return F.cross_entropy(_t(logits), torch.as_tensor(targets)).item()
+
+    def hint(got, w):
+        message = _first_match(got, [
+            (lambda: -_log_sm(logits)[rows, targets].sum(),
+             f"That is the sum over the {n} positions: cross_entropy is the mean."),
+            (lambda: -_log_sm(logits)[rows, targets],
+             "Return one number, the mean over the positions, not one loss per row."),
+            (lambda: -_log_sm(logits)[:, targets].mean(),
+             "Each row must use its own target: log_p[np.arange(N), targets], not log_p[:, targets]."),
+            (lambda: -_log_sm(logits)[targets].mean(),
+             "Each row must use its own target: log_p[np.arange(N), targets], not log_p[targets]."),
+            (lambda: -np.log2(_sm(logits)[rows, targets]).mean(), "Nats use the natural log (np.log), not log2."),
+        ])
+        if message:
+            return message
+        if not np.isfinite(_arr(got)).all():
+            return ("log(softmax) underflows to log(0) = -inf for extreme logits: compute log p directly as "
+                    "z - max - log(sum(exp(z - max))) (log-sum-exp).")
+        return None
+
+    return Case(label, args(logits, targets), want, close(),
+                hints=[hint, _sign_hint("The sign is flipped: the loss is -log p, positive.")])
+
+
+@check
+def cross_entropy(hidden, rng):
+    if not hidden:
+        return [
+            _cross_entropy_case("cross_entropy(np.log([[0.8, 0.2]]), [0]) is -ln 0.8 = 0.223 nats",
+                                np.log([[0.8, 0.2]]), [0]),
+            _cross_entropy_case("cross_entropy(np.log([[0.1, 0.9]]), [0]) is -ln 0.1 = 2.303 nats",
+                                np.log([[0.1, 0.9]]), [0]),
+            _cross_entropy_case("cross_entropy of logits [[2, 1, 0], [0, 3, 1]], targets [1, 2]: the mean of two rows",
+                                [[2.0, 1.0, 0.0], [0.0, 3.0, 1.0]], [1, 2]),
+            _cross_entropy_case("cross_entropy([[1000, 0], [0, 1000]], [1, 0]) is 1000, not inf",
+                                [[1000.0, 0.0], [0.0, 1000.0]], [1, 0]),
+        ]
+    n, v = 7, 5
+    return [
+        _cross_entropy_case(f"cross_entropy of random logits ({n}, {v})", rng.normal(size=(n, v)) * 2,
+                            rng.integers(0, v, size=n)),
+        _cross_entropy_case("cross_entropy of one row", rng.normal(size=(1, v)), [v - 1]),
+        _cross_entropy_case("cross_entropy of logits around +-500, shape (4, 3)", rng.normal(size=(4, 3)) * 500,
+                            [0, 1, 2, 0]),
+    ]
+
+
+# ------------------------------------------------------------------------------ perplexity
+
+def _perplexity_hint(x):
+    return lambda got, want: _first_match(got, [
+        (lambda: 2.0 ** x, "2 ** nll is for bits; mean_nll is in nats, so use e ** mean_nll (np.exp)."),
+        (lambda: math.exp(-x), "exp(-mean_nll) is the geometric-mean probability; perplexity is its inverse, "
+                               "exp(+mean_nll)."),
+        (lambda: 1.0 / x, "Perplexity is exp(mean_nll), not 1 / mean_nll."),
+    ])
+
+
+@check
+def perplexity(hidden, rng):
+    values = [math.log(4.0), 0.0, LN2] if not hidden else [float(v) for v in rng.uniform(0.1, 6.0, size=3)]
+    labels = ["perplexity(ln 4) is 4: as unsure as a fair choice among 4 tokens", "perplexity(0.0) is 1",
+              "perplexity(ln 2) is 2"] if not hidden else [f"perplexity({v:.4f})" for v in values]
+    return [Case(label, args(v), lambda v=v: math.exp(v), close(), hints=[_perplexity_hint(v)])
+            for label, v in zip(labels, values)]
+
+
+# ------------------------------------------------------------------------- entropy and KL
+
+def _entropy_case(label, p):
+    p = np.asarray(p, dtype=float)
+
+    def want():
+        import torch
+
+        return torch.special.entr(_t(p)).sum().item()
+
+    def hint(got, w):
+        message = _first_match(got, [
+            (lambda: -np.sum(p[p > 0] * np.log2(p[p > 0])), "Nats use the natural log (np.log), not log2."),
+            (lambda: -np.mean(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0)),
+             "Entropy is a sum over the outcomes, not a mean."),
+        ])
+        if not message and not np.isfinite(_arr(got)).all() and (p == 0).any():
+            message = "0 log 0 counts as 0: leave out the zero probabilities (p[p > 0]) or use np.where."
+        return message
+
+    return Case(label, args(p), want, close(),
+                hints=[hint, _sign_hint("The sign is flipped: H(p) = -sum p log p is never negative.")])
+
+
+def _kl_case(label, q, p):
+    q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
+
+    def want():
+        from torch.distributions import Categorical, kl_divergence
+
+        return kl_divergence(Categorical(probs=_t(q)), Categorical(probs=_t(p))).item()
+
+    def hint(got, w):
+        message = _first_match(got, [
+            (lambda: np.sum(p * np.log(p / q)), "That is KL(p || q): the arguments are swapped. "
+                                                "kl_divergence(q, p) = sum q log(q / p)."),
+            (lambda: np.sum(q[q > 0] * np.log2(q[q > 0] / p[q > 0])), "Nats use the natural log (np.log), not log2."),
+        ])
+        if not message and not np.isfinite(_arr(got)).all() and (q == 0).any():
+            message = "0 log 0 counts as 0: leave out the outcomes where q is 0."
+        return message
+
+    return Case(label, args(q, p), want, close(), hints=[hint])
+
+
+@check
+def entropy(hidden, rng):
+    if not hidden:
+        return [
+            _entropy_case("entropy([0.5, 0.5]) is ln 2 = 0.693 nats", [0.5, 0.5]),
+            _entropy_case("entropy([0.25, 0.25, 0.25, 0.25]) is ln 4", [0.25] * 4),
+            _entropy_case("entropy([1, 0]) is 0: a sure outcome, with 0 log 0 = 0", [1.0, 0.0]),
+        ]
+    p = rng.dirichlet(np.ones(6))
+    p0 = rng.dirichlet(np.ones(4))
+    return [
+        _entropy_case("entropy of a random distribution over 6 outcomes", p),
+        _entropy_case("entropy with zeros among 7 outcomes", np.insert(p0, [0, 2, 4], 0.0)),
+        _entropy_case("entropy of a one-hot distribution", np.eye(5)[3]),
+    ]
+
+
+@check
+def kl_divergence(hidden, rng):
+    if not hidden:
+        return [
+            _kl_case("kl_divergence([0.5, 0.5], [0.5, 0.5]) is 0", [0.5, 0.5], [0.5, 0.5]),
+            _kl_case("kl_divergence([0.5, 0.5], [0.8, 0.2]) is 0.223 (not 0.193, which is KL(p || q))",
+                     [0.5, 0.5], [0.8, 0.2]),
+            _kl_case("kl_divergence([1, 0], [0.5, 0.5]) is ln 2, with 0 log 0 = 0", [1.0, 0.0], [0.5, 0.5]),
+        ]
+    q, p = rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(5))
+    q0 = np.insert(rng.dirichlet(np.ones(3)), [1, 3], 0.0)
+    return [
+        _kl_case("kl_divergence of two random distributions over 5 outcomes", q, p),
+        _kl_case("kl_divergence(q, q) is 0", q, q),
+        _kl_case("kl_divergence where q has zeros", q0, rng.dirichlet(np.ones(5))),
+    ]
+
+
+# ------------------------------------------------------------------- sequence_probability
+
+def _sequence_case(label, cond):
+    def hint(got, want):
+        c = np.asarray(cond, dtype=float)
+        if c.size == 0:
+            return "An empty product is 1: start the running product at 1.0."
+        return _first_match(got, [
+            (lambda: c.sum(), "The chain rule multiplies the conditional probabilities; it does not add them."),
+            (lambda: np.log(c).sum(), "That is the log-probability (a sum of logs); return the probability "
+                                      "itself, the product."),
+            (lambda: c.mean(), "The chain rule multiplies the conditional probabilities; it does not average them."),
+        ])
+
+    return Case(label, args(list(cond)), lambda: math.prod(cond), close(), hints=[hint])
+
+
+@check
+def sequence_probability(hidden, rng):
+    if not hidden:
+        return [
+            _sequence_case("sequence_probability([0.2, 0.4]): P(cat, sleeps) = P(cat) P(sleeps | cat) = 0.08",
+                           [0.2, 0.4]),
+            _sequence_case("sequence_probability([0.5])", [0.5]),
+            _sequence_case("sequence_probability([0.9, 0.5, 0.1, 1.0])", [0.9, 0.5, 0.1, 1.0]),
+        ]
+    cond = [float(c) for c in rng.uniform(0.05, 1.0, size=10)]
+    return [
+        _sequence_case("sequence_probability of 10 random conditional probabilities", cond),
+        _sequence_case("sequence_probability([]): the empty sequence has probability 1", []),
+    ]
+
+
+# --------------------------------------------------------------------- expectation, variance
+
+def _moment_case(label, name, values, probs):
+    values, probs = np.asarray(values, dtype=float), np.asarray(probs, dtype=float)
+    mean = float(np.sum(values * probs))
+    want = mean if name == "expectation" else float(np.sum(probs * (values - mean) ** 2))
+
+    def hint(got, w):
+        return _first_match(got, [
+            (lambda: float(np.sum(probs * values ** 2)), "That is E[X^2]: the variance is E[X^2] - E[X]^2."),
+            (lambda: float(np.mean(values)), "That is the plain average of the values: weight each value by its "
+                                             "probability."),
+            (lambda: float(np.var(values)), "That is the unweighted variance of the values: weight each squared "
+                                            "deviation by its probability."),
+        ])
+
+    return Case(label, args(values, probs), const(want), close(),
+                hints=[hint, _sign_hint("The sign is flipped: the variance is E[X^2] - E[X]^2, never negative.")])
+
+
+def _moment_checks(name, hidden, rng):
+    v, p = [1.0, 2.0, 3.0], [0.5, 0.3, 0.2]
+    worked = "1.7" if name == "expectation" else "3.5 - 1.7^2 = 0.61"
+    bad_sum = Case(f"{name}([1, 2, 3], [0.5, 0.3, 0.1]): probs sum to 0.9, not 1",
+                   args(v, [0.5, 0.3, 0.1]), _raises("probs must sum to 1, got 0.9"))
+    bad_neg = Case(f"{name}([0, 1], [1.2, -0.2]): a negative probability (although they sum to 1)",
+                   args([0.0, 1.0], [1.2, -0.2]), _raises("probs must be >= 0"))
+    if not hidden:
+        return [_moment_case(f"{name}([1, 2, 3], [0.5, 0.3, 0.2]) is {worked}", name, v, p),
+                _moment_case(f"{name}([4, 4], [0.3, 0.7])", name, [4.0, 4.0], [0.3, 0.7]),
+                bad_sum, bad_neg]
+    values = rng.normal(size=6) * 3
+    probs = rng.dirichlet(np.ones(6))
+    return [_moment_case(f"{name} of 6 random values", name, values, probs),
+            _moment_case(f"{name} of a sure outcome", name, [2.0, -5.0, 3.0], [0.0, 1.0, 0.0]),
+            Case(f"{name}(values, probs summing to 1.5)", args(values, probs * 1.5), _raises("probs must sum to 1")),
+            Case(f"{name}([1, 2, 3], [0.7, -0.1, 0.4])", args(v, [0.7, -0.1, 0.4]), _raises("probs must be >= 0"))]
+
+
+@check
+def expectation(hidden, rng):
+    return _moment_checks("expectation", hidden, rng)
+
+
+@check
+def variance(hidden, rng):
+    return _moment_checks("variance", hidden, rng)
+
+
+# ------------------------------------------------------------------------------- bayes
+
+def _bayes_case(label, prior, pa, pna):
+    def hint(got, want):
+        if _matches(got, pa) and _matches(got, pa * prior / (pa * prior + pna * prior)):
+            return ("That is P(flag | A) itself. P(A | flag) = P(flag | A) P(A) / P(flag): the prior P(A) "
+                    "matters, and P(flag) weighs P(flag | not A) by P(not A) = 1 - P(A).")
+        return _first_match(got, [
+            (lambda: pa * prior, "That is P(flag and A) = P(flag | A) P(A): divide it by P(flag) = "
+                                 "P(flag | A) P(A) + P(flag | not A) P(not A)."),
+            (lambda: pa, "P(flag | A) is not P(A | flag): the prior P(A) matters."),
+            (lambda: pa * prior / (pa * prior + pna * prior),
+             "P(flag) weighs P(flag | not A) by P(not A) = 1 - P(A), not by P(A)."),
+            (lambda: pa * prior / (pa + pna), "P(flag) is P(flag | A) P(A) + P(flag | not A) (1 - P(A)): "
+                                              "weigh each likelihood by its prior."),
+        ])
+
+    return Case(label, args(prior, pa, pna), const(pa * prior / (pa * prior + pna * (1 - prior))), close(),
+                hints=[hint])
+
+
+@check
+def bayes_posterior(hidden, rng):
+    if not hidden:
+        return [_bayes_case("bayes_posterior(0.01, 0.9, 0.1) is 0.009 / 0.108 = 0.083", 0.01, 0.9, 0.1),
+                _bayes_case("bayes_posterior(0.5, 0.8, 0.2) is 0.8", 0.5, 0.8, 0.2)]
+    return [_bayes_case(f"bayes_posterior({a:.3f}, {b:.3f}, {c:.3f})", float(a), float(b), float(c))
+            for a, b, c in rng.uniform(0.02, 0.98, size=(3, 3))]
+
+
+# ------------------------------------------------------------------------------ decoding
+
+def _greedy_case(label, logits):
+    logits = np.asarray(logits, dtype=float)
+
+    def hint(got, want):
+        g = getattr(got, "data", got)
+        if isinstance(g, (float, np.ndarray)) and np.isclose(np.max(logits), g):
+            return "That is the largest logit itself; greedy decoding returns its position (np.argmax)."
+        if g == int(np.argmin(logits)):
+            return "That is the position of the smallest logit: greedy picks the largest."
+        if 0 <= g < len(logits) and logits[int(g)] == logits.max():
+            return "That logit ties for the largest, but a tie goes to the first position (as np.argmax does)."
+        return None
+
+    return Case(label, args(logits), lambda: int(np.argmax(logits)), equal(), hints=[hint])
+
+
+@check
+def greedy_token(hidden, rng):
+    if not hidden:
+        return [_greedy_case("greedy_token([2, 1, 0]) is 0", [2.0, 1.0, 0.0]),
+                _greedy_case("greedy_token([0.1, 3.5, -2.0]) is 1", [0.1, 3.5, -2.0]),
+                _greedy_case("greedy_token([1, 5, 5]): a tie goes to the first", [1.0, 5.0, 5.0])]
+    return [_greedy_case(f"greedy_token of {v} random logits", rng.normal(size=v)) for v in (3, 10, 50)]
+
+
+CHI2_LIMIT = 45.0  # chi-square statistic with at most 5 degrees of freedom; a correct sampler exceeds it with p < 1e-7
+
+
+def _draws(logits, seed, n, temperature):
+    """Call the student's sampler n times with one seeded Generator; return the token counts."""
+    v = len(logits)
+
+    def run(fn):
+        gen = np.random.default_rng(seed)
+        counts = [0] * v
+        for _ in range(n):
+            k = fn(np.array(logits, dtype=float), gen) if temperature is None else \
+                fn(np.array(logits, dtype=float), gen, temperature=temperature)
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+                shape = f" of shape {k.shape}" if isinstance(k, np.ndarray) else ""
+                raise TypeError(f"sample_token returned {k!r} (a {type(k).__name__}{shape}); "
+                                "return one token id, an int")
+            if not 0 <= k < v:
+                raise ValueError(f"sample_token returned {k}, which is not a token id in [0, {v})")
+            counts[int(k)] += 1
+        return counts
+
+    return quiet(run)
+
+
+def _chi2(counts, p) -> float:
+    counts, p = np.asarray(counts, dtype=float), np.asarray(p, dtype=float)
+    expected = counts.sum() * p
+    if np.any((expected == 0) & (counts > 0)):
+        return math.inf
+    keep = expected > 0
+    return float(np.sum((counts[keep] - expected[keep]) ** 2 / expected[keep]))
+
+
+def _sample_case(label, logits, seed, n=2000, temperature=None):
+    tau = 1.0 if temperature is None else temperature
+    z = np.asarray(logits, dtype=float)
+    p = _sm(z / tau)
+
+    def test(got, want):
+        counts = np.asarray(got, dtype=float)
+        stat = _chi2(counts, p)
+        if stat <= CHI2_LIMIT:
+            return None
+        freq = counts / counts.sum()
+        msg = (f"the frequencies of {n} draws, {np.round(freq, 3).tolist()}, do not follow the softmax "
+               f"{np.round(p, 3).tolist()} (chi-square {stat:.1f} > {CHI2_LIMIT:g}).")
+        if counts.max() == counts.sum():
+            msg += " Every draw gave the same token: that is greedy decoding; draw with rng.choice(len(p), p=p)."
+        elif tau != 1.0 and _chi2(counts, _sm(z)) <= CHI2_LIMIT:
+            msg += " They follow softmax(z) at temperature 1: divide the logits by the temperature."
+        elif tau != 1.0 and _chi2(counts, _sm(z * tau)) <= CHI2_LIMIT:
+            msg += " They follow softmax(z * temperature): divide by the temperature, do not multiply."
+        return msg
+
+    def want():
+        gen = np.random.default_rng(seed)
+        return np.bincount(gen.choice(len(z), size=n, p=p), minlength=len(z)).tolist()
+
+    return Case(label, _draws(z, seed, n, temperature), want, predicate(test))
+
+
+def _same_stream_case(label, logits, seed, n=40):
+    def run(fn):
+        out = []
+        for _ in range(2):
+            gen = np.random.default_rng(seed)
+            out.append([int(fn(np.array(logits, dtype=float), gen)) for _ in range(n)])
+        return out
+
+    def test(got, want):
+        if got[0] == got[1]:
+            return None
+        return ("two runs with identically seeded generators gave different tokens: draw from the rng "
+                "argument (rng.choice, rng.random), not from np.random.")
+
+    def want():
+        gen = np.random.default_rng(seed)
+        draws = gen.choice(len(logits), size=n, p=_sm(logits)).tolist()
+        return [draws, draws]
+
+    return Case(label, quiet(run), want, predicate(test))
+
+
+@check
+def sample_token(hidden, rng):
+    z = [2.0, 1.0, 0.0]
+    if not hidden:
+        return [
+            _sample_case("2000 draws of sample_token([2, 1, 0], rng)", z, seed=1),
+            _sample_case("2000 draws of sample_token([2, 1, 0], rng, temperature=2.0)", z, seed=2, temperature=2.0),
+            _sample_case("2000 draws of sample_token([1, 1, 1, 1], rng, temperature=0.5): still uniform",
+                         [1.0] * 4, seed=3, temperature=0.5),
+            _same_stream_case("sample_token with the same seed twice gives the same tokens", z, seed=4),
+        ]
+    seeds = [int(s) for s in rng.integers(0, 2**31, size=4)]
+    zz = rng.normal(size=5) * 1.5
+    return [
+        _sample_case("2000 draws of sample_token over 5 random logits, temperature 0.7", zz, seeds[0], temperature=0.7),
+        _sample_case("2000 draws of sample_token over 5 random logits, temperature 3.0", zz, seeds[1], temperature=3.0),
+        _sample_case("2000 draws of sample_token([1000, 999, 998], rng)", [1000.0, 999.0, 998.0], seeds[2]),
+        _same_stream_case("sample_token with the same seed twice gives the same tokens", list(zz), seeds[3]),
+    ]

@@ -1,0 +1,366 @@
+"""Does every check of 04_softmax_and_probability reject the mistakes students make, and accept other correct code?"""
+import pytest
+
+from tests.harness import Mistake, exercise_suite
+
+pytestmark = pytest.mark.nb04
+A = "04_softmax_and_probability"
+
+MISTAKES = [
+    # ------------------------------------------------------------------ softmax
+    Mistake("softmax", "no_max_subtraction", '''
+def softmax(z, axis=-1):
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+''', "did you subtract the max?"),
+    Mistake("softmax", "wrong_axis", '''
+def softmax(z, axis=-1):
+    z = np.asarray(z, dtype=float)
+    e = np.exp(z - z.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+''', "softmax over axis 0"),
+    Mistake("softmax", "global_max", '''
+def softmax(z, axis=-1):
+    z = np.asarray(z, dtype=float)
+    e = np.exp(z - z.max())
+    return e / e.sum(axis=axis, keepdims=True)
+''', "max of the whole array"),
+    Mistake("softmax", "normalizes_whole_array", '''
+def softmax(z, axis=-1):
+    z = np.asarray(z, dtype=float)
+    e = np.exp(z - z.max())
+    return e / e.sum()
+''', "normalized over the whole array"),
+    Mistake("softmax", "no_keepdims_on_rows", '''
+def softmax(z, axis=-1):
+    z = np.asarray(z, dtype=float)
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis)
+'''),
+    # ------------------------------------------------------- softmax_temperature
+    Mistake("softmax_temperature", "multiplies_by_tau", '''
+def softmax_temperature(z, tau):
+    if tau <= 0:
+        raise ValueError("tau must be positive")
+    return softmax(np.asarray(z) * tau)
+''', "divide the logits by the temperature"),
+    Mistake("softmax_temperature", "no_validation", '''
+def softmax_temperature(z, tau):
+    return softmax(np.asarray(z) / tau)
+''', "should raise ValueError"),
+    Mistake("softmax_temperature", "ignores_tau", '''
+def softmax_temperature(z, tau):
+    if tau <= 0:
+        raise ValueError("tau must be positive")
+    return softmax(z)
+''', "temperature was ignored"),
+    Mistake("softmax_temperature", "subtracts_tau", '''
+def softmax_temperature(z, tau):
+    if tau <= 0:
+        raise ValueError("tau must be positive")
+    return softmax(np.asarray(z) - tau)
+'''),
+    # ------------------------------------------------------------- cross_entropy
+    Mistake("cross_entropy", "log_of_softmax", '''
+def cross_entropy(logits, targets):
+    p = softmax(logits)
+    return float(-np.mean(np.log(p[np.arange(len(targets)), targets])))
+''', "log-sum-exp"),
+    Mistake("cross_entropy", "sum_not_mean", '''
+def cross_entropy(logits, targets):
+    z = np.asarray(logits, dtype=float)
+    m = z.max(axis=-1, keepdims=True)
+    log_p = z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
+    return float(-log_p[np.arange(len(targets)), targets].sum())
+''', "the mean"),
+    Mistake("cross_entropy", "row_mixed_targets", '''
+def cross_entropy(logits, targets):
+    z = np.asarray(logits, dtype=float)
+    m = z.max(axis=-1, keepdims=True)
+    log_p = z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
+    return float(-log_p[:, targets].mean())
+''', "its own target"),
+    Mistake("cross_entropy", "per_row_losses", '''
+def cross_entropy(logits, targets):
+    z = np.asarray(logits, dtype=float)
+    m = z.max(axis=-1, keepdims=True)
+    log_p = z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
+    return -log_p[np.arange(len(targets)), targets]
+''', "one number"),
+    Mistake("cross_entropy", "positive_log_prob", '''
+def cross_entropy(logits, targets):
+    z = np.asarray(logits, dtype=float)
+    m = z.max(axis=-1, keepdims=True)
+    log_p = z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
+    return float(log_p[np.arange(len(targets)), targets].mean())
+''', "sign is flipped"),
+    # ---------------------------------------------------------------- perplexity
+    Mistake("perplexity", "base_two", '''
+def perplexity(mean_nll):
+    return 2.0 ** mean_nll
+''', "in nats"),
+    Mistake("perplexity", "negative_exponent", '''
+def perplexity(mean_nll):
+    return float(np.exp(-mean_nll))
+''', "its inverse"),
+    Mistake("perplexity", "inverse_nll", '''
+def perplexity(mean_nll):
+    return 1.0 / mean_nll
+'''),
+    # ------------------------------------------------------------------ entropy
+    Mistake("entropy", "no_zero_log_zero", '''
+def entropy(p):
+    p = np.asarray(p, dtype=float)
+    return float(-np.sum(p * np.log(p)))
+''', "0 log 0"),
+    Mistake("entropy", "log_base_two", '''
+def entropy(p):
+    p = np.asarray(p, dtype=float)
+    p = p[p > 0]
+    return float(-np.sum(p * np.log2(p)))
+''', "natural log"),
+    Mistake("entropy", "missing_minus", '''
+def entropy(p):
+    p = np.asarray(p, dtype=float)
+    p = p[p > 0]
+    return float(np.sum(p * np.log(p)))
+''', "sign is flipped"),
+    Mistake("entropy", "mean_not_sum", '''
+def entropy(p):
+    p = np.asarray(p, dtype=float)
+    terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return float(-np.mean(terms))
+''', "not a mean"),
+    # ------------------------------------------------------------ kl_divergence
+    Mistake("kl_divergence", "arguments_swapped", '''
+def kl_divergence(q, p):
+    q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
+    keep = p > 0
+    return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
+''', "arguments are swapped"),
+    Mistake("kl_divergence", "no_zero_log_zero", '''
+def kl_divergence(q, p):
+    q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
+    return float(np.sum(q * np.log(q / p)))
+''', "0 log 0"),
+    Mistake("kl_divergence", "cross_entropy_instead", '''
+def kl_divergence(q, p):
+    q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
+    return float(-np.sum(q * np.log(p)))
+'''),
+    Mistake("kl_divergence", "log_base_two", '''
+def kl_divergence(q, p):
+    q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
+    k = q > 0
+    return float(np.sum(q[k] * np.log2(q[k] / p[k])))
+''', "natural log"),
+    # ----------------------------------------------------- sequence_probability
+    Mistake("sequence_probability", "sum_not_product", '''
+def sequence_probability(cond_probs):
+    return float(np.sum(cond_probs))
+''', "multiplies"),
+    Mistake("sequence_probability", "returns_log_probability", '''
+def sequence_probability(cond_probs):
+    return float(np.sum(np.log(cond_probs)))
+''', "log-probability"),
+    Mistake("sequence_probability", "starts_from_zero", '''
+def sequence_probability(cond_probs):
+    total = 0.0
+    for i, c in enumerate(cond_probs):
+        total = c if i == 0 else total * c
+    return total
+''', "empty product is 1"),
+    # -------------------------------------------------------------- expectation
+    Mistake("expectation", "no_validation", '''
+def expectation(values, probs):
+    return float(np.dot(values, probs))
+''', "should raise ValueError"),
+    Mistake("expectation", "only_checks_the_sum", '''
+def expectation(values, probs):
+    if not np.isclose(np.sum(probs), 1.0):
+        raise ValueError("probs must sum to 1")
+    return float(np.dot(values, probs))
+''', "negative probability"),
+    Mistake("expectation", "unweighted_mean", '''
+def expectation(values, probs):
+    probs = np.asarray(probs)
+    if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):
+        raise ValueError("not a distribution")
+    return float(np.mean(values))
+''', "plain average"),
+    # ------------------------------------------------------------------ variance
+    Mistake("variance", "second_moment_only", '''
+def variance(values, probs):
+    values, probs = np.asarray(values, dtype=float), np.asarray(probs, dtype=float)
+    if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):
+        raise ValueError("not a distribution")
+    return float(np.sum(probs * values ** 2))
+''', "E[X^2] - E[X]^2"),
+    Mistake("variance", "no_validation", '''
+def variance(values, probs):
+    values, probs = np.asarray(values, dtype=float), np.asarray(probs, dtype=float)
+    mean = np.sum(probs * values)
+    return float(np.sum(probs * (values - mean) ** 2))
+''', "should raise ValueError"),
+    Mistake("variance", "unweighted_var", '''
+def variance(values, probs):
+    probs = np.asarray(probs, dtype=float)
+    if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):
+        raise ValueError("not a distribution")
+    return float(np.var(values))
+''', "unweighted variance"),
+    Mistake("variance", "moments_reversed", '''
+def variance(values, probs):
+    values, probs = np.asarray(values, dtype=float), np.asarray(probs, dtype=float)
+    if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):
+        raise ValueError("not a distribution")
+    return float(np.sum(probs * values) ** 2 - np.sum(probs * values ** 2))
+''', "sign is flipped"),
+    # ---------------------------------------------------------- bayes_posterior
+    Mistake("bayes_posterior", "no_evidence_term", '''
+def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
+    return p_flag_given_a * prior
+''', "divide it by P(flag)"),
+    Mistake("bayes_posterior", "likelihood_as_posterior", '''
+def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
+    return p_flag_given_a
+''', "the prior P(A) matters"),
+    Mistake("bayes_posterior", "prior_for_both", '''
+def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
+    joint = p_flag_given_a * prior
+    return joint / (joint + p_flag_given_not_a * prior)
+''', "1 - P(A)"),
+    Mistake("bayes_posterior", "unweighted_evidence", '''
+def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
+    return p_flag_given_a * prior / (p_flag_given_a + p_flag_given_not_a)
+''', "weigh each likelihood"),
+    # -------------------------------------------------------------- greedy_token
+    Mistake("greedy_token", "returns_max_value", '''
+def greedy_token(logits):
+    return float(np.max(logits))
+''', "largest logit itself"),
+    Mistake("greedy_token", "argmin", '''
+def greedy_token(logits):
+    return int(np.argmin(logits))
+''', "smallest logit"),
+    Mistake("greedy_token", "last_of_ties", '''
+def greedy_token(logits):
+    logits = np.asarray(logits)
+    return int(len(logits) - 1 - np.argmax(logits[::-1]))
+''', "a tie goes to the first position"),
+    Mistake("greedy_token", "one_based", '''
+def greedy_token(logits):
+    return int(np.argmax(logits)) + 1
+'''),
+    # -------------------------------------------------------------- sample_token
+    Mistake("sample_token", "always_greedy", '''
+def sample_token(logits, rng, temperature=1.0):
+    return int(np.argmax(logits))
+''', "greedy decoding"),
+    Mistake("sample_token", "ignores_temperature", '''
+def sample_token(logits, rng, temperature=1.0):
+    p = softmax(logits)
+    return int(rng.choice(len(p), p=p))
+''', "divide the logits by the temperature"),
+    Mistake("sample_token", "multiplies_temperature", '''
+def sample_token(logits, rng, temperature=1.0):
+    p = softmax(np.asarray(logits) * temperature)
+    return int(rng.choice(len(p), p=p))
+''', "do not multiply"),
+    Mistake("sample_token", "global_random_state", '''
+def sample_token(logits, rng, temperature=1.0):
+    p = softmax(np.asarray(logits) / temperature)
+    return int(np.random.choice(len(p), p=p))
+''', "draw from the rng argument"),
+    Mistake("sample_token", "uniform_over_vocabulary", '''
+def sample_token(logits, rng, temperature=1.0):
+    return int(rng.integers(len(logits)))
+''', "do not follow the softmax"),
+    Mistake("sample_token", "returns_an_array", '''
+def sample_token(logits, rng, temperature=1.0):
+    p = softmax(np.asarray(logits) / temperature)
+    return rng.choice(len(p), size=1, p=p)
+''', "return one token id"),
+]
+
+ALTERNATIVES = {
+    "softmax": '''
+def softmax(z, axis=-1):
+    z = np.moveaxis(np.asarray(z, dtype=float), axis, -1)
+    lse = z.max(-1, keepdims=True) + np.log(np.exp(z - z.max(-1, keepdims=True)).sum(-1, keepdims=True))
+    return np.moveaxis(np.exp(z - lse), -1, axis)
+''',
+    "softmax_temperature": '''
+def softmax_temperature(z, tau):
+    if not tau > 0:
+        raise ValueError(f"temperature must be positive, got {tau}")
+    p = softmax(z) ** (1.0 / tau)  # the same distribution, renormalized
+    return p / p.sum(axis=-1, keepdims=True)
+''',
+    "cross_entropy": '''
+def cross_entropy(logits, targets):
+    import torch
+    import torch.nn.functional as F
+    return F.cross_entropy(torch.tensor(logits), torch.tensor(targets)).item()
+''',
+    "perplexity": '''
+import math
+def perplexity(mean_nll):
+    return math.e ** mean_nll
+''',
+    "entropy": '''
+def entropy(p):
+    p = np.asarray(p, dtype=float)
+    safe = np.where(p > 0, p, 1.0)
+    return float(-(p * np.log(safe)).sum())
+''',
+    "kl_divergence": '''
+def kl_divergence(q, p):
+    total = 0.0
+    for qi, pi in zip(q, p):
+        if qi > 0:
+            total += qi * (np.log(qi) - np.log(pi))
+    return total
+''',
+    "sequence_probability": '''
+import math
+def sequence_probability(cond_probs):
+    return math.exp(sum(math.log(c) for c in cond_probs)) if len(cond_probs) else 1.0
+''',
+    "expectation": '''
+def expectation(values, probs):
+    probs = np.asarray(probs, dtype=float)
+    if (probs < 0).any():
+        raise ValueError("negative probability")
+    if abs(probs.sum() - 1) > 1e-9:
+        raise ValueError(f"probabilities sum to {probs.sum()}")
+    return float(probs @ np.asarray(values, dtype=float))
+''',
+    "variance": '''
+def variance(values, probs):
+    values = np.asarray(values, dtype=float)
+    return expectation(values ** 2, probs) - expectation(values, probs) ** 2
+''',
+    "bayes_posterior": '''
+def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
+    odds = prior / (1 - prior) * p_flag_given_a / p_flag_given_not_a
+    return odds / (1 + odds)
+''',
+    "greedy_token": '''
+def greedy_token(logits):
+    best = 0
+    for i, z in enumerate(logits):
+        if z > logits[best]:
+            best = i
+    return best
+''',
+    "sample_token": '''
+def sample_token(logits, rng, temperature=1.0):
+    p = softmax_temperature(logits, temperature)
+    return int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"))
+''',
+}
+
+(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+ test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
+ ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
