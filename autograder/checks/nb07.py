@@ -1,0 +1,208 @@
+"""Checks for 07_complex_rotations_and_rope."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference import ref
+from .core import Case, call_with, exercise, predicate
+from .nb06 import _data, close0, const, known_mistakes, raises
+
+A = "07_complex_rotations_and_rope"
+check = exercise(A)
+
+
+def R(name: str):
+    """The reference solution's function, looked up only when a verdict needs it."""
+    return lambda *args, **kwargs: ref(A, name)(*args, **kwargs)
+
+
+# ------------------------------------------------------------ rotate_complex
+
+def _rotate_hint(z, theta):
+    z, theta = np.asarray(z), np.asarray(theta, dtype=float)
+    return known_mistakes(
+        (lambda: z * np.exp(-1j * theta), "It turns clockwise: multiply by exp(+i theta), not exp(-i theta)."),
+        (lambda: z * np.exp(1j * np.radians(theta)), "theta is already in radians: do not convert it from degrees."),
+        (lambda: z + np.exp(1j * theta), "That adds exp(i theta): a rotation multiplies, z * exp(i theta)."),
+        (lambda: z * np.exp(theta), "exp(theta) is a real number that stretches z: rotate with exp(1j * theta)."),
+        (lambda: z * (np.cos(theta) + np.sin(theta)),
+         "cos(theta) + sin(theta) is missing the i: exp(i theta) = cos(theta) + 1j * sin(theta)."),
+    )
+
+
+def _rotate_case(label, z, theta, want):
+    return Case(label, call_with(z, theta), want, close0(), hints=[_rotate_hint(z, theta)])
+
+
+@check
+def rotate_complex(hidden, rng):
+    if not hidden:
+        zs = np.array([1.0, 1j, -1.0, 3 - 2j])
+        return [
+            _rotate_case("rotate_complex(1, np.pi / 2): a quarter turn gives i", 1 + 0j, np.pi / 2, const(1j)),
+            _rotate_case("rotate_complex(2 + 1j, np.pi / 2) = -1 + 2j", 2 + 1j, np.pi / 2, const(-1 + 2j)),
+            _rotate_case("rotate_complex(1 + 1j, np.pi) = -1 - 1j", 1 + 1j, np.pi, const(-1 - 1j)),
+            _rotate_case("rotate_complex(np.array([1, 1j, -1, 3 - 2j]), 0.3)", zs, 0.3,
+                         lambda: zs * (np.cos(0.3) + 1j * np.sin(0.3))),
+            Case("rotate_complex(rotate_complex(2 + 1j, 0.3), 0.5): angles add to 0.8",
+                 lambda fn: fn(fn(2 + 1j, 0.3), 0.5), const((2 + 1j) * (np.cos(0.8) + 1j * np.sin(0.8))), close0()),
+        ]
+    z = rng.normal(size=6) + 1j * rng.normal(size=6)
+    theta = rng.uniform(-np.pi, np.pi, size=6)
+    return [_rotate_case("rotate_complex of 6 random points by 6 random angles", z, theta,
+                         lambda: R("rotate_complex")(z, theta)),
+            _rotate_case("rotate_complex of a (2, 3) array by one angle", z.reshape(2, 3), 2.5,
+                         lambda: R("rotate_complex")(z.reshape(2, 3), 2.5))]
+
+
+# ----------------------------------------------------------- rotation_matrix
+
+def _matrix(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, -s], [s, c]])
+
+
+def _matrix_hint(theta):
+    return known_mistakes(
+        (lambda: _matrix(theta).T, "That matrix turns clockwise (it is the rotation by -theta): "
+                                   "the minus sign belongs top right, [[cos, -sin], [sin, cos]]."),
+        (lambda: _matrix(np.radians(theta)), "theta is already in radians: do not convert it from degrees."),
+        (lambda: np.array([[np.sin(theta), -np.cos(theta)], [np.cos(theta), np.sin(theta)]]),
+         "sin and cos are swapped: cos goes on the diagonal."),
+        (lambda: np.array([[np.cos(theta), np.sin(theta)], [np.sin(theta), np.cos(theta)]]),
+         "One sine needs a minus sign: [[cos, -sin], [sin, cos]]."),
+    )
+
+
+@check
+def rotation_matrix(hidden, rng):
+    f = close0(dtype="f")
+    if not hidden:
+        return [
+            Case("rotation_matrix(np.pi / 2) = [[0, -1], [1, 0]]", call_with(np.pi / 2),
+                 const(np.array([[0.0, -1.0], [1.0, 0.0]])), f, hints=[_matrix_hint(np.pi / 2)]),
+            Case("rotation_matrix(0) is the identity", call_with(0.0), const(np.eye(2)), f, hints=[_matrix_hint(0.0)]),
+            Case("rotation_matrix(0.7) @ [2, 1] equals (2 + 1j) * exp(0.7j)", lambda fn: fn(0.7) @ np.array([2.0, 1.0]),
+                 lambda: np.array([((2 + 1j) * np.exp(0.7j)).real, ((2 + 1j) * np.exp(0.7j)).imag]), f,
+                 hints=[known_mistakes((lambda: _matrix(-0.7) @ [2.0, 1.0],
+                                        "That point is turned clockwise: check the sign of the sines."))]),
+        ]
+    thetas = rng.uniform(-np.pi, np.pi, size=3)
+    return [Case(f"rotation_matrix({t:.4f})", call_with(float(t)), lambda t=t: R("rotation_matrix")(float(t)), f,
+                 hints=[_matrix_hint(float(t))]) for t in thetas]
+
+
+# --------------------------------------------------------------- apply_rope
+
+def _rope(x, positions=None, base=10000.0, *, step=2.0, sign=1.0, first=0, layout="interleaved", scale=1.0):
+    """RoPE through complex numbers (written apart from the reference), and its usual variants."""
+    x = np.asarray(x, dtype=float)
+    T, D = x.shape[-2:]
+    p = (np.arange(T) if positions is None else np.asarray(positions, dtype=float)) + first
+    angles = scale * p[..., None] * base ** (-step * np.arange(D // 2) / D)  # (T, D/2)
+    if layout == "interleaved":
+        z = x[..., 0::2] + 1j * x[..., 1::2]  # (..., T, D/2): pair k as one complex number
+    else:
+        z = x[..., : D // 2] + 1j * x[..., D // 2:]  # rotate-half: feature j pairs with j + D/2
+    z = z * np.exp(sign * 1j * angles)
+    out = np.empty_like(x)
+    if layout == "interleaved":
+        out[..., 0::2], out[..., 1::2] = z.real, z.imag
+    else:
+        out[..., : D // 2], out[..., D // 2:] = z.real, z.imag
+    return out
+
+
+def _rope_hint(x, positions=None, base=10000.0):
+    candidates = [
+        (lambda: _rope(x, positions, base, layout="half"),
+         "That is the rotate-half layout (feature j paired with j + D/2): this notebook pairs neighbours, "
+         "(x[..., 2k], x[..., 2k+1])."),
+        (lambda: _rope(x, positions, base, sign=-1.0),
+         "Each pair turns clockwise: the rotation matrix is transposed. The new first feature is "
+         "x0 cos - x1 sin, the second x0 sin + x1 cos."),
+        (lambda: _rope(x, positions, base, step=1.0), "The frequencies use base ** (-k / D): the exponent is -2k / D."),
+        (lambda: _rope(x, positions, base, first=1), "Those are positions starting at 1: positions start at 0."),
+        (lambda: _rope(x, positions, base, scale=np.pi / 180),
+         "The angles were treated as degrees: p * omega_k is already in radians."),
+        (lambda: _rope(x, positions, base, layout="half", sign=-1.0),
+         "That is the rotate-half layout, turning clockwise: pair neighbours (2k, 2k+1) and turn "
+         "counter-clockwise."),
+    ]
+    if positions is not None:
+        candidates.append((lambda: _rope(x, None, base), "It ignores the positions argument and uses 0 .. T-1."))
+    return known_mistakes(*candidates)
+
+
+def _rope_case(label, x, positions=None, base=None, want=None):
+    kwargs = {} if base is None else {"base": base}
+    if positions is not None:
+        kwargs["positions"] = positions
+    want = want or (lambda: _rope(x, positions, 10000.0 if base is None else base))
+    return Case(label, call_with(x, **kwargs), want, close0(atol=1e-8, dtype="f"),
+                hints=[_rope_hint(x, positions, 10000.0 if base is None else base)])
+
+
+def _relative_scores(q, k, T, base=10000.0):
+    """The student's RoPE on q and k repeated at every position: the (T, T) table of scores."""
+    def call(fn):
+        rq = np.asarray(fn(np.tile(q, (T, 1)), base=base), dtype=float)  # (T, D)
+        rk = np.asarray(fn(np.tile(k, (T, 1)), base=base), dtype=float)  # (T, D)
+        return rq @ rk.T  # (T, T)
+    return call
+
+
+def _depends_on_difference(got, want):
+    g = _data(got)
+    w = _data(want)
+    if g is None or w is None or g.shape != w.shape:
+        return f"expected a score table of shape {None if w is None else w.shape}."
+    T = g.shape[0]
+    for off in range(-T + 1, T):
+        diag = np.diagonal(g, off)
+        if not np.allclose(diag, diag[0], atol=1e-8, rtol=1e-8):
+            m = int(np.argmax(~np.isclose(diag, diag[0], atol=1e-8, rtol=1e-8)))
+            i, j = (0, off) if off >= 0 else (-off, 0)
+            return (f"the same query and key vectors score {diag[0]:.6f} at positions (m={i}, n={j}) but "
+                    f"{diag[m]:.6f} at (m={i + m}, n={j + m}): after RoPE the score must depend only on m - n. "
+                    "Rotate every pair by an angle (a rotation keeps lengths), with the same rule for queries "
+                    "and keys.")
+    return None
+
+
+@check
+def apply_rope(hidden, rng):
+    if not hidden:
+        one_pair = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+        x4 = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]])
+        batch = rng.normal(size=(2, 3, 5, 8))
+        q, k = rng.normal(size=8), rng.normal(size=8)
+        return [
+            Case("scores of one query and one key vector placed at every position 0 .. 9",
+                 _relative_scores(q, k, 10), lambda: _rope(np.tile(q, (10, 1))) @ _rope(np.tile(k, (10, 1))).T,
+                 predicate(_depends_on_difference)),
+            _rope_case("apply_rope of (1, 0) at positions 0, 1, 2 (D = 2): (1, 0), (cos 1, sin 1), (cos 2, sin 2)",
+                       one_pair, want=const(np.array([[1.0, 0.0], [np.cos(1), np.sin(1)], [np.cos(2), np.sin(2)]]))),
+            _rope_case("apply_rope(x, base=100.0) with x rows [1, 2, 3, 4] (omega = 1, 0.1)", x4, base=100.0),
+            _rope_case("apply_rope on x of shape (B, H, T, D) = (2, 3, 5, 8)", batch),
+            _rope_case("apply_rope(x, positions=np.array([7, 3, 10])) for x of shape (3, 6)",
+                       rng.normal(size=(3, 6)), positions=np.array([7, 3, 10])),
+            Case("apply_rope of x with shape (4, 5): D = 5 cannot be split into pairs", call_with(np.ones((4, 5))),
+                 raises("D must be even"), close0()),
+        ]
+    x = rng.normal(size=(2, 2, 16, 32))
+    pos = rng.integers(0, 5000, size=7)
+    y = rng.normal(size=(7, 12))
+    q, k = rng.normal(size=16), rng.normal(size=16)
+    return [
+        _rope_case("apply_rope on x of shape (2, 2, 16, 32)", x, want=lambda: R("apply_rope")(x)),
+        _rope_case("apply_rope with random positions and base=500.0", y, positions=pos, base=500.0,
+                   want=lambda: R("apply_rope")(y, positions=pos, base=500.0)),
+        _rope_case("apply_rope of a single position", y[:1], want=lambda: R("apply_rope")(y[:1])),
+        Case("scores of one query and one key at every position 0 .. 15, base=100.0",
+             _relative_scores(q, k, 16, base=100.0),
+             lambda: R("apply_rope")(np.tile(q, (16, 1)), base=100.0) @ R("apply_rope")(np.tile(k, (16, 1)), base=100.0).T,
+             predicate(_depends_on_difference)),
+        Case("apply_rope of x with shape (2, 3, 7)", call_with(np.ones((2, 3, 7))),
+             lambda: R("apply_rope")(np.ones((2, 3, 7))), close0()),
+    ]
