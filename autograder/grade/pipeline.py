@@ -15,7 +15,7 @@ import os
 import random
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -53,6 +53,7 @@ class Job:
     seed: int
     timeout: float
     engine: str
+    hide: tuple[str, ...]  # folders the student's code must not see: the submissions, the output
     reference: dict | None  # grade_id -> payloads; None when the reference could not be run
     reference_problem: str = ""
 
@@ -78,15 +79,20 @@ def submission_hash(sub: Submission) -> str:
     return file_hash(sub.path.name.encode(), sub.path.read_bytes())
 
 
+def engine_available() -> bool:
+    """Whether the warm sandboxed engine is built (its run_cells raised NotImplementedError before)."""
+    return hasattr(engine_module, "default_pool")
+
+
 def execute(sources: list[str], *, assignment: str, seed: int, timeout: float, engine: str,
-            files: dict[str, bytes] | None = None) -> tuple[RunResult, str]:
+            files: dict[str, bytes] | None = None, hide: tuple[str, ...] = ()) -> tuple[RunResult, str]:
     """Run cells on the warm engine, or on nbclient while the engine is not available."""
     env = {core.SEED_ENV: str(seed), core.MODE_ENV: "evidence", "NBGRADER_EXECUTION": "autograde"}
     limits = Limits(cell_timeout=timeout)
-    if engine in ("auto", "engine"):
+    if engine in ("auto", "engine") and (engine == "engine" or engine_available()):
         try:
             return engine_module.run_cells(sources, assignment=assignment, files=files, env=env,
-                                           limits=limits), "engine"
+                                           limits=limits, hide=hide), "engine"
         except NotImplementedError:
             if engine == "engine":
                 raise
@@ -117,7 +123,7 @@ def _files_beside(notebook: Path) -> dict[str, bytes]:
 
 def grade_submission(job: Job) -> dict:
     """Grade one submission; returns its result record (see :func:`report.read_results`)."""
-    start = time.monotonic()
+    start, started_at = time.monotonic(), time.time()
     problems = list(job.problems)
     record = {"version": RESULT_VERSION, "student_id": job.student_id, "assignment_id": job.assignment_id,
               "notebook": Path(job.path).name if job.path else None, "submission_hash": job.submission_hash,
@@ -127,6 +133,7 @@ def grade_submission(job: Job) -> dict:
         record["scores"] = [s.to_json() for s in scores]
         record["problems"] = [dataclasses.asdict(p) for p in problems]
         record["seconds"] = round(time.monotonic() - start, 3)
+        record["started_at"], record["finished_at"] = round(started_at, 3), round(time.time(), 3)
         return record
 
     def problem(kind: str, detail: str, fatal: bool = False) -> None:
@@ -163,7 +170,8 @@ def grade_submission(job: Job) -> dict:
         problem(kind, detail)
     try:
         run, record["engine"] = execute(plan.sources, assignment=job.assignment_id, seed=job.seed,
-                                        timeout=job.timeout, engine=job.engine, files=_files_beside(Path(job.path)))
+                                        timeout=job.timeout, engine=job.engine, files=_files_beside(Path(job.path)),
+                                        hide=job.hide)
     except Exception as exc:  # the engine itself failed; the class goes on
         problem("not run", f"the grader could not run this notebook ({type(exc).__name__}: {exc})", fatal=True)
         return finish(all_missing("the notebook could not be run"))
@@ -185,12 +193,22 @@ def _nbformat_of(text: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def run_reference(assignment: str, source_path: str, seed: int, timeout: float, engine: str) -> dict:
+def run_reference(assignment: str, source_path: str, seed: int, timeout: float, engine: str,
+                  hide: tuple[str, ...] = ()) -> dict:
     """Run the solution notebook itself in evidence mode: the payloads every student is judged against."""
     source = read_notebook(source_path)
     plan = sanitize.reference_plan(source)
-    run, used = execute(plan.sources, assignment=assignment, seed=seed, timeout=timeout, engine=engine)
+    run, used = execute(plan.sources, assignment=assignment, seed=seed, timeout=timeout, engine=engine, hide=hide)
     return {"evidence": judge.reference_evidence(run, plan), "isolation": run.isolation, "engine": used}
+
+
+def _executor(cfg: GradeConfig, seed: int):
+    """Threads over the warm engine (its children do the work, and it keeps one warm parent per
+    concurrent run); processes over nbclient, whose kernels are driven by one event loop each."""
+    _init_worker(seed)  # judging also happens in this process when threads are used
+    if cfg.engine != "nbclient" and engine_available():
+        return ThreadPoolExecutor(max_workers=cfg.jobs)
+    return ProcessPoolExecutor(max_workers=cfg.jobs, initializer=_init_worker, initargs=(seed,))
 
 
 def _init_worker(seed: int) -> None:
@@ -250,50 +268,49 @@ def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None 
     found = discover(cfg.submissions, assignments, exclude=cfg.out)
     hashes = {a: source_hash(a) for a in {s.assignment_id for s in found} if a in assignments}
 
-    from .gradebook import GradebookWriter
+    todo: list[tuple[Submission, str]] = []
+    reused: list[dict] = []
+    for sub in found:
+        shash = submission_hash(sub)
+        saved = report.load_result(cfg.out, sub.student_id, sub.assignment_id)
+        current = (saved is not None and saved.get("submission_hash") == shash and saved.get("seed") == run_seed
+                   and saved.get("source_hash") == hashes.get(sub.assignment_id, "")
+                   and saved.get("version") == RESULT_VERSION)
+        if current and not cfg.force:
+            reused.append(saved)
+        else:
+            todo.append((sub, shash))
 
-    writer = GradebookWriter(cfg.db_url, course_id=cfg.course_id)
     progress_line = report.Progress(stream, enabled=cfg.progress)
+    old_seed = os.environ.get(core.SEED_ENV)
     try:
-        for a in sorted(hashes):
-            writer.save_assignment(a, paths.solutions_dir() / f"{a}.ipynb")
-
-        todo: list[tuple[Submission, str]] = []
-        reused = 0
-        for sub in found:
-            shash = submission_hash(sub)
-            saved = report.load_result(cfg.out, sub.student_id, sub.assignment_id)
-            current = (saved is not None and saved.get("submission_hash") == shash and saved.get("seed") == run_seed
-                       and saved.get("source_hash") == hashes.get(sub.assignment_id, "")
-                       and saved.get("version") == RESULT_VERSION)
-            if current and not cfg.force:
-                reused += 1
-                writer.save_result(saved)  # idempotent: a new --db gets every grade
-            else:
-                todo.append((sub, shash))
-
-        graded = _run_jobs(cfg, todo, hashes, run_seed, writer, progress_line)
+        graded = _run_jobs(cfg, todo, reused, hashes, run_seed, progress_line)
     finally:
         progress_line.close()
-        writer.close()
+        if old_seed is None:
+            os.environ.pop(core.SEED_ENV, None)
+        else:
+            os.environ[core.SEED_ENV] = old_seed
 
     keys = {s.key for s in found}
     results = [r for r in report.read_results(cfg.out) if (r["student_id"], r["assignment_id"]) in keys]
     report.write_outputs(cfg.out, results)
     failed = sum(1 for r in results if any(p.get("fatal") for p in r.get("problems", [])))
     fresh = [r for r in results if r.get("isolation")]
-    summary = report.summary(results, graded=graded, reused=reused, failed=failed,
+    summary = report.summary(results, graded=graded, reused=len(reused), failed=failed,
                              seconds=time.monotonic() - started, out=cfg.out,
                              isolation=sorted({r["isolation"] for r in fresh}), jobs=cfg.jobs)
-    return ClassResult(1 if failed else 0, graded, reused, failed, cfg.out, results, summary)
+    return ClassResult(1 if failed else 0, graded, len(reused), failed, cfg.out, results, summary)
 
 
-def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], hashes: dict[str, str], seed: int,
-              writer, progress_line: "report.Progress") -> int:
-    """Run the references, then the submissions, on a pool; save each result as it arrives."""
-    if not todo:
-        return 0
-    progress_line.start(len(todo))
+def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list[dict], hashes: dict[str, str],
+              seed: int, progress_line: "report.Progress") -> int:
+    """Run the references, then the submissions, on a pool; save each result as it arrives.
+
+    The main thread is the only writer: results, feedback and the gradebook are written here.
+    """
+    from .gradebook import GradebookWriter
+
     needed = sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes})
     references: dict[str, tuple[dict | None, str]] = {}
     pending_refs: dict[Future, str] = {}
@@ -301,16 +318,18 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], hashes: dict
     for sub, shash in todo:
         waiting.setdefault(sub.assignment_id, []).append((sub, shash))
     graded = 0
-    pool = ProcessPoolExecutor(max_workers=cfg.jobs, initializer=_init_worker, initargs=(seed,))
+    hide = tuple(str(p.resolve()) for p in (cfg.submissions, cfg.out))
+    pool = _executor(cfg, seed) if todo else None
     running: dict[Future, Submission] = {}
 
     def submit(sub: Submission, shash: str) -> None:
         ref, why = references.get(sub.assignment_id, (None, "unknown assignment"))
         source = paths.solutions_dir() / f"{sub.assignment_id}.ipynb"
         job = Job(sub.student_id, sub.assignment_id, str(sub.path) if sub.path else None, tuple(sub.problems),
-                  str(source), hashes.get(sub.assignment_id, ""), shash, seed, cfg.timeout, cfg.engine, ref, why)
+                  str(source), hashes.get(sub.assignment_id, ""), shash, seed, cfg.timeout, cfg.engine, hide, ref, why)
         running[pool.submit(grade_submission, job)] = sub
 
+    writer = None
     try:
         for a in needed:
             cached = _reference_cached(cfg.out, a, hashes[a], seed)
@@ -318,7 +337,19 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], hashes: dict
                 references[a] = (json.loads(cached.read_text())["evidence"], "")
             else:
                 pending_refs[pool.submit(run_reference, a, str(paths.solutions_dir() / f"{a}.ipynb"), seed,
-                                         cfg.timeout, cfg.engine)] = a
+                                         cfg.timeout, cfg.engine, hide)] = a
+        if isinstance(pool, ThreadPoolExecutor):  # start the other warm interpreters while the references run
+            for _ in range(max(0, min(cfg.jobs, len(todo)) - len(pending_refs))):
+                pool.submit(engine_module.default_pool().warm, 1)
+        # Opening a new gradebook costs seconds (nbgrader asks alembic for its version): overlap it with the runs.
+        writer = GradebookWriter(cfg.db_url, course_id=cfg.course_id)
+        for a in sorted(hashes):
+            writer.save_assignment(a, paths.solutions_dir() / f"{a}.ipynb")
+        for result in reused:
+            writer.save_result(result)  # idempotent; a new --db gets every grade
+        if not todo:
+            return 0
+        progress_line.start(len(todo))
         for a in list(waiting):
             if a not in hashes or a in references:
                 for sub, shash in waiting.pop(a):
@@ -348,8 +379,12 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], hashes: dict
                 graded += 1
                 progress_line.advance()
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
         raise
+    finally:
+        if writer is not None:
+            writer.close()
     pool.shutdown(wait=True)
     return graded
 

@@ -1,0 +1,138 @@
+"""Does the notebook that runs always hold the source's test cells, once each, after their exercise?"""
+from __future__ import annotations
+
+import copy
+
+import nbformat
+import pytest
+
+from autograder import paths
+from autograder.grade.sanitize import plan, reference_plan, source_tests
+from autograder.nbio import grade_id, is_test_cell, read_notebook
+from autograder.release import student_notebook
+
+pytestmark = pytest.mark.grading
+A = "01_tokens_and_ids"
+
+
+@pytest.fixture(scope="module")
+def source():
+    return read_notebook(paths.solutions_dir() / f"{A}.ipynb")
+
+
+@pytest.fixture(scope="module")
+def tests(source):
+    return source_tests(source, student_notebook(source, f"{A}.ipynb"))
+
+
+def ran_tests(p) -> list[str]:
+    return [p.tests[i] for i in sorted(p.tests)]
+
+
+def test_honest_submission_runs_its_own_cells_with_source_tests_and_no_problem(g, source, tests):
+    nb = g.right()
+    p = plan(nb, tests)
+    assert not p.tampered and not p.notes
+    assert ran_tests(p) == [t.grade_id for t in tests]
+    expected = [c.source for c in nb.cells if c.cell_type == "code" and not is_test_cell(c)]
+    assert [s for i, s in enumerate(p.sources) if i not in p.tests] == expected
+    hidden = {t.grade_id: t.source for t in tests}
+    assert all(p.sources[i] == hidden[gid] for i, gid in p.tests.items()), "hidden tests come from the source"
+    assert "### BEGIN HIDDEN TESTS" in p.sources[min(i for i, gid in p.tests.items() if gid.endswith("hidden"))]
+
+
+def test_the_reference_plan_is_the_source_as_it_stands(source):
+    p = reference_plan(source)
+    assert p.sources == [c.source for c in source.cells if c.cell_type == "code"]
+    assert len(p.tests) == sum(1 for c in source.cells if is_test_cell(c))
+
+
+def test_a_deleted_test_cell_is_restored_after_its_exercise_and_flagged(g, tests):
+    nb = g.right()
+    del nb.cells[g.cell_index(nb, "test_encode_hidden")]
+    p = plan(nb, tests)
+    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert "deleted" in p.tampered["test_encode_hidden"]
+    pos = {gid: i for i, gid in p.tests.items()}
+    assert pos["test_encode"] < pos["test_encode_hidden"] < pos["test_decode"]
+
+
+def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
+    nb = g.right()
+    nb.cells[g.cell_index(nb, "test_encode")].source = "pass  # nothing to see"
+    p = plan(nb, tests)
+    i = next(i for i, gid in p.tests.items() if gid == "test_encode")
+    assert p.sources[i] == "check.encode(encode)"
+    assert "edited" in p.tampered["test_encode"]
+    assert not any("nothing to see" in s for s in p.sources)
+
+
+def test_a_duplicated_test_cell_runs_once_and_is_flagged(g, tests):
+    nb = g.right()
+    i = g.cell_index(nb, "test_decode")
+    copy_ = copy.deepcopy(nb.cells[i])
+    copy_.id = "my-copy"
+    copy_.source = "print('my own copy')"
+    nb.cells.insert(i + 3, copy_)
+    p = plan(nb, tests)
+    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert "copy" in p.tampered["test_decode"]
+    assert not any("my own copy" in s for s in p.sources)
+
+
+def test_a_test_cell_moved_above_its_exercise_is_put_back_and_flagged(g, tests):
+    nb = g.right()
+    cell = nb.cells.pop(g.cell_index(nb, "test_one_hot_hidden"))
+    nb.cells.insert(1, cell)
+    p = plan(nb, tests)
+    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert "moved" in p.tampered["test_one_hot_hidden"]
+    pos = {gid: i for i, gid in p.tests.items()}
+    solution = next(i for i, s in enumerate(p.sources) if s.startswith("def one_hot"))
+    assert solution < pos["test_one_hot"] < pos["test_one_hot_hidden"]
+
+
+def test_swapped_test_cells_run_in_the_source_order(g, tests):
+    nb = g.right()
+    a, b = g.cell_index(nb, "test_merge_pair"), g.cell_index(nb, "test_merge_pair_hidden")
+    nb.cells[a], nb.cells[b] = nb.cells[b], nb.cells[a]
+    p = plan(nb, tests)
+    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert p.tampered
+
+
+@pytest.mark.parametrize("key, value", [("points", 100), ("grade", False), ("grade_id", "test_mine"),
+                                        ("locked", False)])
+def test_changed_metadata_is_undone_and_flagged(g, tests, key, value):
+    nb = g.right()
+    nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader[key] = value
+    p = plan(nb, tests)
+    assert ran_tests(p) == [t.grade_id for t in tests], "the source's test cells run, whatever the metadata says"
+    assert key in p.tampered["test_build_vocab"]
+
+
+def test_a_test_cell_turned_into_markdown_still_runs(g, tests):
+    nb = g.right()
+    i = g.cell_index(nb, "test_decode_hidden")
+    nb.cells[i] = nbformat.v4.new_markdown_cell("gone", metadata=nb.cells[i].metadata, id=nb.cells[i].id)
+    p = plan(nb, tests)
+    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert "markdown" in p.tampered["test_decode_hidden"]
+
+
+def test_a_graded_cell_unknown_to_the_source_never_runs(g, tests):
+    nb = g.right()
+    fake = nbformat.v4.new_code_cell("print('free points')")
+    fake.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "bonus", "points": 50}
+    nb.cells.append(fake)
+    p = plan(nb, tests)
+    assert not any("free points" in s for s in p.sources)
+    assert any("bonus" in detail for _, detail in p.notes)
+
+
+def test_the_submission_object_is_not_modified(g, tests):
+    nb = g.right()
+    del nb.cells[g.cell_index(nb, "test_encode")]
+    before = nbformat.writes(nb)
+    plan(nb, tests)
+    assert nbformat.writes(nb) == before
