@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -82,6 +81,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
                  "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
                  "file_bytes": limits.file_bytes},
         "max_restarts": max_restarts,
+        "namespaces": pool.namespaces,
     }
     budget = 120 + (len(sources) * (limits.cell_timeout + limits.interrupt_grace) + 30) * (max_restarts + 1)
     problems: list[str] = []
@@ -111,7 +111,7 @@ def describe_isolation(bubblewrap: bool, facts: list[str]) -> str:
             [f for f in facts if not (bubblewrap and f == "no network")]
     if not any(f.startswith(("no network", "private", "bubblewrap", "user namespace")) for f in parts):
         return "resource limits only (no namespaces available here)" + \
-            (" + user nobody" if "user nobody" in facts else "")
+            "".join(f" + {f}" for f in facts if f.startswith(("user nobody", "root (")))
     return " + ".join(parts)
 
 
@@ -205,8 +205,9 @@ class WarmParent:
 class WarmPool:
     """Warm parents kept alive across run_cells calls in one process; one per concurrent call."""
 
-    def __init__(self, bubblewrap: bool | None = None):
+    def __init__(self, bubblewrap: bool | None = None, namespaces: bool = True):
         self.pid = os.getpid()
+        self.namespaces = namespaces  # False: resource limits only (what a machine without namespaces gets)
         self._lock = threading.Lock()
         self._idle: list[WarmParent] = []
         self._all: list[WarmParent] = []

@@ -216,7 +216,9 @@ def limit(conf: Confinement, plan: Plan) -> None:
     setl(resource.RLIMIT_CPU, plan.cpu_seconds, plan.cpu_seconds + 5)
     setl(resource.RLIMIT_FSIZE, plan.file_bytes)
     setl(resource.RLIMIT_NPROC, plan.processes)
-    if os.geteuid() == 0 and os.getuid() == 0:
+    if os.geteuid() == 0 and os.getuid() == 0 and not conf.private_fs and not others_can_read(python_paths()):
+        conf.facts.append("root (nobody could not read the interpreter's files)")
+    elif os.geteuid() == 0 and os.getuid() == 0:
         try:
             os.setgroups([])
             os.setgid(NOBODY)
@@ -229,6 +231,22 @@ def limit(conf: Confinement, plan: Plan) -> None:
     except OSError:
         pass
     conf.facts.append("rlimits (memory, CPU, processes, file size)")
+
+
+def others_can_read(dirs: list[str]) -> bool:
+    """Every folder on the way to ``dirs`` can be searched and read by any user."""
+    import stat
+
+    for d in dirs:
+        p = Path(d)
+        for a in [p, *p.parents]:
+            try:
+                mode = a.stat().st_mode
+            except OSError:
+                return False
+            if not mode & stat.S_IXOTH or (a == p and not mode & stat.S_IROTH):
+                return False
+    return True
 
 
 def die_with_parent() -> None:

@@ -472,38 +472,43 @@ def supervise(shell, req: dict) -> dict:
         elif run["killed_for_timeout"] == cell:
             skipped[cell] = _cell(cell, "timeout",
                                   f"still running after {float(limits['cell_timeout']):g} s and it ignored the "
-                                  "interrupt, so its process was stopped; the rest of the notebook ran without it")
+                                  "interrupt, so its process was stopped; the rest of the notebook ran without it",
+                                  float(limits["cell_timeout"]) + float(limits.get("interrupt_grace", 5.0)))
         else:
             why = describe_death(run["exit"], limits) if run["exit"] is not None else \
                 "the process running the notebook disappeared in this cell"
             skipped[cell] = _cell(cell, "crashed", why + "; the rest of the notebook ran without it")
+        for i in run["interrupted"]:  # it would only hang again: keep its result, do not run it again
+            if i in run["done"] and i not in skipped:
+                skipped[i] = _finished(run["done"][i], limits, interrupted=True)
         restarts += 1
         if restarts > max_restarts:
             problems.append(f"the notebook's process died {restarts} times; later cells were not run")
             break
     cells = []
-    out_cut = []
     for i in range(n):
         if i in skipped:
             cells.append(skipped[i])
         elif i in run["done"]:
-            m = run["done"][i]
-            status, detail = m["status"], ""
-            outputs = m["outputs"]
-            if i in run["interrupted"]:
-                status, detail = "timeout", f"interrupted after {float(limits['cell_timeout']):g} s"
-            if m.get("cut"):
-                detail = (detail + "; " if detail else "") + f"output cut at {int(limits['output_bytes'])} bytes"
-                out_cut.append(i)
-            cells.append({"index": i, "status": status, "outputs": outputs, "seconds": float(m["seconds"]),
-                          "detail": detail})
+            cell = _finished(run["done"][i], limits, interrupted=i in run["interrupted"])
+            cells.append(cell)
         else:
             cells.append(_cell(i, "skipped", "not run: the notebook's process could not get this far"))
     return {"cells": cells, "facts": facts, "problems": problems}
 
 
-def _cell(i: int, status: str, detail: str) -> dict:
-    return {"index": i, "status": status, "outputs": [], "seconds": 0.0, "detail": detail}
+def _finished(m: dict, limits: dict, interrupted: bool) -> dict:
+    status, detail = m["status"], ""
+    if interrupted:
+        status, detail = "timeout", f"interrupted after {float(limits['cell_timeout']):g} s"
+    if m.get("cut"):
+        detail = (detail + "; " if detail else "") + f"output cut at {int(limits['output_bytes'])} bytes"
+    return {"index": int(m["done"]), "status": status, "outputs": m["outputs"], "seconds": float(m["seconds"]),
+            "detail": detail}
+
+
+def _cell(i: int, status: str, detail: str, seconds: float = 0.0) -> dict:
+    return {"index": i, "status": status, "outputs": [], "seconds": seconds, "detail": detail}
 
 
 # ----------------------------------------------------------------------------------- main

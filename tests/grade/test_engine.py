@@ -1,0 +1,222 @@
+"""The execution engine: outputs captured like a Jupyter kernel, and every way a cell can go wrong contained.
+
+One warm parent serves the whole module (its start-up, the imports of torch and friends, is
+paid once); hostile cells share a notebook so each run is a few seconds.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import threading
+
+import pytest
+
+from autograder.checks.core import EVIDENCE_MIME
+from autograder.grade.engine import CellResult, Limits, RunResult, default_pool, run_cells
+
+pytestmark = pytest.mark.grading
+
+FAST = Limits(cell_timeout=3, interrupt_grace=1, output_bytes=50_000, memory_bytes=2 * 2**30, processes=32)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm():
+    default_pool().warm(1)
+
+
+def texts(cell: CellResult, name: str = "stdout") -> str:
+    return "".join(o["text"] for o in cell.outputs if o["output_type"] == "stream" and o["name"] == name)
+
+
+def errors(cell: CellResult) -> list[str]:
+    return [o["ename"] for o in cell.outputs if o["output_type"] == "error"]
+
+
+# ------------------------------------------------------------------------------ outputs
+
+@pytest.fixture(scope="module")
+def honest() -> RunResult:
+    return run_cells([
+        "import numpy as np\nprint('hello')\nnp.arange(3)",
+        "import sys\nprint('careful', file=sys.stderr)\n42",
+        "from autograder.checks.core import emit\nemit({'check': 'x:y:visible', 'outcomes': [{'value': 3}]})",
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('open at cell end')",
+        "import matplotlib.pyplot as plt\nplt.figure()\nplt.plot([3, 2, 1])\nplt.show()",
+        "1 / 0",
+        "import os\nprint(os.environ['AUTOGRADER_MODE'], os.environ['NBGRADER_EXECUTION'], "
+        "os.environ['AUTOGRADER_SEED'], os.environ['MPLBACKEND'])",
+        "import os\nprint(os.getcwd() == os.environ['HOME'], open('data.txt').read())",
+        "from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))",
+    ], assignment="02_demo", files={"data.txt": b"given file"}, env={"AUTOGRADER_SEED": "7"}, limits=FAST)
+
+
+def test_streams_and_results_are_captured(honest):
+    first, second = honest.cells[0], honest.cells[1]
+    assert first.status == "ok" and texts(first) == "hello\n"
+    result = [o for o in first.outputs if o["output_type"] == "execute_result"]
+    assert result[0]["data"]["text/plain"] == "array([0, 1, 2])" and result[0]["execution_count"] == 1
+    assert second.status == "ok" and texts(second, "stderr") == "careful\n"  # a warning is just a stream
+
+
+def test_evidence_is_a_display_output(honest):
+    cell = honest.cells[2]
+    [out] = [o for o in cell.outputs if o["output_type"] == "display_data"]
+    assert out["data"][EVIDENCE_MIME] == {"check": "x:y:visible", "outcomes": [{"value": 3}]}
+
+
+def test_matplotlib_gives_png_for_open_figures_and_show(honest):
+    for cell in honest.cells[3:5]:
+        pngs = [o for o in cell.outputs if o["output_type"] == "display_data" and "image/png" in o["data"]]
+        assert len(pngs) == 1, cell
+        assert pngs[0]["data"]["image/png"].startswith("iVBORw0KGgo")  # base64 of the PNG signature
+
+
+def test_errors_are_nbformat_error_outputs(honest):
+    cell = honest.cells[5]
+    assert cell.status == "error"
+    [err] = [o for o in cell.outputs if o["output_type"] == "error"]
+    assert err["ename"] == "ZeroDivisionError" and err["evalue"] == "division by zero"
+    assert isinstance(err["traceback"], list) and err["traceback"]
+
+
+def test_environment_scratch_and_files(honest):
+    assert texts(honest.cells[6]).split() == ["evidence", "autograde", "7",
+                                              "module://matplotlib_inline.backend_inline"]
+    assert texts(honest.cells[7]) == "True given file\n"
+    assert "text/html" in honest.cells[8].outputs[0]["data"]
+    json.dumps([c.outputs for c in honest.cells])  # every output is plain JSON for nbformat
+
+
+# ------------------------------------------------------------------------------ survival
+
+@pytest.fixture(scope="module")
+def hostile() -> RunResult:
+    return run_cells([
+        "x = 1",                                                                              # 0
+        "while True:\n    pass",                                                              # 1 interrupted
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "while True:\n    time.sleep(0.05)",                                                  # 2 killed
+        "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n"
+        "    except KeyboardInterrupt:\n        pass",                                        # 3 killed
+        "import os\nos._exit(3)",                                                             # 4 crashed
+        "import ctypes\nctypes.string_at(0)",                                                 # 5 segfault
+        "import sys\nsys.exit(1)",                                                            # 6 error
+        "name = input('your name? ')",                                                        # 7 error
+        "block = bytearray(16 * 2**30)",                                                      # 8 MemoryError
+        "import os\nwhile True:\n    os.fork()",                                              # 9 fork bomb
+        "import sys\nfor _ in range(2000):\n    sys.stdout.write('flood ' * 100)\nprint('done')",  # 10 cut
+        "print('still here', x)",                                                             # 11
+    ], assignment="02_demo", limits=FAST, max_restarts=6)
+
+
+def test_infinite_loop_is_interrupted_and_later_cells_run(hostile):
+    cell = hostile.cells[1]
+    assert cell.status == "timeout" and "interrupted after 3 s" in cell.detail
+    assert errors(cell) == ["KeyboardInterrupt"]
+    assert hostile.cells[11].status == "ok" and texts(hostile.cells[11]) == "still here 1\n"
+
+
+@pytest.mark.parametrize("index", [2, 3])
+def test_loop_ignoring_the_interrupt_is_killed_and_skipped(hostile, index):
+    cell = hostile.cells[index]
+    assert cell.status == "timeout"
+    assert "ignored the interrupt" in cell.detail and "ran without it" in cell.detail
+
+
+def test_os_exit_and_segfault_are_crashes(hostile):
+    assert hostile.cells[4].status == "crashed" and "status 3" in hostile.cells[4].detail
+    assert hostile.cells[5].status == "crashed" and "segmentation fault" in hostile.cells[5].detail
+
+
+def test_sys_exit_is_an_error_like_in_jupyter(hostile):
+    assert hostile.cells[6].status == "error" and errors(hostile.cells[6]) == ["SystemExit"]
+
+
+def test_input_is_an_error_saying_why(hostile):
+    cell = hostile.cells[7]
+    assert cell.status == "error" and errors(cell) == ["StdinNotImplementedError"]
+    assert "not available while grading" in cell.outputs[-1]["evalue"]
+
+
+def test_memory_bomb_hits_the_limit(hostile):
+    assert hostile.cells[8].status == "error" and errors(hostile.cells[8]) == ["MemoryError"]
+
+
+def test_fork_bomb_hits_the_process_limit(hostile):
+    cell = hostile.cells[9]
+    assert cell.status in ("error", "timeout"), cell
+    assert cell.status == "timeout" or errors(cell) == ["BlockingIOError"]
+
+
+def test_output_flood_is_cut_with_a_note(hostile):
+    cell = hostile.cells[10]
+    assert cell.status == "ok" and "output cut" in cell.detail
+    assert sum(len(o.get("text", "")) for o in cell.outputs) < FAST.output_bytes + 500
+    assert "output cut" in texts(cell, "stderr")
+
+
+def test_every_cell_has_a_result_in_order(hostile):
+    assert [c.index for c in hostile.cells] == list(range(12))
+    assert hostile.problems == []
+
+
+def test_restarts_are_capped():
+    result = run_cells(["import os\nos._exit(1)"] * 4 + ["print('never')"], assignment="02_demo",
+                       limits=FAST, max_restarts=2)
+    assert [c.status for c in result.cells] == ["crashed", "crashed", "crashed", "skipped", "skipped"]
+    assert result.problems and "died 3 times" in result.problems[0]
+
+
+def test_nothing_leaks_between_submissions():
+    first = run_cells(["import numpy as np\nnp.LEAK = 1\nSECRET = 'student a'\n"
+                       "open('/tmp/scratch/../left.txt', 'w').write('a') if False else None\n"
+                       "open('mine.txt', 'w').write('a')"], assignment="02_demo", limits=FAST)
+    second = run_cells(["import os, numpy as np\nprint(hasattr(np, 'LEAK'), 'SECRET' in globals(), "
+                        "os.path.exists('mine.txt'))"], assignment="02_demo", limits=FAST)
+    assert first.cells[0].status == "ok"
+    assert texts(second.cells[0]) == "False False False\n"
+
+
+# --------------------------------------------------------------------------- fork safety
+
+SOURCES = ["import torch\nt = torch.arange(4.0)\nprint(int(t.sum()), torch.get_num_threads())", "print('x' * 3)"]
+
+
+def _expect_ok(result: RunResult) -> None:
+    assert [c.status for c in result.cells] == ["ok", "ok"]
+    assert texts(result.cells[0]) == "6 1\n" and texts(result.cells[1]) == "xxx\n"
+
+
+def test_two_threads_at_once():
+    results: list[RunResult] = []
+    threads = [threading.Thread(target=lambda: results.append(run_cells(SOURCES, assignment="02_demo",
+                                                                        limits=FAST))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert len(results) == 2
+    for r in results:
+        _expect_ok(r)
+
+
+def _in_process(queue) -> None:
+    from autograder.grade.engine import run_cells as run, shutdown_pool
+
+    try:
+        r = run(SOURCES, assignment="02_demo", limits=FAST)
+        queue.put([(c.status, c.outputs) for c in r.cells])
+    finally:
+        shutdown_pool()
+
+
+def test_a_forked_worker_process_gets_its_own_pool():
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_in_process, args=(queue,))
+    proc.start()
+    mine = run_cells(SOURCES, assignment="02_demo", limits=FAST)  # at the same time, from this process
+    theirs = queue.get(timeout=300)
+    proc.join(timeout=60)
+    _expect_ok(mine)
+    assert [s for s, _ in theirs] == ["ok", "ok"]
