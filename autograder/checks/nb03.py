@@ -1,0 +1,315 @@
+"""Checks for 03_dot_and_outer_products."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference import ref
+from .core import Array, Case, call_with, close, exercise
+from .nb01 import _raises, const
+
+A = "03_dot_and_outer_products"
+check = exercise(A)
+
+
+def R(name: str):
+    """The reference solution's function, looked up only when a verdict needs it."""
+    return lambda *args, **kwargs: ref(A, name)(*args, **kwargs)
+
+
+def _data(value):
+    """The array or number a decoded result holds, or None."""
+    if isinstance(value, Array):
+        return value.data.reshape(()) if value.kind == "scalar" else value.data
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return np.asarray(float(value))
+    return None
+
+
+def _is(got, candidate) -> bool:
+    g = _data(got)
+    c = np.asarray(candidate, dtype=float)
+    return g is not None and g.shape == c.shape and np.allclose(g, c)
+
+
+def _first_hint(a, b, candidates):
+    """A hint that names the first candidate mistake the result equals."""
+    def hint(got, want):
+        for make, message in candidates:
+            try:
+                value = make(np.asarray(a, float), np.asarray(b, float))
+            except Exception:
+                continue
+            if _is(got, value):
+                return message
+        return None
+    return [hint]
+
+
+F = np.array  # short for the hand-written vectors below
+
+
+class scalar_safe_close(close):
+    """close() that treats a NumPy scalar as the number it is.
+
+    core.encode stores a NumPy scalar with shape (1,) (np.ascontiguousarray makes 0-d arrays 1-d), so plain
+    close() would tell a student who returns np.float64 that the shape is wrong; here a scalar is a number again.
+    """
+
+    def mismatch(self, got, want):
+        return super().mismatch(_number(got), _number(want))
+
+
+def _number(value):
+    if isinstance(value, Array) and value.kind == "scalar" and value.data.size == 1:
+        return value.data.reshape(()).item()
+    return value
+
+
+def fmt_vec(a) -> str:
+    """A short vector as it would be typed, a long one by its length (for case labels)."""
+    return "[" + ", ".join(f"{x:g}" for x in a) + "]" if len(a) <= 4 else f"a vector of length {len(a)}"
+
+
+# ---------------------------------------------------------------------------- dot
+
+def _dot_hints(a, b):
+    return _first_hint(a, b, [
+        (lambda a, b: a * b, "That is the vector of products a_i b_i: the dot product adds them up into one number."),
+        (lambda a, b: np.outer(a, b).sum(), "That adds every product a_i b_j; the dot product pairs only matching "
+                                            "positions, a_i b_i."),
+    ])
+
+
+@check
+def dot(hidden, rng):
+    def case(a, b, note="", want=None):
+        label = f"dot({fmt_vec(a)}, {fmt_vec(b)})" + (f": {note}" if note else "")
+        if len(a) != len(b):
+            want_fn = _raises(f"lengths differ: {len(a)} and {len(b)}")
+        else:
+            want_fn = const(want) if want is not None else (lambda: float(np.dot(a, b)))
+        return Case(label, call_with(a, b), want_fn, scalar_safe_close(), hints=_dot_hints(a, b))
+
+    if not hidden:
+        return [
+            case(F([1.0, 2.0]), F([3.0, 4.0]), "1*3 + 2*4 = 11", 11.0),
+            case(F([1.0, 0.0, -1.0]), F([2.0, 5.0, 2.0]), "perpendicular vectors give 0", 0.0),
+            case(F([1.0, 2.0]), F([1.0, 2.0, 3.0]), "lengths 2 and 3 differ"),
+            case(F([2.0]), F([1.0, 2.0, 3.0]), "lengths 1 and 3 differ (NumPy would broadcast the 2)"),
+        ]
+    cases = []
+    for n in (1, 5, 64):
+        cases.append(case(rng.normal(size=n), rng.normal(size=n), f"random vectors of length {n}"))
+    cases += [case(rng.normal(size=4), rng.normal(size=5), "lengths 4 and 5 differ"),
+              case(rng.normal(size=3), rng.normal(size=1), "lengths 3 and 1 differ"),
+              case(F([0.5, -2.0, 4.0]), F([8.0, 1.0, 0.25]), "0.5*8 - 2*1 + 4*0.25 = 3", 3.0)]
+    return cases
+
+
+
+# -------------------------------------------------------------------------- outer
+
+def _outer_hints(a, b):
+    return _first_hint(a, b, [
+        (lambda a, b: np.outer(b, a), "This is b a^T, the transpose: rows follow a and columns follow b, "
+                                      "entry [i, j] = a[i] * b[j]."),
+        (lambda a, b: a * b, "That is the elementwise product a_i b_i; the outer product pairs every a_i with every "
+                             "b_j: a[:, None] * b[None, :]."),
+        (lambda a, b: np.dot(a, b), "That is the dot product, one number; the outer product is the whole table."),
+    ])
+
+
+@check
+def outer(hidden, rng):
+    def case(a, b, note="", want=None):
+        label = f"outer({fmt_vec(a)}, {fmt_vec(b)})" + (f": {note}" if note else "")
+        return Case(label, call_with(a, b), const(want) if want is not None else (lambda: np.outer(a, b)),
+                    scalar_safe_close(dtype="f"), hints=_outer_hints(a, b))
+
+    if not hidden:
+        return [
+            case(F([1.0, 2.0]), F([3.0, 4.0]), "ab^T = [[3, 4], [6, 8]]", F([[3.0, 4.0], [6.0, 8.0]])),
+            case(F([1.0, 2.0, 3.0]), F([1.0, -1.0]), "shape (3, 2)", F([[1.0, -1.0], [2.0, -2.0], [3.0, -3.0]])),
+        ]
+    return [case(rng.normal(size=n), rng.normal(size=m)) for n, m in [(4, 4), (1, 6), (7, 3), (5, 1)]]
+
+
+# -------------------------------------------------------------------- score tables
+
+Q3 = F([[1.0, 2.0], [0.0, 1.0], [2.0, 0.0]])
+K3 = F([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])
+S3 = F([[1.0, 4.0, 6.0], [0.0, 1.0, 3.0], [2.0, 4.0, 0.0]])
+
+
+def _dot_table(Q, K):
+    """Every query-key dot product, one at a time: the definition of the score table."""
+    return lambda: np.array([[float(np.dot(q, k)) for k in K] for q in Q]).reshape(len(Q), len(K))
+
+
+def _score_hints(Q, K, from_outer=False):
+    d = Q.shape[1]
+    candidates = [
+        (lambda Q, K: K @ Q.T, "This is K @ Q.T, keys by queries: rows must be the queries, Q @ K.T."),
+        (lambda Q, K: Q @ K.T / np.sqrt(d), "The scores are divided by sqrt(d): the raw table has no scale (the "
+                                            "1/sqrt(d) of attention comes in notebook 09)."),
+    ]
+    if from_outer:
+        candidates += [
+            (lambda Q, K: sum(np.outer(Q[i], K[i]) for i in range(len(Q))),
+             "That sums outer products of rows (positions), which gives Q.T @ K, a (d, d) table over features. Sum "
+             "over the feature columns instead: outer(Q[:, r], K[:, r])."),
+            (lambda Q, K: np.outer(Q[:, -1], K[:, -1]), "That is only the last feature's table: add up the tables "
+                                                         "of all d features."),
+            (lambda Q, K: np.outer(Q[:, 0], K[:, 0]), "That is only the first feature's table: add up the tables "
+                                                       "of all d features."),
+        ]
+    else:
+        candidates.append((lambda Q, K: Q.T @ K, "This is Q.T @ K, a (d, d) table over features; the score table "
+                                                 "is queries by keys, Q @ K.T with shape (n_q, n_k)."))
+    return _first_hint(Q, K, candidates)
+
+
+def _score_cases(name, hidden, rng):
+    from_outer = name == "score_table_from_outer"
+
+    def case(Q, K, note="", want=None):
+        label = f"{name}(Q, K) with Q {Q.shape}, K {K.shape}" + (f": {note}" if note else "")
+        return Case(label, call_with(Q, K), const(want) if want is not None else _dot_table(Q, K),
+                    scalar_safe_close(dtype="f"), hints=_score_hints(Q, K, from_outer))
+
+    if not hidden:
+        Q5 = np.arange(20.0).reshape(5, 4) % 3 - 1
+        K7 = np.arange(28.0).reshape(7, 4) % 5 - 2
+        return [
+            case(Q3, K3, "the 3x2 example, QK^T = [[1, 4, 6], [0, 1, 3], [2, 4, 0]]", S3),
+            case(Q5, K7, "5 queries and 7 keys give a (5, 7) table"),
+        ]
+    cases = [case(rng.normal(size=(nq, d)), rng.normal(size=(nk, d))) for nq, nk, d in [(4, 4, 3), (2, 6, 5), (6, 1, 2)]]
+    cases.append(case(rng.normal(size=(3, 1)), rng.normal(size=(4, 1)), "one feature: a single outer product"))
+    cases.append(case(rng.normal(size=(3, 8)), rng.normal(size=(3, 8)), "more features than queries and keys"))
+    return cases
+
+
+@check
+def score_table(hidden, rng):
+    return _score_cases("score_table", hidden, rng)
+
+
+@check
+def score_table_from_outer(hidden, rng):
+    return _score_cases("score_table_from_outer", hidden, rng)
+
+
+# ---------------------------------------------------------------------- geometry
+
+def _cosine_hints(u, v):
+    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+    d = float(np.dot(u, v))
+    return _first_hint(u, v, [
+        (lambda u, v: d / nu, "Only u was normalised: divide by the lengths of both vectors, |u| |v|."),
+        (lambda u, v: d / nv, "Only v was normalised: divide by the lengths of both vectors, |u| |v|."),
+        (lambda u, v: d / (nu * nv) ** 2, "That divides by the squared lengths u.u and v.v; a length is the square "
+                                          "root, np.linalg.norm(u)."),
+        (lambda u, v: np.arccos(np.clip(d / (nu * nv), -1, 1)), "That is the angle (arccos of the cosine); return "
+                                                                "the cosine itself."),
+        (lambda u, v: 1 - d / (nu * nv), "That is 1 - cosine (the cosine distance); return the cosine itself."),
+        (lambda u, v: d, "That is the plain dot product: divide by |u| |v|."),
+    ])
+
+
+@check
+def cosine_similarity(hidden, rng):
+    def case(u, v, note="", want=None):
+        label = f"cosine_similarity({fmt_vec(u)}, {fmt_vec(v)})" + (f": {note}" if note else "")
+        want_fn = const(want) if want is not None else (lambda: float(np.dot(u, v) / np.sqrt(np.dot(u, u) * np.dot(v, v))))
+        return Case(label, call_with(u, v), want_fn, scalar_safe_close(atol=1e-10), hints=_cosine_hints(u, v))
+
+    if not hidden:
+        return [
+            case(F([3.0, 0.0]), F([1.0, 1.0]), "a 45-degree angle, cos = 1/sqrt(2)", 1 / np.sqrt(2)),
+            case(F([1.0, 2.0]), F([3.0, 4.0]), "11 / (sqrt(5) * 5)"),
+            case(F([1.0, 2.0]), F([2.0, 4.0]), "same direction", 1.0),
+            case(F([1.0, 2.0]), F([-0.5, -1.0]), "opposite directions", -1.0),
+            case(F([2.0, 0.0]), F([0.0, 3.0]), "a right angle", 0.0),
+        ]
+    cases = [case(rng.normal(size=n), rng.normal(size=n), f"random vectors of length {n}") for n in (2, 7, 50)]
+    u, v = rng.normal(size=4), rng.normal(size=4)
+    cases.append(case(5.0 * u, 0.2 * v, "scaled vectors: the cosine ignores length"))
+    return cases
+
+
+def _project_hints(u, v):
+    d, vv = float(np.dot(u, v)), float(np.dot(v, v))
+    return _first_hint(u, v, [
+        (lambda u, v: d / np.sqrt(vv), "That is the length of the projection, a number; return the vector: "
+                                       "(u . v / v . v) * v."),
+        (lambda u, v: d / np.sqrt(vv) * v, "That divides by |v| instead of |v|^2 = v . v: one |v| for the length, one "
+                                           "to make v a unit vector."),
+        (lambda u, v: d / vv, "That is the coefficient u . v / v . v; multiply it by v to get the vector."),
+        (lambda u, v: d / float(np.dot(u, u)) * u, "That projects v onto u; project u onto v: (u . v / v . v) * v."),
+        (lambda u, v: u - d / vv * v, "That is the part of u perpendicular to v, u - proj; return the projection."),
+        (lambda u, v: d * v, "That forgets to divide by v . v: the projection must not grow when v is scaled."),
+    ])
+
+
+@check
+def project(hidden, rng):
+    def case(u, v, note="", want=None):
+        label = f"project({fmt_vec(u)}, {fmt_vec(v)})" + (f": {note}" if note else "")
+        want_fn = const(want) if want is not None else (lambda: np.dot(u, v) / np.dot(v, v) * v)
+        return Case(label, call_with(u, v), want_fn, scalar_safe_close(dtype="f"), hints=_project_hints(u, v))
+
+    if not hidden:
+        return [
+            case(F([2.0, 1.0]), F([3.0, 0.0]), "(6 / 9) * [3, 0] = [2, 0]", F([2.0, 0.0])),
+            case(F([2.0, 1.0]), F([6.0, 0.0]), "a longer v along the same line gives the same [2, 0]", F([2.0, 0.0])),
+            case(F([1.0, 2.0]), F([3.0, 4.0]), "(11 / 25) * [3, 4] = [1.32, 1.76]", F([1.32, 1.76])),
+            case(F([0.0, 5.0]), F([2.0, 0.0]), "u perpendicular to v projects to 0", F([0.0, 0.0])),
+        ]
+    cases = [case(rng.normal(size=n), rng.normal(size=n), f"random vectors of length {n}") for n in (2, 3, 10)]
+    v = rng.normal(size=3)
+    cases.append(case(3.0 * v, v, "u along v projects to itself"))
+    cases.append(case(rng.normal(size=3), -4.0 * v, "a long v pointing the other way"))
+    return cases
+
+
+# -------------------------------------------------------------------- gradient
+
+def _autograd_weight_grad(g, x):
+    """dL/dW from torch.autograd, for y = W x and a loss whose gradient at y is g."""
+    def want():
+        import torch
+
+        W = torch.zeros(len(g), len(x), dtype=torch.float64, requires_grad=True)
+        y = W @ torch.from_numpy(x)  # (d_out,)
+        (y * torch.from_numpy(g)).sum().backward()  # L = g . y, so dL/dy = g
+        return W.grad.numpy()
+    return want
+
+
+def _grad_hints(g, x):
+    return _first_hint(g, x, [
+        (lambda g, x: np.outer(x, g), "This is outer(x, g), the transpose: dL/dW has the shape of W, (d_out, d_in), "
+                                      "with entry [i, j] = g[i] * x[j], so outer(g, x)."),
+        (lambda g, x: g * x, "That is the elementwise product; each weight W[i, j] gets g[i] * x[j], a whole "
+                             "(d_out, d_in) table: outer(g, x)."),
+        (lambda g, x: np.dot(g, x), "That is a dot product, one number; the gradient has one entry per weight: "
+                                    "outer(g, x)."),
+    ])
+
+
+@check
+def linear_weight_grad(hidden, rng):
+    def case(g, x, note="", want=None):
+        label = f"linear_weight_grad(g={fmt_vec(g)}, x={fmt_vec(x)})" + (f": {note}" if note else "")
+        return Case(label, call_with(g, x), const(want) if want is not None else _autograd_weight_grad(g, x),
+                    scalar_safe_close(dtype="f"), hints=_grad_hints(g, x))
+
+    if not hidden:
+        return [
+            case(F([1.0, 2.0]), F([3.0, 4.0, 5.0]), "g x^T = [[3, 4, 5], [6, 8, 10]]",
+                 F([[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]])),
+            case(F([0.5, -1.0]), F([2.0, 1.0]), "against torch.autograd, d_out = d_in = 2"),
+        ]
+    return [case(rng.normal(size=m), rng.normal(size=n), f"d_out = {m}, d_in = {n}, against torch.autograd")
+            for m, n in [(3, 3), (4, 2), (1, 5), (6, 1)]]

@@ -1,0 +1,178 @@
+"""Does every check of 03_dot_and_outer_products reject the mistakes students make, and accept other correct code?"""
+import pytest
+
+from tests.harness import Mistake, exercise_suite
+
+pytestmark = pytest.mark.nb03
+A = "03_dot_and_outer_products"
+
+MISTAKES = [
+    Mistake("dot", "broadcasts_instead_of_raising", '''
+def dot(a, b):
+    return float(np.sum(a * b))
+''', "lengths 1 and 3 differ"),
+    Mistake("dot", "zip_truncates", '''
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+''', "should raise ValueError"),
+    Mistake("dot", "forgets_to_sum", '''
+def dot(a, b):
+    if len(a) != len(b):
+        raise ValueError("lengths differ")
+    return a * b
+''', "adds them up into one number"),
+    Mistake("dot", "sums_the_outer_product", '''
+def dot(a, b):
+    if len(a) != len(b):
+        raise ValueError("lengths differ")
+    return float(np.outer(a, b).sum())
+''', "pairs only matching positions"),
+    Mistake("outer", "b_times_a_transposed", '''
+def outer(a, b):
+    return np.outer(b, a)
+''', "b a^T"),
+    Mistake("outer", "elementwise_product", '''
+def outer(a, b):
+    return a * b
+''', "elementwise product"),
+    Mistake("outer", "column_times_column", '''
+def outer(a, b):
+    return a[:, None] * b[:, None]
+'''),
+    Mistake("outer", "dot_product", '''
+def outer(a, b):
+    return a @ b
+''', "that is the dot product"),
+    Mistake("score_table", "Q_transposed_times_K", '''
+def score_table(Q, K):
+    return Q.T @ K
+''', "Q.T @ K"),
+    Mistake("score_table", "keys_by_queries", '''
+def score_table(Q, K):
+    return K @ Q.T
+''', "K @ Q.T"),
+    Mistake("score_table", "scaled_too_early", '''
+def score_table(Q, K):
+    return Q @ K.T / np.sqrt(Q.shape[1])
+''', "sqrt(d)"),
+    Mistake("score_table", "no_transpose", '''
+def score_table(Q, K):
+    return Q @ K
+''', "raised ValueError"),
+    Mistake("score_table_from_outer", "sums_over_rows", '''
+def score_table_from_outer(Q, K):
+    total = 0
+    for i in range(len(Q)):
+        total = total + outer(Q[i], K[i])
+    return total
+''', "outer products of rows"),
+    Mistake("score_table_from_outer", "keys_outer_queries", '''
+def score_table_from_outer(Q, K):
+    S = np.zeros((len(K), len(Q)))
+    for r in range(Q.shape[1]):
+        S += outer(K[:, r], Q[:, r])
+    return S
+''', "K @ Q.T"),
+    Mistake("score_table_from_outer", "overwrites_instead_of_adding", '''
+def score_table_from_outer(Q, K):
+    for r in range(Q.shape[1]):
+        S = outer(Q[:, r], K[:, r])
+    return S
+''', "only the last feature"),
+    Mistake("score_table_from_outer", "loops_over_rows_count", '''
+def score_table_from_outer(Q, K):
+    S = np.zeros((len(Q), len(K)))
+    for r in range(len(Q)):
+        S += outer(Q[:, r], K[:, r])
+    return S
+'''),
+    Mistake("cosine_similarity", "normalises_u_only", '''
+def cosine_similarity(u, v):
+    return float(u @ v / np.linalg.norm(u))
+''', "only u was normalised"),
+    Mistake("cosine_similarity", "squared_lengths", '''
+def cosine_similarity(u, v):
+    return (u @ v) / ((u @ u) * (v @ v))
+''', "squared lengths"),
+    Mistake("cosine_similarity", "returns_the_angle", '''
+def cosine_similarity(u, v):
+    return float(np.arccos(u @ v / (np.linalg.norm(u) * np.linalg.norm(v))))
+''', "that is the angle"),
+    Mistake("cosine_similarity", "plain_dot_product", '''
+def cosine_similarity(u, v):
+    return float(np.dot(u, v))
+''', "plain dot product"),
+    Mistake("project", "returns_scalar_length", '''
+def project(u, v):
+    return (u @ v) / np.linalg.norm(v)
+''', "length of the projection"),
+    Mistake("project", "divides_by_norm_not_squared", '''
+def project(u, v):
+    return (u @ v) / np.linalg.norm(v) * v
+''', "instead of |v|^2"),
+    Mistake("project", "projects_v_onto_u", '''
+def project(u, v):
+    return (u @ v) / (u @ u) * u
+''', "projects v onto u"),
+    Mistake("project", "returns_perpendicular_part", '''
+def project(u, v):
+    return u - (u @ v) / (v @ v) * v
+''', "perpendicular"),
+    Mistake("linear_weight_grad", "outer_x_g_transposed", '''
+def linear_weight_grad(g, x):
+    return np.outer(x, g)
+''', "outer(x, g)"),
+    Mistake("linear_weight_grad", "elementwise_product", '''
+def linear_weight_grad(g, x):
+    return g * x
+'''),
+    Mistake("linear_weight_grad", "dot_product", '''
+def linear_weight_grad(g, x):
+    return g @ x
+'''),
+    Mistake("linear_weight_grad", "sign_flipped", '''
+def linear_weight_grad(g, x):
+    return -np.outer(g, x)
+''', "sign flipped"),
+]
+
+ALTERNATIVES = {
+    "dot": '''
+def dot(a, b):
+    if a.shape != b.shape:
+        raise ValueError(f"shapes {a.shape} and {b.shape} differ")
+    total = 0.0
+    for x, y in zip(a, b):
+        total += x * y
+    return total
+''',
+    "outer": '''
+def outer(a, b):
+    return np.array([[x * y for y in b] for x in a]).reshape(len(a), len(b))
+''',
+    "score_table": '''
+def score_table(Q, K):
+    return np.einsum("id,jd->ij", Q, K)
+''',
+    "score_table_from_outer": '''
+def score_table_from_outer(Q, K):
+    return sum(np.outer(q_col, k_col) for q_col, k_col in zip(Q.T, K.T))
+''',
+    "cosine_similarity": '''
+def cosine_similarity(u, v):
+    return np.dot(u / np.sqrt(np.sum(u ** 2)), v / np.sqrt(np.sum(v ** 2)))
+''',
+    "project": '''
+def project(u, v):
+    unit = v / np.linalg.norm(v)
+    return np.dot(u, unit) * unit
+''',
+    "linear_weight_grad": '''
+def linear_weight_grad(g, x):
+    return g.reshape(-1, 1) @ x.reshape(1, -1)
+''',
+}
+
+(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+ test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
+ ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
