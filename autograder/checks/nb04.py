@@ -30,7 +30,7 @@ def const(value):
     return lambda: value
 
 
-def _raises(message: str):
+def raises(message: str):
     def want():
         raise ValueError(message)
     return want
@@ -90,7 +90,7 @@ def _log_sm(z):
     return z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
 
 
-def _matches(got, candidate, atol=1e-8, rtol=1e-6) -> bool:
+def matches(got, candidate, atol=1e-8, rtol=1e-6) -> bool:
     g = getattr(got, "data", got)
     try:
         g = np.asarray(g, dtype=float)
@@ -101,19 +101,19 @@ def _matches(got, candidate, atol=1e-8, rtol=1e-6) -> bool:
         return False
 
 
-def _arr(got) -> np.ndarray:
+def as_array(got) -> np.ndarray:
     return np.asarray(getattr(got, "data", got), dtype=float)
 
 
-def _sign_hint(message: str):
+def sign_hint(message: str):
     """A hint for a scalar result that is the expected one negated (core names this only for arrays)."""
     def hint(got, want):
-        g, w = _arr(got), _arr(want)
+        g, w = as_array(got), as_array(want)
         return message if g.shape == w.shape and w.any() and np.allclose(-g, w) else None
     return hint
 
 
-def _first_match(got, candidates) -> str | None:
+def first_match(got, candidates) -> str | None:
     """The message of the first (candidate value, message) pair that the result equals."""
     with np.errstate(all="ignore"):
         for candidate, message in candidates:
@@ -121,7 +121,7 @@ def _first_match(got, candidates) -> str | None:
                 value = candidate()
             except Exception:
                 continue
-            if _matches(got, value):
+            if matches(got, value):
                 return message
     return None
 
@@ -138,7 +138,7 @@ def _softmax_hint(z, axis=-1):
 
     def hint(got, want):
         with np.errstate(all="ignore"):
-            if _arr(got).shape == z.shape and np.allclose(_arr(got), global_max(), equal_nan=True):
+            if as_array(got).shape == z.shape and np.allclose(as_array(got), global_max(), equal_nan=True):
                 return ("You subtracted the max of the whole array: subtract each slice's own max "
                         f"(z.max(axis={axis}, keepdims=True)); a slice far below the global max underflows to 0 / 0.")
         candidates = []
@@ -148,10 +148,10 @@ def _softmax_hint(z, axis=-1):
         candidates.append((lambda: np.exp(z - z.max()) / np.exp(z - z.max()).sum(),
                            "You normalized over the whole array: normalize along the axis only "
                            "(sum with axis=axis, keepdims=True)."))
-        message = _first_match(got, candidates)
+        message = first_match(got, candidates)
         if message:
             return message
-        if not np.isfinite(_arr(got)).all() and np.abs(z).max() > 700:
+        if not np.isfinite(as_array(got)).all() and np.abs(z).max() > 700:
             return "Did you subtract the max? exp(1000) overflows to inf, and inf / inf is nan."
         return None
 
@@ -200,7 +200,7 @@ def _temperature_case(label, z, tau):
     z = np.asarray(z, dtype=float)
 
     def hint(got, want):
-        return _first_match(got, [
+        return first_match(got, [
             (lambda: _sm(z * tau), "This is softmax(z * tau): divide the logits by the temperature, z / tau."),
             (lambda: _sm(z), "This is the plain softmax(z): the temperature was ignored."),
         ])
@@ -217,14 +217,14 @@ def softmax_temperature(hidden, rng):
             _temperature_case("softmax_temperature([2, 1, 0], 0.5): sharper", z, 0.5),
             _temperature_case("softmax_temperature([2, 1, 0], 2.0): flatter", z, 2.0),
             Case("softmax_temperature([2, 1, 0], 0.0): tau must be > 0", args(z, 0.0),
-                 _raises("tau must be > 0, got 0.0")),
+                 raises("tau must be > 0, got 0.0")),
         ]
     zz = rng.normal(size=(4, 5)) * 2
     return [
         _temperature_case("softmax_temperature of shape (4, 5), tau=0.1", zz, 0.1),
         _temperature_case("softmax_temperature of shape (4, 5), tau=3.0", zz, 3.0),
         _temperature_case("softmax_temperature([1000, 999, 998], 0.5)", [1000.0, 999.0, 998.0], 0.5),
-        Case("softmax_temperature(z, -1.0): tau must be > 0", args(zz, -1.0), _raises("tau must be > 0, got -1.0")),
+        Case("softmax_temperature(z, -1.0): tau must be > 0", args(zz, -1.0), raises("tau must be > 0, got -1.0")),
     ]
 
 
@@ -243,7 +243,7 @@ def _cross_entropy_case(label, logits, targets):
         return F.cross_entropy(_t(logits), torch.as_tensor(targets)).item()
 
     def hint(got, w):
-        message = _first_match(got, [
+        message = first_match(got, [
             (lambda: -_log_sm(logits)[rows, targets].sum(),
              f"That is the sum over the {n} positions: cross_entropy is the mean."),
             (lambda: -_log_sm(logits)[rows, targets],
@@ -256,13 +256,13 @@ def _cross_entropy_case(label, logits, targets):
         ])
         if message:
             return message
-        if not np.isfinite(_arr(got)).all():
+        if not np.isfinite(as_array(got)).all():
             return ("log(softmax) underflows to log(0) = -inf for extreme logits: compute log p directly as "
                     "z - max - log(sum(exp(z - max))) (log-sum-exp).")
         return None
 
     return Case(label, args(logits, targets), want, close(),
-                hints=[hint, _sign_hint("The sign is flipped: the loss is -log p, positive.")])
+                hints=[hint, sign_hint("The sign is flipped: the loss is -log p, positive.")])
 
 
 @check
@@ -291,7 +291,7 @@ def cross_entropy(hidden, rng):
 # ------------------------------------------------------------------------------ perplexity
 
 def _perplexity_hint(x):
-    return lambda got, want: _first_match(got, [
+    return lambda got, want: first_match(got, [
         (lambda: 2.0 ** x, "2 ** nll is for bits; mean_nll is in nats, so use e ** mean_nll (np.exp)."),
         (lambda: math.exp(-x), "exp(-mean_nll) is the geometric-mean probability; perplexity is its inverse, "
                                "exp(+mean_nll)."),
@@ -319,17 +319,17 @@ def _entropy_case(label, p):
         return torch.special.entr(_t(p)).sum().item()
 
     def hint(got, w):
-        message = _first_match(got, [
+        message = first_match(got, [
             (lambda: -np.sum(p[p > 0] * np.log2(p[p > 0])), "Nats use the natural log (np.log), not log2."),
             (lambda: -np.mean(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0)),
              "Entropy is a sum over the outcomes, not a mean."),
         ])
-        if not message and not np.isfinite(_arr(got)).all() and (p == 0).any():
+        if not message and not np.isfinite(as_array(got)).all() and (p == 0).any():
             message = "0 log 0 counts as 0: leave out the zero probabilities (p[p > 0]) or use np.where."
         return message
 
     return Case(label, args(p), want, close(),
-                hints=[hint, _sign_hint("The sign is flipped: H(p) = -sum p log p is never negative.")])
+                hints=[hint, sign_hint("The sign is flipped: H(p) = -sum p log p is never negative.")])
 
 
 def _kl_case(label, q, p):
@@ -341,12 +341,12 @@ def _kl_case(label, q, p):
         return kl_divergence(Categorical(probs=_t(q)), Categorical(probs=_t(p))).item()
 
     def hint(got, w):
-        message = _first_match(got, [
+        message = first_match(got, [
             (lambda: np.sum(p * np.log(p / q)), "That is KL(p || q): the arguments are swapped. "
                                                 "kl_divergence(q, p) = sum q log(q / p)."),
             (lambda: np.sum(q[q > 0] * np.log2(q[q > 0] / p[q > 0])), "Nats use the natural log (np.log), not log2."),
         ])
-        if not message and not np.isfinite(_arr(got)).all() and (q == 0).any():
+        if not message and not np.isfinite(as_array(got)).all() and (q == 0).any():
             message = "0 log 0 counts as 0: leave out the outcomes where q is 0."
         return message
 
@@ -395,7 +395,7 @@ def _sequence_case(label, cond):
         c = np.asarray(cond, dtype=float)
         if c.size == 0:
             return "An empty product is 1: start the running product at 1.0."
-        return _first_match(got, [
+        return first_match(got, [
             (lambda: c.sum(), "The chain rule multiplies the conditional probabilities; it does not add them."),
             (lambda: np.log(c).sum(), "That is the log-probability (a sum of logs); return the probability "
                                       "itself, the product."),
@@ -429,7 +429,7 @@ def _moment_case(label, name, values, probs):
     want = mean if name == "expectation" else float(np.sum(probs * (values - mean) ** 2))
 
     def hint(got, w):
-        return _first_match(got, [
+        return first_match(got, [
             (lambda: float(np.sum(probs * values ** 2)), "That is E[X^2]: the variance is E[X^2] - E[X]^2."),
             (lambda: float(np.mean(values)), "That is the plain average of the values: weight each value by its "
                                              "probability."),
@@ -438,16 +438,16 @@ def _moment_case(label, name, values, probs):
         ])
 
     return Case(label, args(values, probs), const(want), close(),
-                hints=[hint, _sign_hint("The sign is flipped: the variance is E[X^2] - E[X]^2, never negative.")])
+                hints=[hint, sign_hint("The sign is flipped: the variance is E[X^2] - E[X]^2, never negative.")])
 
 
 def _moment_checks(name, hidden, rng):
     v, p = [1.0, 2.0, 3.0], [0.5, 0.3, 0.2]
     worked = "1.7" if name == "expectation" else "3.5 - 1.7^2 = 0.61"
     bad_sum = Case(f"{name}([1, 2, 3], [0.5, 0.3, 0.1]): probs sum to 0.9, not 1",
-                   args(v, [0.5, 0.3, 0.1]), _raises("probs must sum to 1, got 0.9"))
+                   args(v, [0.5, 0.3, 0.1]), raises("probs must sum to 1, got 0.9"))
     bad_neg = Case(f"{name}([0, 1], [1.2, -0.2]): a negative probability (although they sum to 1)",
-                   args([0.0, 1.0], [1.2, -0.2]), _raises("probs must be >= 0"))
+                   args([0.0, 1.0], [1.2, -0.2]), raises("probs must be >= 0"))
     if not hidden:
         return [_moment_case(f"{name}([1, 2, 3], [0.5, 0.3, 0.2]) is {worked}", name, v, p),
                 _moment_case(f"{name}([4, 4], [0.3, 0.7])", name, [4.0, 4.0], [0.3, 0.7]),
@@ -456,8 +456,8 @@ def _moment_checks(name, hidden, rng):
     probs = rng.dirichlet(np.ones(6))
     return [_moment_case(f"{name} of 6 random values", name, values, probs),
             _moment_case(f"{name} of a sure outcome", name, [2.0, -5.0, 3.0], [0.0, 1.0, 0.0]),
-            Case(f"{name}(values, probs summing to 1.5)", args(values, probs * 1.5), _raises("probs must sum to 1")),
-            Case(f"{name}([1, 2, 3], [0.7, -0.1, 0.4])", args(v, [0.7, -0.1, 0.4]), _raises("probs must be >= 0"))]
+            Case(f"{name}(values, probs summing to 1.5)", args(values, probs * 1.5), raises("probs must sum to 1")),
+            Case(f"{name}([1, 2, 3], [0.7, -0.1, 0.4])", args(v, [0.7, -0.1, 0.4]), raises("probs must be >= 0"))]
 
 
 @check
@@ -474,10 +474,10 @@ def variance(hidden, rng):
 
 def _bayes_case(label, prior, pa, pna):
     def hint(got, want):
-        if _matches(got, pa) and _matches(got, pa * prior / (pa * prior + pna * prior)):
+        if matches(got, pa) and matches(got, pa * prior / (pa * prior + pna * prior)):
             return ("That is P(flag | A) itself. P(A | flag) = P(flag | A) P(A) / P(flag): the prior P(A) "
                     "matters, and P(flag) weighs P(flag | not A) by P(not A) = 1 - P(A).")
-        return _first_match(got, [
+        return first_match(got, [
             (lambda: pa * prior, "That is P(flag and A) = P(flag | A) P(A): divide it by P(flag) = "
                                  "P(flag | A) P(A) + P(flag | not A) P(not A)."),
             (lambda: pa, "P(flag | A) is not P(A | flag): the prior P(A) matters."),

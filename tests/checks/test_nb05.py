@@ -1,0 +1,254 @@
+"""Does every check of 05_gradients_and_chain_rule reject the mistakes students make, and accept other correct code?"""
+import pytest
+
+from tests.harness import Mistake, exercise_suite
+
+pytestmark = pytest.mark.nb05
+A = "05_gradients_and_chain_rule"
+
+MISTAKES = [
+    # --------------------------------------------------------- squared_loss_grad
+    Mistake("squared_loss_grad", "missing_factor_two", '''
+def squared_loss_grad(w, x, y):
+    return (w * x - y) * x
+''', "factor 2"),
+    Mistake("squared_loss_grad", "missing_inner_derivative", '''
+def squared_loss_grad(w, x, y):
+    return 2 * (w * x - y)
+''', "multiply by x"),
+    Mistake("squared_loss_grad", "w_instead_of_x", '''
+def squared_loss_grad(w, x, y):
+    return 2 * (w * x - y) * w
+''', "not w"),
+    Mistake("squared_loss_grad", "outer_sign_flipped", '''
+def squared_loss_grad(w, x, y):
+    return 2 * (y - w * x) * x
+''', "sign is flipped"),
+    Mistake("squared_loss_grad", "returns_the_loss", '''
+def squared_loss_grad(w, x, y):
+    return (w * x - y) ** 2
+''', "loss itself"),
+    # ------------------------------------------------------------------ sgd_step
+    Mistake("sgd_step", "adds_the_gradient", '''
+def sgd_step(param, grad, lr):
+    return param + lr * grad
+''', "uphill"),
+    Mistake("sgd_step", "returns_the_step", '''
+def sgd_step(param, grad, lr):
+    return -lr * grad
+''', "step itself"),
+    Mistake("sgd_step", "ignores_the_learning_rate", '''
+def sgd_step(param, grad, lr):
+    return param - grad
+''', "learning rate is missing"),
+    Mistake("sgd_step", "divides_by_the_learning_rate", '''
+def sgd_step(param, grad, lr):
+    return param - grad / lr
+'''),
+    # -------------------------------------------------------- numerical_gradient
+    Mistake("numerical_gradient", "one_sided", '''
+def numerical_gradient(f, x, eps=1e-6):
+    x = np.asarray(x, dtype=float)
+    grad = np.zeros_like(x)
+    base = f(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        grad[i] = (f(x) - base) / eps
+        x[i] = old
+    return grad
+''', "one-sided difference"),
+    Mistake("numerical_gradient", "in_place_without_restoring", '''
+def numerical_gradient(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        x[i] += eps
+        f_plus = f(x)
+        x[i] -= 2 * eps
+        f_minus = f(x)
+        grad[i] = (f_plus - f_minus) / (2 * eps)
+    return grad
+''', "changed x"),
+    Mistake("numerical_gradient", "forgets_the_two", '''
+def numerical_gradient(f, x, eps=1e-6):
+    x = np.array(x, dtype=float)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = eps
+        grad[i] = (f(x + step) - f(x - step)) / eps
+    return grad
+''', "divide the central difference by 2 eps"),
+    Mistake("numerical_gradient", "only_one_dimensional", '''
+def numerical_gradient(f, x, eps=1e-6):
+    x = np.array(x, dtype=float)
+    grad = np.zeros(len(x))
+    for i in range(len(x)):
+        step = np.zeros_like(x)
+        step[i] = eps
+        grad[i] = np.sum(f(x + step) - f(x - step)) / (2 * eps)
+    return grad
+''', "wrong shape"),
+    # ----------------------------------------------------------- linear_backward
+    Mistake("linear_backward", "grad_W_transposed", '''
+def linear_backward(x, W, grad_out):
+    return grad_out @ W.T, grad_out.T @ x
+''', "not grad_out.T @ x"),
+    Mistake("linear_backward", "W_not_transposed", '''
+def linear_backward(x, W, grad_out):
+    return grad_out @ W, x.T @ grad_out
+''', "W needs a transpose"),
+    Mistake("linear_backward", "divides_by_N", '''
+def linear_backward(x, W, grad_out):
+    n = x.shape[0]
+    return grad_out @ W.T / n, x.T @ grad_out / n
+''', "do not divide by n"),
+    Mistake("linear_backward", "swapped_return_order", '''
+def linear_backward(x, W, grad_out):
+    return x.T @ grad_out, grad_out @ W.T
+''', "in that order"),
+    # -------------------------------------------- softmax_cross_entropy_backward
+    Mistake("softmax_cross_entropy_backward", "not_divided_by_N", '''
+def softmax_cross_entropy_backward(logits, targets):
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    p[np.arange(len(targets)), targets] -= 1
+    return p
+''', "divide by n"),
+    Mistake("softmax_cross_entropy_backward", "no_one_hot", '''
+def softmax_cross_entropy_backward(logits, targets):
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) / len(targets)
+''', "subtract the one-hot"),
+    Mistake("softmax_cross_entropy_backward", "one_hot_minus_p", '''
+def softmax_cross_entropy_backward(logits, targets):
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    return (np.eye(logits.shape[1])[targets] - p) / len(targets)
+''', "not onehot(y) - p"),
+    Mistake("softmax_cross_entropy_backward", "unstable_softmax", '''
+def softmax_cross_entropy_backward(logits, targets):
+    e = np.exp(logits)
+    p = e / e.sum(axis=-1, keepdims=True)
+    p[np.arange(len(targets)), targets] -= 1
+    return p / len(targets)
+''', "stable softmax"),
+    Mistake("softmax_cross_entropy_backward", "one_hot_in_the_wrong_rows", '''
+def softmax_cross_entropy_backward(logits, targets):
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    p[:, targets] -= 1
+    return p / len(targets)
+''', "each row's own target"),
+    # ---------------------------------------------------------------- adamw_step
+    Mistake("adamw_step", "no_bias_correction", '''
+def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    param = param * (1 - lr * weight_decay)
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad ** 2
+    return param - lr * m / (np.sqrt(v) + eps), m, v
+''', "bias correction is missing"),
+    Mistake("adamw_step", "l2_in_the_gradient", '''
+def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    grad = grad + weight_decay * param
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad ** 2
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    return param - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+''', "adam with l2"),
+    Mistake("adamw_step", "decay_without_the_learning_rate", '''
+def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    param = param * (1 - weight_decay)
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad ** 2
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    return param - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+''', "1 - lr * weight_decay, not 1 - weight_decay"),
+    Mistake("adamw_step", "decays_after_the_update", '''
+def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad ** 2
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    param = param - lr * m_hat / (np.sqrt(v_hat) + eps)
+    return param * (1 - lr * weight_decay), m, v
+''', "before the adam update"),
+    Mistake("adamw_step", "eps_inside_the_root", '''
+def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    param = param * (1 - lr * weight_decay)
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad ** 2
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    return param - lr * m_hat / np.sqrt(v_hat + eps), m, v
+''', "outside the square root"),
+    Mistake("adamw_step", "returns_only_the_parameter", '''
+def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    param = param * (1 - lr * weight_decay)
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad ** 2
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    return param - lr * m_hat / (np.sqrt(v_hat) + eps)
+''', "must return a tuple (param, m, v)"),
+]
+
+ALTERNATIVES = {
+    "squared_loss_grad": '''
+def squared_loss_grad(w, x, y):
+    residual = w * x - y
+    dL_dresidual = 2 * residual
+    return dL_dresidual * x
+''',
+    "sgd_step": '''
+def sgd_step(param, grad, lr):
+    new = np.array(param, dtype=float, copy=True)
+    new -= lr * np.asarray(grad)
+    return new if np.ndim(param) else float(new)
+''',
+    "numerical_gradient": '''
+def numerical_gradient(f, x, eps=1e-6):
+    x = np.array(x, dtype=float)  # a private copy: no restoring needed
+    flat = x.reshape(-1)  # a view of x: (x.size,)
+    grad = np.empty(x.size)
+    for i in range(x.size):
+        flat[i] += eps
+        up = f(x)
+        flat[i] -= 2 * eps
+        down = f(x)
+        flat[i] += eps
+        grad[i] = (up - down) / (2 * eps)
+    return grad.reshape(x.shape)
+''',
+    "linear_backward": '''
+def linear_backward(x, W, grad_out):
+    grad_W = np.einsum("ni,nj->ij", x, grad_out)  # sum over rows of outer products
+    grad_x = np.einsum("nj,ij->ni", grad_out, W)
+    return grad_x, grad_W
+''',
+    "softmax_cross_entropy_backward": '''
+def softmax_cross_entropy_backward(logits, targets):
+    import torch
+    import torch.nn.functional as F
+    z = torch.tensor(logits, dtype=torch.float64, requires_grad=True)
+    F.cross_entropy(z, torch.as_tensor(targets)).backward()
+    return z.grad.numpy()
+''',
+    "adamw_step": '''
+def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    m = m + (1 - b1) * (grad - m)
+    v = v + (1 - b2) * (grad * grad - v)
+    step_size = lr / (1 - b1 ** t)
+    denom = np.sqrt(v) / np.sqrt(1 - b2 ** t) + eps
+    param = param - lr * weight_decay * param
+    return param - step_size * m / denom, m, v
+''',
+}
+
+(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+ test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
+ ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
