@@ -1,0 +1,324 @@
+"""Checks for 08_causality_and_masking."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference import ref
+from .core import Case, Comparator, call_with, describe, exercise, fmt, predicate
+from .nb06 import _data, close0, const, known_mistakes, raises
+
+A = "08_causality_and_masking"
+check = exercise(A)
+
+
+def R(name: str):
+    """The reference solution's function, looked up only when a verdict needs it."""
+    return lambda *args, **kwargs: ref(A, name)(*args, **kwargs)
+
+
+# ------------------------------------------------------------------- masks
+
+class mask_equal(Comparator):
+    """Boolean masks compared exactly: dtype, then shape, then the first row that differs."""
+
+    def __init__(self, row_name=lambda r: f"row {r}", hint=None):
+        self.row_name, self.hint = row_name, hint  # row_name(r) names row r for a learner
+
+    def mismatch(self, got, want):
+        g, w = _data(got), _data(want)
+        if g is None:
+            return f"expected a boolean array of shape {w.shape}, got {describe(got)}."
+        if g.dtype.kind != "b":
+            return (f"expected booleans (True = allowed), got dtype {g.dtype}. Build the mask with a comparison "
+                    "or dtype=bool: a float mask would be multiplied, and boolean indexing needs booleans.")
+        if g.shape != w.shape:
+            msg = f"wrong shape: expected {w.shape}, got {g.shape}."
+            if g.shape == w.shape[::-1]:
+                msg += " The axes are swapped."
+            return msg
+        if np.array_equal(g, w):
+            return None
+        r = int(np.flatnonzero((g != w).any(axis=-1))[0]) if g.ndim == 2 else 0
+        gr, wr = (g[r], w[r]) if g.ndim == 2 else (g, w)
+        msg = (f"{self.row_name(r)} is True at {fmt(np.flatnonzero(gr))}, "
+               f"expected True at {fmt(np.flatnonzero(wr))}.")
+        extra = self.hint(g, w) if self.hint else None
+        return msg + (" " + extra if extra else "")
+
+
+def _causal_hint(g, w):
+    T = w.shape[0]
+    for wrong, message in [
+        (np.tril(np.ones((T, T), bool), -1), "The diagonal is missing: a query may read its own position "
+                                             "(key <= query, not key < query)."),
+        (np.triu(np.ones((T, T), bool)), "That is the upper triangle: rows are queries, columns are keys, and "
+                                         "a query reads the keys at or before it (the lower triangle)."),
+        (np.triu(np.ones((T, T), bool), 1), "True should mark the allowed keys (key <= query), not the blocked ones."),
+        (np.ones((T, T), bool), "Every key is allowed: the future must be blocked."),
+    ]:
+        if np.array_equal(g, wrong):
+            return message
+    return None
+
+
+@check
+def causal_mask(hidden, rng):
+    cmp = mask_equal(lambda r: f"row {r} (query {r})", _causal_hint)
+    if not hidden:
+        F, T_ = False, True
+        return [
+            Case("causal_mask(4): row 2 keeps columns 0, 1, 2", call_with(4),
+                 const(np.array([[T_, F, F, F], [T_, T_, F, F], [T_, T_, T_, F], [T_, T_, T_, T_]])), cmp),
+            Case("causal_mask(1): one position reads itself", call_with(1), const(np.array([[True]])), cmp),
+        ]
+    return [Case(f"causal_mask({T})", call_with(T), lambda T=T: R("causal_mask")(T), cmp) for T in (2, 7, 33)]
+
+
+def _padding_hint(lengths, T):
+    lengths = np.asarray(lengths)
+    pos = np.arange(T)
+
+    def hint(g, w):
+        for wrong, message in [
+            (pos[None] <= lengths[:, None], "Off by one: a sequence of length n has real tokens at positions "
+                                            "0 .. n-1, so position n is already padding (t < length)."),
+            (pos[None] >= lengths[:, None], "True should mark the real tokens, not the padding."),
+            (pos[None] >= T - lengths[:, None], "The real tokens sit at the start (padding at the end): "
+                                                "position t is real when t < length."),
+        ]:
+            if np.array_equal(g, wrong):
+                return message
+        return None
+    return hint
+
+
+def _padding_case(label, lengths, T, want):
+    sizes = [int(n) for n in np.asarray(lengths).ravel()]
+    return Case(label, call_with(lengths, T), want,
+                mask_equal(lambda r: f"row {r} (sequence {r}, length {sizes[r]})", _padding_hint(lengths, T)))
+
+
+@check
+def padding_mask(hidden, rng):
+    if not hidden:
+        return [
+            _padding_case("padding_mask(np.array([3, 1, 4]), 4)", np.array([3, 1, 4]), 4,
+                          const(np.array([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1]], dtype=bool))),
+            _padding_case("padding_mask([2, 0], 3): a sequence with no real token", [2, 0], 3,
+                          const(np.array([[True, True, False], [False, False, False]]))),
+        ]
+    lengths = rng.integers(0, 13, size=9)
+    return [_padding_case("padding_mask of 9 random lengths, T = 12", lengths, 12,
+                          lambda: R("padding_mask")(lengths, 12)),
+            _padding_case("padding_mask([5], 5)", [5], 5, lambda: R("padding_mask")([5], 5))]
+
+
+# ----------------------------------------------------------- masked_softmax
+
+def _softmax(z, axis=-1):
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _masked(scores, allowed, axis=-1):
+    allowed = np.broadcast_to(allowed, np.shape(scores))
+    return _softmax(np.where(allowed, scores, -np.inf), axis)
+
+
+def _softmax_hint(scores, allowed):
+    scores = np.asarray(scores, dtype=float)
+    allowed = np.broadcast_to(np.asarray(allowed, bool), scores.shape)
+    return known_mistakes(
+        (lambda: _softmax(scores) * allowed, "Masked after the softmax without renormalising: the rows no longer "
+                                             "sum to 1. Mask the scores (with -inf) before the softmax."),
+        (lambda: _softmax(scores * allowed), "The scores were multiplied by the mask: a blocked score of 0 still "
+                                             "gets weight exp(0) = 1. Replace blocked scores with -inf instead."),
+        (lambda: _softmax(np.where(allowed, -np.inf, scores)), "True means allowed: the blocked keys got the weight."),
+        (lambda: _softmax(scores), "The mask is ignored: blocked keys must get weight 0."),
+        (lambda: _masked(scores, allowed, axis=-2) if scores.ndim >= 2 and (allowed.any(-2)).all() else np.nan,
+         "Softmax over the wrong axis: each row (one query) sums to 1 over the keys, the last axis."),
+    )
+
+
+def _softmax_compare(scores, allowed):
+    """Values within tolerance, and blocked weights exactly 0."""
+    values = close0(atol=1e-9, rtol=1e-7, dtype="f")
+    blocked = ~np.broadcast_to(np.asarray(allowed, bool), np.shape(scores))
+
+    def test(got, want):
+        message = values.mismatch(got, want)
+        if message:
+            return message
+        g = _data(got)
+        leak = g[blocked]
+        if (leak != 0).any():
+            where = tuple(int(i) for i in np.argwhere(blocked & (g != 0))[0])
+            return (f"a blocked key got weight {leak[leak != 0][0]:.3g} at index {list(where)}: blocked weights "
+                    "must be exactly 0. Fill blocked scores with -inf (or a huge negative such as -1e9), not a "
+                    "small negative number.")
+        return None
+    return predicate(test)
+
+
+def _softmax_case(label, scores, allowed, want=None, extra_hint=None):
+    hints = [_softmax_hint(scores, allowed)] + ([extra_hint] if extra_hint else [])
+    return Case(label, call_with(scores, allowed), want or (lambda: _masked(scores, allowed)),
+                _softmax_compare(scores, allowed), hints=hints)
+
+
+def _nan_hint(message):
+    def hint(got, want):
+        g = _data(got)
+        return message if g is not None and g.dtype.kind in "fc" and np.isnan(g).any() else None
+    return hint
+
+
+@check
+def masked_softmax(hidden, rng):
+    if not hidden:
+        causal4 = np.tril(np.ones((4, 4), bool))
+        scores = rng.normal(size=(2, 3, 4, 4))
+        return [
+            _softmax_case("masked_softmax([[2, 1, 3]], [[True, True, False]]) = [[0.7311, 0.2689, 0]]",
+                          np.array([[2.0, 1.0, 3.0]]), np.array([[True, True, False]]),
+                          const(np.array([[np.exp(1) / (np.exp(1) + 1), 1 / (np.exp(1) + 1), 0.0]]))),
+            _softmax_case("masked_softmax(np.zeros((4, 4)), causal mask): rows 1, 1/2, 1/3, 1/4", np.zeros((4, 4)),
+                          causal4),
+            _softmax_case("masked_softmax of scores (2, 3, 4, 4) with a (4, 4) causal mask (broadcast)", scores,
+                          causal4),
+            _softmax_case("masked_softmax([[1000, 999, -5]], all allowed): large scores", np.array([[1000.0, 999.0, -5.0]]),
+                          np.ones((1, 3), bool),
+                          extra_hint=_nan_hint("exp overflowed: subtract each row's max before exponentiating.")),
+            _softmax_case("masked_softmax([[0, 1, 2000]], [[True, True, False]]): a blocked key with a huge score",
+                          np.array([[0.0, 1.0, 2000.0]]), np.array([[True, True, False]]),
+                          extra_hint=_nan_hint("Take the row max over the allowed keys only (mask first, then "
+                                               "subtract the max): a blocked key's huge score made every allowed "
+                                               "exp underflow to 0, or exp overflowed.")),
+            Case("masked_softmax(np.zeros((2, 3)), [[True, False, False], [False, False, False]]): row 1 keeps no key",
+                 call_with(np.zeros((2, 3)), np.array([[True, False, False], [False, False, False]])),
+                 raises("row 1 keeps no key"), close0()),
+        ]
+    B, H, T = 2, 2, 6
+    lengths = np.array([6, 3])
+    allowed = np.tril(np.ones((T, T), bool))[None, None] & (np.arange(T) < lengths[:, None])[:, None, None, :]
+    scores = rng.normal(scale=3.0, size=(B, H, T, T))
+    random_allowed = rng.random((5, 7)) < 0.5
+    random_allowed[np.arange(5), rng.integers(0, 7, size=5)] = True
+    wide = rng.normal(scale=50.0, size=(5, 7))
+    return [
+        _softmax_case("masked_softmax with a causal & padding mask (B, 1, T, T)", scores, allowed,
+                      want=lambda: R("masked_softmax")(scores, allowed)),
+        _softmax_case("masked_softmax with a random mask and scores of scale 50", wide, random_allowed,
+                      want=lambda: R("masked_softmax")(wide, random_allowed)),
+        Case("masked_softmax with a (3,) mask that allows nothing", call_with(np.zeros((2, 3)), np.zeros(3, bool)),
+             lambda: R("masked_softmax")(np.zeros((2, 3)), np.zeros(3, bool)), close0()),
+    ]
+
+
+# --------------------------------------------------------------- is_causal
+# Functions with a known answer; each maps (T, d) to (T, d_out) and is fine to deep-copy.
+
+def _attention(x, fill=-np.inf, causal=True):
+    scores = x @ x.T / np.sqrt(x.shape[1])  # (T, T)
+    if causal:
+        scores = np.where(np.tril(np.ones(scores.shape, bool)), scores, fill)
+    return _softmax(scores) @ x
+
+
+def identity(x):
+    return np.array(x, dtype=float)
+
+
+def running_sum(x):
+    return np.cumsum(x, axis=0)
+
+
+def causal_attention(x):
+    return _attention(x)
+
+
+def full_attention(x):
+    return _attention(x, causal=False)
+
+
+def sum_of_what_follows(x):
+    return np.cumsum(x[::-1], axis=0)[::-1]
+
+
+def row_0_reads_row_1(x):
+    out = np.array(x, dtype=float)
+    out[0] = out[0] + x[1]
+    return out
+
+
+def second_last_reads_last(x):
+    out = np.array(x, dtype=float)
+    out[-2] = out[-2] + x[-1]
+    return out
+
+
+def leaky_mask_attention(x):
+    """Attention whose mask fills -4 instead of -inf: the future leaks in a little."""
+    return _attention(x, fill=-4.0)
+
+
+def running_mean_projected(x):
+    """A causal map to another width: running mean, then a fixed (d, 2) projection."""
+    x = np.asarray(x, dtype=float)
+    means = np.cumsum(x, axis=0) / np.arange(1, len(x) + 1)[:, None]  # (T, d)
+    return means @ np.linspace(-1.0, 1.0, 2 * x.shape[1]).reshape(x.shape[1], 2)  # (T, 2)
+
+
+_GENERAL = ("Perturb every suffix x[t+1:] for t = 0 .. T-2 with noise that really changes it (adding random "
+            "noise does; reordering rows may not), compare row t, and use a tolerance far below any real leak.")
+_TRUTH = {  # fn: (causal?, what it is, advice when is_causal gets it wrong)
+    identity: (True, "identity (row t is x[t])", ""),
+    running_sum: (True, "running sum, np.cumsum(x, axis=0)", ""),
+    causal_attention: (True, "self-attention under the causal mask", ""),
+    running_mean_projected: (True, "running mean projected to width 2", ""),
+    full_attention: (False, "self-attention without a mask", _GENERAL),
+    sum_of_what_follows: (False, "sum of x[t:], what follows", _GENERAL),
+    row_0_reads_row_1: (False, "a function whose row 0 reads x[1]",
+                        "The leak goes from x[1] into row 0: perturb every suffix x[t+1:] from t = 0 on, not "
+                        "only the last position, and compare row t. " + _GENERAL),
+    second_last_reads_last: (False, "a function whose row T-2 reads x[T-1]",
+                             "The leak goes from x[T-1] into row T-2: the last t to test is T-2, so loop over "
+                             "range(T - 1). " + _GENERAL),
+    leaky_mask_attention: (False, "attention with a weak mask (-4 instead of -inf), a small leak",
+                           "The leak is small (weights of about e^-4): use a tolerance far below any real leak, "
+                           "such as np.allclose's default or exact equality. " + _GENERAL),
+}
+_CAUSAL_ADVICE = ("Perturb only the future x[t+1:], never x[t] itself, and compare only the rows up to t: "
+                  "later rows may change.")
+
+
+def _verdict_test(fn):
+    expected, _, advice = _TRUTH[fn]
+
+    def test(got, want):
+        g = got.data.item() if hasattr(got, "data") and got.data.size == 1 else got
+        if not isinstance(g, (bool, np.bool_)):
+            return f"is_causal should return True or False, got {describe(got)} {fmt(got)}."
+        if bool(g) == expected:
+            return None
+        if expected:
+            return f"this function is causal, but your is_causal says False. {_CAUSAL_ADVICE}"
+        return f"this function reads the future, but your is_causal says True. {advice}"
+    return test
+
+
+def _causal_case(fn, x):
+    expected, description, _ = _TRUTH[fn]
+    return Case(f"is_causal({fn.__name__}, x) with x of shape {x.shape}, {description}",
+                lambda student, fn=fn, x=x: student(fn, x.copy()), const(expected), predicate(_verdict_test(fn)))
+
+
+@check
+def is_causal(hidden, rng):
+    if not hidden:
+        x = rng.normal(size=(6, 3))
+        return [_causal_case(fn, x) for fn in _TRUTH]
+    cases = [_causal_case(fn, rng.normal(size=(9, 5))) for fn in _TRUTH]
+    cases.append(_causal_case(identity, rng.normal(size=(1, 4))))
+    cases.append(_causal_case(row_0_reads_row_1, rng.normal(size=(2, 2))))
+    return cases

@@ -1,0 +1,198 @@
+"""Does every check of 08_causality_and_masking reject the mistakes students make, and accept other correct code?"""
+import pytest
+
+from tests.harness import Mistake, exercise_suite
+
+pytestmark = pytest.mark.nb08
+A = "08_causality_and_masking"
+
+MISTAKES = [
+    Mistake("causal_mask", "diagonal_excluded", '''
+def causal_mask(T):
+    return np.tril(np.ones((T, T), dtype=bool), k=-1)
+''', "diagonal is missing"),
+    Mistake("causal_mask", "upper_triangle", '''
+def causal_mask(T):
+    return np.triu(np.ones((T, T), dtype=bool))
+''', "upper triangle"),
+    Mistake("causal_mask", "floats", '''
+def causal_mask(T):
+    return np.tril(np.ones((T, T)))
+''', "expected booleans"),
+    Mistake("causal_mask", "blocked_marked_true", '''
+def causal_mask(T):
+    k, q = np.meshgrid(np.arange(T), np.arange(T))
+    return k > q
+''', "allowed keys"),
+    Mistake("padding_mask", "off_by_one", '''
+def padding_mask(lengths, T):
+    return np.arange(T)[None, :] <= np.asarray(lengths)[:, None]
+''', "off by one"),
+    Mistake("padding_mask", "true_at_padding", '''
+def padding_mask(lengths, T):
+    return np.arange(T)[None, :] >= np.asarray(lengths)[:, None]
+''', "not the padding"),
+    Mistake("padding_mask", "integers", '''
+def padding_mask(lengths, T):
+    return (np.arange(T)[None, :] < np.asarray(lengths)[:, None]).astype(int)
+''', "expected booleans"),
+    Mistake("padding_mask", "transposed", '''
+def padding_mask(lengths, T):
+    return np.arange(T)[:, None] < np.asarray(lengths)[None, :]
+''', "axes are swapped"),
+    Mistake("padding_mask", "left_padding", '''
+def padding_mask(lengths, T):
+    return np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None]
+''', "padding at the end"),
+    Mistake("masked_softmax", "masked_after_softmax", '''
+def masked_softmax(scores, allowed):
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) * allowed
+''', "without renormalising"),
+    Mistake("masked_softmax", "multiplies_scores_by_mask", '''
+def masked_softmax(scores, allowed):
+    z = scores * allowed
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+''', "multiplied by the mask"),
+    Mistake("masked_softmax", "no_error_for_an_empty_row", '''
+def masked_softmax(scores, allowed):
+    z = np.where(allowed, scores, -1e9)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+''', "should raise ValueError"),
+    Mistake("masked_softmax", "max_over_blocked_keys", '''
+def masked_softmax(scores, allowed):
+    allowed = np.broadcast_to(allowed, scores.shape)
+    if not allowed.any(axis=-1).all():
+        raise ValueError("a row keeps no key")
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True)) * allowed
+    return e / e.sum(axis=-1, keepdims=True)
+''', "max over the allowed keys"),
+    Mistake("masked_softmax", "no_max_subtraction", '''
+def masked_softmax(scores, allowed):
+    allowed = np.broadcast_to(allowed, scores.shape)
+    if not allowed.any(axis=-1).all():
+        raise ValueError("a row keeps no key")
+    e = np.where(allowed, np.exp(scores), 0.0)
+    return e / e.sum(axis=-1, keepdims=True)
+''', "exp overflowed"),
+    Mistake("masked_softmax", "small_negative_fill", '''
+def masked_softmax(scores, allowed):
+    allowed = np.broadcast_to(allowed, scores.shape)
+    if not allowed.any(axis=-1).all():
+        raise ValueError("a row keeps no key")
+    z = np.where(allowed, scores, -30.0)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+''', "exactly 0"),
+    Mistake("masked_softmax", "inverted_mask", '''
+def masked_softmax(scores, allowed):
+    allowed = np.broadcast_to(allowed, scores.shape)
+    if not allowed.any(axis=-1).all():
+        raise ValueError("a row keeps no key")
+    z = np.where(allowed, -np.inf, scores)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+'''),
+    Mistake("is_causal", "only_perturbs_last_position", '''
+def is_causal(fn, x):
+    changed = np.array(x, dtype=float)
+    changed[-1] += 1.0
+    return bool(np.allclose(fn(x)[:-1], fn(changed)[:-1]))
+''', "from x[1] into row 0"),
+    Mistake("is_causal", "compares_the_whole_output", '''
+def is_causal(fn, x):
+    for t in range(len(x) - 1):
+        changed = np.array(x, dtype=float)
+        changed[t + 1:] += 1.0
+        if not np.allclose(fn(x), fn(changed)):
+            return False
+    return True
+''', "compare only the rows up to t"),
+    Mistake("is_causal", "perturbs_position_t_too", '''
+def is_causal(fn, x):
+    for t in range(len(x)):
+        changed = np.array(x, dtype=float)
+        changed[t:] += 1.0
+        if not np.allclose(fn(x)[:t + 1], fn(changed)[:t + 1]):
+            return False
+    return True
+''', "never x[t] itself"),
+    Mistake("is_causal", "compares_the_next_row", '''
+def is_causal(fn, x):
+    for t in range(len(x) - 1):
+        changed = np.array(x, dtype=float)
+        changed[t + 1:] += 1.0
+        if not np.allclose(fn(x)[t + 1], fn(changed)[t + 1]):
+            return False
+    return True
+''', "compare only the rows up to t"),
+    Mistake("is_causal", "reverses_the_future", '''
+def is_causal(fn, x):
+    for t in range(len(x) - 1):
+        changed = np.array(x, dtype=float)
+        changed[t + 1:] = changed[t + 1:][::-1]
+        if not np.allclose(fn(x)[:t + 1], fn(changed)[:t + 1]):
+            return False
+    return True
+''', "really changes it"),
+    Mistake("is_causal", "loose_tolerance", '''
+def is_causal(fn, x):
+    for t in range(len(x) - 1):
+        changed = np.array(x, dtype=float)
+        changed[t + 1:] += 0.5
+        if not np.allclose(fn(x)[:t + 1], fn(changed)[:t + 1], atol=0.05):
+            return False
+    return True
+''', "tolerance far below"),
+    Mistake("is_causal", "skips_the_last_step", '''
+def is_causal(fn, x):
+    for t in range(len(x) - 2):
+        changed = np.array(x, dtype=float)
+        changed[t + 1:] += 1.0
+        if not np.allclose(fn(x)[:t + 1], fn(changed)[:t + 1]):
+            return False
+    return True
+''', "range(T - 1)"),
+]
+
+ALTERNATIVES = {
+    "causal_mask": '''
+def causal_mask(T):
+    return np.arange(T)[None, :] <= np.arange(T)[:, None]
+''',
+    "padding_mask": '''
+def padding_mask(lengths, T):
+    out = np.zeros((len(lengths), T), dtype=bool)
+    for b, n in enumerate(lengths):
+        out[b, :n] = True
+    return out
+''',
+    "masked_softmax": '''
+def masked_softmax(scores, allowed):
+    allowed = np.broadcast_to(allowed, np.shape(scores))
+    if np.any(~allowed.any(axis=-1)):
+        raise ValueError("some query has no allowed key")
+    z = np.where(allowed, scores, -1e9)
+    z = z - z.max(axis=-1, keepdims=True)
+    w = np.exp(z)
+    return w / w.sum(axis=-1, keepdims=True)
+''',
+    "is_causal": '''
+def is_causal(fn, x):
+    x = np.asarray(x, dtype=float)
+    reference = np.asarray(fn(x))
+    rng = np.random.default_rng(123)
+    for t in range(x.shape[0] - 1):
+        future = x.copy()
+        future[t + 1:] = rng.normal(size=future[t + 1:].shape) * 10
+        if not np.array_equal(np.asarray(fn(future))[t], reference[t]):
+            return False
+    return True
+''',
+}
+
+(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
+ test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
+ ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
