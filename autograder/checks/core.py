@@ -99,7 +99,7 @@ def _encode_array(a: np.ndarray, kind: str) -> Any:
         return {"__unencodable__": f"array of dtype {a.dtype}"}
     if a.size > MAX_ELEMENTS:
         return {"__unencodable__": f"array with {a.size} elements"}
-    a = np.ascontiguousarray(a)
+    a = np.ascontiguousarray(a).reshape(a.shape)  # ascontiguousarray makes a 0-d array 1-d
     return {"__array__": base64.b64encode(a.tobytes()).decode("ascii"),
             "dtype": a.dtype.str, "shape": list(a.shape), "kind": kind}
 
@@ -238,6 +238,18 @@ class Case:
     def __post_init__(self) -> None:
         if self.compare is None:
             self.compare = close()
+
+
+def const(value: Any) -> Callable[[], Any]:
+    """An expected value known in advance (a worked number a learner can check by hand)."""
+    return lambda: value
+
+
+def raises(message: str, error: type[Exception] = ValueError) -> Callable[[], Any]:
+    """An expected outcome that is an error: the student's code must raise ``error`` too."""
+    def want():
+        raise error(message)
+    return want
 
 
 def call_with(*args: Any, **kwargs: Any) -> Callable[[Any], Any]:

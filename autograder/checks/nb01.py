@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import ref
-from .core import Case, call_with, close, equal, exercise
+from .core import Case, call_with, close, const, equal, exercise, raises
+
 
 A = "01_tokens_and_ids"
 check = exercise(A)
@@ -13,10 +14,6 @@ check = exercise(A)
 def R(name: str):
     """The reference solution's function, looked up only when a verdict needs it."""
     return lambda *args, **kwargs: ref(A, name)(*args, **kwargs)
-
-
-def const(value):
-    return lambda: value
 
 
 CAT = "the cat sat on the mat".split()
@@ -104,21 +101,15 @@ def one_hot(hidden, rng):
             Case("one_hot(np.array([[1, 0], [3, 3]]), 4) keeps the shape of ids", call_with(np.array([[1, 0], [3, 3]]), 4),
                  const(np.eye(4)[[[1, 0], [3, 3]]]), f, hints=[_one_hot_hint]),
             Case("one_hot(np.array([3]), 3): id 3 is outside [0, 3)", call_with(np.array([3]), 3),
-                 _raises("id 3 is outside [0, 3)"), f),
+                 raises("id 3 is outside [0, 3)"), f),
             Case("one_hot(np.array([-1]), 3): a negative id is not an address (NumPy would wrap it)",
-                 call_with(np.array([-1]), 3), _raises("id -1 is outside [0, 3)"), f),
+                 call_with(np.array([-1]), 3), raises("id -1 is outside [0, 3)"), f),
         ]
     ids = rng.integers(0, 7, size=(2, 3, 4))
     return [Case("one_hot of ids with shape (2, 3, 4), V=7", call_with(ids, 7), lambda: np.eye(7)[ids], f,
                  hints=[_one_hot_hint]),
             Case("one_hot(np.array([0, 0]), 1)", call_with(np.array([0, 0]), 1), const(np.ones((2, 1))), f),
-            Case("one_hot(np.array([5]), 5)", call_with(np.array([5]), 5), _raises("id 5 is outside [0, 5)"), f)]
-
-
-def _raises(message: str):
-    def want():
-        raise ValueError(message)
-    return want
+            Case("one_hot(np.array([5]), 5)", call_with(np.array([5]), 5), raises("id 5 is outside [0, 5)"), f)]
 
 
 @check
@@ -149,7 +140,7 @@ def make_lm_pairs(hidden, rng):
             Case("make_lm_pairs([10, 11, 12, 13, 14], context_len=2)", call_with(ids, 2),
                  const((np.array([[10, 11], [11, 12], [12, 13]]), np.array([[11, 12], [12, 13], [13, 14]]))), ints),
             Case("make_lm_pairs([1, 2, 3], context_len=3): no window fits", call_with([1, 2, 3], 3),
-                 _raises("need more than context_len ids"), ints),
+                 raises("need more than context_len ids"), ints),
         ]
     ids = [int(i) for i in rng.integers(0, 50, size=40)]
     return [Case("make_lm_pairs of 40 ids, context_len=8", call_with(ids, 8), lambda: R("make_lm_pairs")(ids, 8), ints),

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..reference import ref
 from .core import Case, call_with, close, equal, exercise
-from .nb01 import _raises, const
+from .core import const, raises
 
 A = "02_shapes_and_matmul"
 check = exercise(A)
@@ -176,7 +176,7 @@ def split_heads(hidden, rng):
                  hints=[_split_hint]),
             Case("split_heads(x, 3) with x (2, 5, 6)", call_with(x2, 3), lambda: _split_slices(x2, 3), hints=[_split_hint]),
             Case("split_heads(x, 4) with x (1, 4, 6): 4 heads do not divide d = 6", call_with(np.zeros((1, 4, 6)), 4),
-                 _raises("4 heads do not divide d = 6")),
+                 raises("4 heads do not divide d = 6")),
         ]
     cases = []
     for shape, H in [((3, 7, 8), 4), ((2, 3, 12), 6), ((1, 5, 6), 1), ((2, 4, 6), 6)]:
@@ -184,9 +184,9 @@ def split_heads(hidden, rng):
         cases.append(Case(f"split_heads(x, {H}) with x {shape}", call_with(x, H),
                           lambda x=x, H=H: _split_slices(x, H), hints=[_split_hint]))
     cases.append(Case("split_heads(x, 5) with x (2, 3, 8)", call_with(rng.normal(size=(2, 3, 8)), 5),
-                      _raises("5 heads do not divide d = 8")))
+                      raises("5 heads do not divide d = 8")))
     cases.append(Case("split_heads(x, 4) with x (1, 6, 6)", call_with(np.zeros((1, 6, 6)), 4),
-                      _raises("4 heads do not divide d = 6")))
+                      raises("4 heads do not divide d = 6")))
     return cases
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..reference import ref
 from .core import Array, Case, call_with, close, exercise
-from .nb01 import _raises, const
+from .core import const, raises
 
 A = "03_dot_and_outer_products"
 check = exercise(A)
@@ -48,23 +48,6 @@ def _first_hint(a, b, candidates):
 F = np.array  # short for the hand-written vectors below
 
 
-class scalar_safe_close(close):
-    """close() that treats a NumPy scalar as the number it is.
-
-    core.encode stores a NumPy scalar with shape (1,) (np.ascontiguousarray makes 0-d arrays 1-d), so plain
-    close() would tell a student who returns np.float64 that the shape is wrong; here a scalar is a number again.
-    """
-
-    def mismatch(self, got, want):
-        return super().mismatch(_number(got), _number(want))
-
-
-def _number(value):
-    if isinstance(value, Array) and value.kind == "scalar" and value.data.size == 1:
-        return value.data.reshape(()).item()
-    return value
-
-
 def fmt_vec(a) -> str:
     """A short vector as it would be typed, a long one by its length (for case labels)."""
     return "[" + ", ".join(f"{x:g}" for x in a) + "]" if len(a) <= 4 else f"a vector of length {len(a)}"
@@ -85,10 +68,10 @@ def dot(hidden, rng):
     def case(a, b, note="", want=None):
         label = f"dot({fmt_vec(a)}, {fmt_vec(b)})" + (f": {note}" if note else "")
         if len(a) != len(b):
-            want_fn = _raises(f"lengths differ: {len(a)} and {len(b)}")
+            want_fn = raises(f"lengths differ: {len(a)} and {len(b)}")
         else:
             want_fn = const(want) if want is not None else (lambda: float(np.dot(a, b)))
-        return Case(label, call_with(a, b), want_fn, scalar_safe_close(), hints=_dot_hints(a, b))
+        return Case(label, call_with(a, b), want_fn, close(), hints=_dot_hints(a, b))
 
     if not hidden:
         return [
@@ -124,7 +107,7 @@ def outer(hidden, rng):
     def case(a, b, note="", want=None):
         label = f"outer({fmt_vec(a)}, {fmt_vec(b)})" + (f": {note}" if note else "")
         return Case(label, call_with(a, b), const(want) if want is not None else (lambda: np.outer(a, b)),
-                    scalar_safe_close(dtype="f"), hints=_outer_hints(a, b))
+                    close(dtype="f"), hints=_outer_hints(a, b))
 
     if not hidden:
         return [
@@ -175,7 +158,7 @@ def _score_cases(name, hidden, rng):
     def case(Q, K, note="", want=None):
         label = f"{name}(Q, K) with Q {Q.shape}, K {K.shape}" + (f": {note}" if note else "")
         return Case(label, call_with(Q, K), const(want) if want is not None else _dot_table(Q, K),
-                    scalar_safe_close(dtype="f"), hints=_score_hints(Q, K, from_outer))
+                    close(dtype="f"), hints=_score_hints(Q, K, from_outer))
 
     if not hidden:
         Q5 = np.arange(20.0).reshape(5, 4) % 3 - 1
@@ -222,7 +205,7 @@ def cosine_similarity(hidden, rng):
     def case(u, v, note="", want=None):
         label = f"cosine_similarity({fmt_vec(u)}, {fmt_vec(v)})" + (f": {note}" if note else "")
         want_fn = const(want) if want is not None else (lambda: float(np.dot(u, v) / np.sqrt(np.dot(u, u) * np.dot(v, v))))
-        return Case(label, call_with(u, v), want_fn, scalar_safe_close(atol=1e-10), hints=_cosine_hints(u, v))
+        return Case(label, call_with(u, v), want_fn, close(atol=1e-10), hints=_cosine_hints(u, v))
 
     if not hidden:
         return [
@@ -257,7 +240,7 @@ def project(hidden, rng):
     def case(u, v, note="", want=None):
         label = f"project({fmt_vec(u)}, {fmt_vec(v)})" + (f": {note}" if note else "")
         want_fn = const(want) if want is not None else (lambda: np.dot(u, v) / np.dot(v, v) * v)
-        return Case(label, call_with(u, v), want_fn, scalar_safe_close(dtype="f"), hints=_project_hints(u, v))
+        return Case(label, call_with(u, v), want_fn, close(dtype="f"), hints=_project_hints(u, v))
 
     if not hidden:
         return [
@@ -303,7 +286,7 @@ def linear_weight_grad(hidden, rng):
     def case(g, x, note="", want=None):
         label = f"linear_weight_grad(g={fmt_vec(g)}, x={fmt_vec(x)})" + (f": {note}" if note else "")
         return Case(label, call_with(g, x), const(want) if want is not None else _autograd_weight_grad(g, x),
-                    scalar_safe_close(dtype="f"), hints=_grad_hints(g, x))
+                    close(dtype="f"), hints=_grad_hints(g, x))
 
     if not hidden:
         return [
