@@ -50,7 +50,7 @@ class RunResult:
 def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
               env: dict[str, str] | None = None, limits: Limits | None = None,
               hide: Iterable[str | os.PathLike] = (), max_restarts: int = 3,
-              pool: "WarmPool | None" = None) -> RunResult:
+              pool: "WarmPool | None" = None, namespaces: bool | None = None) -> RunResult:
     """Execute ``sources`` in order in one fresh interpreter and return one CellResult each.
 
     ``files`` are written into the run's private scratch folder (the current directory of
@@ -61,6 +61,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
     :func:`default_pool`), so the imports are paid once per worker, not once per submission.
     ``hide`` names more folders the code must not see (the pipeline passes its output folder and
     the submissions); without bubblewrap they are covered in the child's mount namespace.
+    ``namespaces=False`` asks for resource limits only (what a machine without namespaces gets).
     A cell that hangs past ``limits.cell_timeout`` is interrupted; one that ignores the interrupt
     or kills its process is marked and the notebook re-run without it, at most ``max_restarts`` times.
     """
@@ -81,7 +82,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
                  "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
                  "file_bytes": limits.file_bytes},
         "max_restarts": max_restarts,
-        "namespaces": pool.namespaces,
+        "namespaces": pool.namespaces if namespaces is None else namespaces,
     }
     budget = 120 + (len(sources) * (limits.cell_timeout + limits.interrupt_grace) + 30) * (max_restarts + 1)
     problems: list[str] = []

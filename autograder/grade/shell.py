@@ -186,6 +186,9 @@ class GradingShell(InteractiveShell):
             value = f"<unprintable {name}>"
         RECORDER.error(name, value, [str(s) for s in stb])
 
+    def enable_gui(self, gui=None) -> None:  # no event loop to integrate with, as in ipykernel's inline mode
+        pass
+
     def ask_exit(self) -> None:  # exit() / quit(): nothing to leave, the next cell runs as in a notebook run
         pass
 

@@ -34,8 +34,11 @@ class ChannelClosed(EOFError):
 
 # ------------------------------------------------------------------------------- framing
 
+_dumps = json.dumps  # bound once: a cell that replaces json.dumps must not change how results travel
+
+
 def encode_frame(obj: dict) -> bytes:
-    body = json.dumps(obj, allow_nan=True).encode()
+    body = _dumps(obj, allow_nan=True).encode()
     return HEADER.pack(len(body)) + body
 
 
@@ -195,6 +198,19 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
             run_cells_in_child(shell, req, skip, msg_fd, conf, plan)
             os._exit(0)
         os.close(msg_fd)
+
+        def forward(signum, frame):  # the warm parent signals C (its own child, never a reused pid)
+            try:
+                if signum == signal.SIGUSR1:
+                    os.kill(g, signal.SIGINT)
+                else:
+                    os.kill(g, signal.SIGKILL)
+                    os.killpg(g, signal.SIGKILL)
+            except OSError:
+                pass
+
+        signal.signal(signal.SIGUSR1, forward)
+        signal.signal(signal.SIGUSR2, forward)
         write_frame(status_fd, {"pid": g})
         while True:
             try:
@@ -366,7 +382,7 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
                     frames, garbled = [], True
                     msgs.eof = True
                     if gpid:
-                        _kill(gpid)
+                        _signal(pid, signal.SIGUSR2)
                 for m in frames:
                     if "hello" in m:
                         facts = list(m["hello"])
@@ -394,20 +410,20 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
             now = time.monotonic()
             if current is not None and killed_for_timeout is None and gpid:
                 if interrupted is None and now >= started + timeout:
-                    _signal(gpid, signal.SIGINT)
+                    _signal(pid, signal.SIGUSR1)
                     interrupted = now
                     interrupted_cells.add(current)
                 elif interrupted is not None and now >= interrupted + grace:
                     killed_for_timeout = current
-                    _kill(gpid)
+                    _signal(pid, signal.SIGUSR2)
             elif facts is None and now >= setup_deadline and gpid:
                 setup_error = "the run did not start within 120 s"
-                _kill(gpid)
+                _signal(pid, signal.SIGUSR2)
     finally:
         os.close(msg_r)
         os.close(st_r)
-        if gpid:
-            _kill(gpid)
+        if gpid and exit_status is None:
+            _signal(pid, signal.SIGUSR2)  # C is not reaped yet, so its pid is still ours
         _reap(pid)
         shutil.rmtree(workdir, ignore_errors=True)
     if current is not None and current in done:
@@ -420,14 +436,6 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
 def _signal(pid: int, sig: int) -> None:
     try:
         os.kill(pid, sig)
-    except OSError:
-        pass
-
-
-def _kill(pid: int) -> None:
-    _signal(pid, signal.SIGKILL)
-    try:
-        os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
 

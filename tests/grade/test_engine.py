@@ -47,6 +47,8 @@ def honest() -> RunResult:
         "os.environ['AUTOGRADER_SEED'], os.environ['MPLBACKEND'])",
         "import os\nprint(os.getcwd() == os.environ['HOME'], open('data.txt').read())",
         "from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))",
+        "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]);",
+        "import ipywidgets as widgets\nwidgets.IntSlider(value=3)",
     ], assignment="02_demo", files={"data.txt": b"given file"}, env={"AUTOGRADER_SEED": "7"}, limits=FAST)
 
 
@@ -69,6 +71,13 @@ def test_matplotlib_gives_png_for_open_figures_and_show(honest):
         pngs = [o for o in cell.outputs if o["output_type"] == "display_data" and "image/png" in o["data"]]
         assert len(pngs) == 1, cell
         assert pngs[0]["data"]["image/png"].startswith("iVBORw0KGgo")  # base64 of the PNG signature
+
+
+def test_matplotlib_magic_and_widgets_work(honest):
+    magic, widget = honest.cells[9], honest.cells[10]
+    assert magic.status == "ok" and any("image/png" in o.get("data", {}) for o in magic.outputs)
+    assert widget.status == "ok"
+    assert "application/vnd.jupyter.widget-view+json" in widget.outputs[0]["data"]
 
 
 def test_errors_are_nbformat_error_outputs(honest):

@@ -16,22 +16,31 @@ import nbformat
 import pytest
 
 from autograder.grade import sandbox
-from autograder.grade.engine import Limits, RunResult, WarmPool, run_cells
+from autograder.grade.engine import Limits, RunResult, WarmPool, default_pool, run_cells
 
 pytestmark = pytest.mark.grading
 
 FAST = Limits(cell_timeout=5, interrupt_grace=1)
 SECRET = "SECRET-do-not-read-42"
 
-MODES = ["namespaces"] + (["bubblewrap"] if sandbox.bwrap_available() else [])
+MODES = ["namespaces"] + (["bubblewrap"] if default_pool().bubblewrap else [])
 
 
-@pytest.fixture(scope="module", params=MODES)
-def pool(request):
-    p = WarmPool(bubblewrap=request.param == "bubblewrap")
+@pytest.fixture(scope="module")
+def plain_pool():
+    p = WarmPool(bubblewrap=False)
     p.warm(1)
     yield p
     p.shutdown()
+
+
+@pytest.fixture(scope="module", params=MODES)
+def pool(request, plain_pool):
+    if request.param == "namespaces":
+        return plain_pool
+    p = default_pool()  # bubblewrap here, shared with the other engine tests
+    assert p.bubblewrap
+    return p
 
 
 def _notebook(path: Path, source: str) -> None:
@@ -159,13 +168,9 @@ def test_unprivileged_and_limited(pool):
     assert ("bubblewrap" in result.isolation) == (pool.bubblewrap is True)
 
 
-def test_without_namespaces_it_degrades_to_limits_and_says_so():
-    pool = WarmPool(bubblewrap=False, namespaces=False)
-    try:
-        result = run_cells(["import os\nprint(os.getcwd() == os.environ['HOME'])"], assignment="02_second",
-                           limits=FAST, pool=pool)
-    finally:
-        pool.shutdown()
+def test_without_namespaces_it_degrades_to_limits_and_says_so(plain_pool):
+    result = run_cells(["import os\nprint(os.getcwd() == os.environ['HOME'])"], assignment="02_second",
+                       limits=FAST, pool=plain_pool, namespaces=False)
     assert out(result, 0) == "True\n"
     assert result.isolation.startswith("resource limits only")
 
