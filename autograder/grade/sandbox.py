@@ -150,7 +150,7 @@ def private_filesystem(conf: Confinement, plan: Plan, solutions: dict[str, bytes
         finally:
             for _, fd in fds:
                 os.close(fd)
-    for target in ("/tmp", "/var/tmp", "/dev/shm"):
+    for target in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"):  # the world-writable places
         if os.path.isdir(target):
             try:
                 mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")

@@ -212,9 +212,11 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
         signal.signal(signal.SIGUSR1, forward)
         signal.signal(signal.SIGUSR2, forward)
         write_frame(status_fd, {"pid": g})
+        cpu = 0.0
         while True:
             try:
-                _, status = os.waitpid(g, 0)
+                _, status, usage = os.wait4(g, 0)
+                cpu = usage.ru_utime + usage.ru_stime
                 break
             except ChildProcessError:
                 status = 0
@@ -225,7 +227,7 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
             os.killpg(g, signal.SIGKILL)  # whatever G left behind (a fork bomb's survivors)
         except OSError:
             pass
-        write_frame(status_fd, {"exit": status})
+        write_frame(status_fd, {"exit": status, "cpu": cpu})
     except BaseException as exc:  # noqa: BLE001 - report, never fall back into the warm parent's loop
         try:
             write_frame(status_fd, {"setup_error": f"{type(exc).__name__}: {exc}"})
@@ -261,6 +263,8 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
 
     os.register_at_fork(after_in_child=forked)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # as PID 1 of its namespace G would ignore SIGXCPU's default action: leave explicitly
+    signal.signal(signal.SIGXCPU, lambda *_: os._exit(128 + signal.SIGXCPU))
     if sys.path and sys.path[0] not in ("",):
         sys.path[0] = ""
     else:
@@ -307,7 +311,11 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
 
 # ------------------------------------------------------------------------------ supervision
 
-def describe_death(status: int, limits: dict) -> str:
+def describe_death(status: int, limits: dict, cpu: float = 0.0) -> str:
+    if cpu >= float(limits.get("cpu_seconds", 1e9)) - 0.05 or (
+            os.WIFEXITED(status) and os.WEXITSTATUS(status) == 128 + signal.SIGXCPU):
+        return (f"the process running the notebook died in this cell: the CPU time limit "
+                f"({limits.get('cpu_seconds')} s for the notebook) ran out")
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         why = {
@@ -353,6 +361,7 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
     facts: list[str] | None = None
     gpid = None
     exit_status = None
+    cpu_used = 0.0
     setup_error = None
     current = started = interrupted = None
     killed_for_timeout = None
@@ -397,6 +406,7 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
                         gpid = int(m["pid"])
                     elif "exit" in m:
                         exit_status = int(m["exit"])
+                        cpu_used = float(m.get("cpu", 0.0))
                         c_gone_at = time.monotonic()
                     elif "setup_error" in m:
                         setup_error = m["setup_error"]
@@ -429,7 +439,7 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
     if current is not None and current in done:
         current = None
     return {"done": done, "facts": facts, "current": current, "exit": exit_status, "setup_error": setup_error,
-            "killed_for_timeout": killed_for_timeout, "garbled": garbled,
+            "killed_for_timeout": killed_for_timeout, "garbled": garbled, "cpu": cpu_used,
             "interrupted": interrupted_cells}
 
 
@@ -483,7 +493,7 @@ def supervise(shell, req: dict) -> dict:
                                   "interrupt, so its process was stopped; the rest of the notebook ran without it",
                                   float(limits["cell_timeout"]) + float(limits.get("interrupt_grace", 5.0)))
         else:
-            why = describe_death(run["exit"], limits) if run["exit"] is not None else \
+            why = describe_death(run["exit"], limits, run["cpu"]) if run["exit"] is not None else \
                 "the process running the notebook disappeared in this cell"
             skipped[cell] = _cell(cell, "crashed", why + "; the rest of the notebook ran without it")
         for i in run["interrupted"]:  # it would only hang again: keep its result, do not run it again

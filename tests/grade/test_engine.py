@@ -164,6 +164,19 @@ def test_output_flood_is_cut_with_a_note(hostile):
     assert "output cut" in texts(cell, "stderr")
 
 
+def test_cpu_and_file_size_limits():
+    result = run_cells([
+        "try:\n    open('big.bin', 'wb').write(b'x' * 2 * 2**20)\nexcept OSError as e:\n    print(e.errno)",
+        "while True:\n    pass",
+        "print('after')",
+    ], assignment="02_demo", limits=Limits(cell_timeout=10, cpu_seconds=1, file_bytes=2**20), max_restarts=1)
+    import errno
+
+    assert texts(result.cells[0]) == f"{errno.EFBIG}\n"
+    assert result.cells[1].status == "crashed" and "CPU time limit" in result.cells[1].detail
+    assert texts(result.cells[2]) == "after\n"
+
+
 def test_every_cell_has_a_result_in_order(hostile):
     assert [c.index for c in hostile.cells] == list(range(12))
     assert hostile.problems == []

@@ -127,7 +127,8 @@ def test_no_writing_outside_scratch(pool, tmp_path):
         "def attempt(path):\n    try:\n        open(path, 'w').write('x')\n        return 'WROTE'\n"
         "    except Exception as e:\n        return 'DENIED:' + type(e).__name__",
         f"print(attempt({str(target / 'planted.txt')!r}))",
-        "print(attempt('/usr/planted.txt'), attempt('/etc/planted.txt'))",
+        "print(attempt('/usr/planted.txt'), attempt('/etc/planted.txt'), attempt('/var/tmp/planted.txt'), "
+        "attempt('/run/lock/planted.txt'), attempt('/dev/shm/planted.txt'), attempt('/tmp/planted.txt'))",
         "import os\nprint(attempt('here.txt'), os.path.exists('here.txt'))",
     ], assignment="02_second", limits=FAST, pool=pool)
     assert out(result, 1).startswith("DENIED:")
