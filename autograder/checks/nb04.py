@@ -13,44 +13,14 @@ import warnings
 
 import numpy as np
 
-from ..reference import ref
-from .core import Case, call_with, close, equal, exercise, predicate
+from .core import Case, call_with, close, const, equal, exercise, predicate, raises
 
 A = "04_softmax_and_probability"
 check = exercise(A)
 LN2 = math.log(2.0)
 
 
-def R(name: str):
-    """The reference solution's function, looked up only when a verdict needs it."""
-    return lambda *args, **kwargs: ref(A, name)(*args, **kwargs)
-
-
-def const(value):
-    return lambda: value
-
-
-def raises(message: str):
-    def want():
-        raise ValueError(message)
-    return want
-
-
-def scalars_as_python(value):
-    """NumPy scalars and 0-d arrays as Python numbers (in tuples and lists too).
-
-    core.encode stores a 0-d array with shape (1,) (np.ascontiguousarray promotes it), so an
-    np.float64 from np.sum would be judged "wrong shape" against a float; an answer that is a
-    NumPy scalar is a right answer here.
-    """
-    if isinstance(value, np.generic) and type(value).__module__ == "numpy" and not isinstance(value, np.bool_):
-        return value.item()
-    if type(value) is np.ndarray and value.ndim == 0 and value.dtype.kind in "iuf":
-        return value.item()
-    if type(value) in (tuple, list):
-        return type(value)(scalars_as_python(v) for v in value)
-    return value
-
+# ------------------------------------------------- helpers shared with nb05 (calls, matching, hints)
 
 def quiet(call):
     """Run a student's call with floating-point warnings silenced: the returned values decide the
@@ -58,7 +28,7 @@ def quiet(call):
     def run(fn):
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return scalars_as_python(call(fn))
+            return call(fn)
     return run
 
 
