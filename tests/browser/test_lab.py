@@ -6,6 +6,7 @@ and asserts that the lab's output text changed. Screenshots of each step are sav
 """
 from __future__ import annotations
 
+import ast
 import re
 import time
 import warnings
@@ -52,6 +53,11 @@ JS_RUN_CELL = """async (index) => {
     await window.jupyterapp.commands.execute('notebook:run-cell');
 }"""
 
+JS_LAB_SOURCE = """() => {
+    const cell = window.jupyterapp.shell.currentWidget.content.widgets.find(c => c.node.querySelector('.widget-slider'));
+    return cell ? cell.model.sharedModel.getSource() : '';
+}"""
+
 JS_OUTPUT = """([cell, controls]) => {
     const area = cell.querySelector('.jp-Cell-outputArea') || cell;
     const clone = area.cloneNode(true);
@@ -73,6 +79,24 @@ def lab_notebook(root: Path) -> Path | None:
     return None
 
 
+def _not_attempted(cell: dict) -> bool:
+    return bool(cell["error"]) and ("NotAttempted" in cell["error"] or "NotImplementedError" in cell["error"])
+
+
+def exercises_used_by(notebook: Path, lab_source: str) -> list[str]:
+    """Exercise functions (solution cells' grade_ids) that the lab's code calls."""
+    nb = nbformat.read(notebook, as_version=4)
+    names = [c.metadata.nbgrader["grade_id"] for c in nb.cells
+             if c.metadata.get("nbgrader", {}).get("solution") and "grade_id" in c.metadata.nbgrader]
+    try:
+        tree = ast.parse(lab_source)
+    except SyntaxError:  # IPython syntax: fall back to the text
+        return [n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}\s*\(", lab_source)]
+    called = {node.func.id for node in ast.walk(tree)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    return [n for n in names if n in called]
+
+
 def wait_for_kernel_idle(page, timeout_ms: int = KERNEL_TIMEOUT_MS) -> None:
     deadline = time.monotonic() + timeout_ms / 1000
     status = None
@@ -90,6 +114,16 @@ def open_notebook(page, url: str, name: str) -> None:
                            "&& window.jupyterapp.shell.currentWidget.sessionContext", timeout=KERNEL_TIMEOUT_MS)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=KERNEL_TIMEOUT_MS)
     wait_for_kernel_idle(page)
+
+
+def wait_for_images(page, element) -> None:
+    """Wait until every image in an element has loaded and been decoded, so screenshots show plots."""
+    page.wait_for_function(
+        "(el) => Array.from(el.querySelectorAll('img')).every(i => i.complete && i.naturalWidth > 0)",
+        arg=element.element_handle(), timeout=15_000)
+    page.evaluate("(el) => Promise.all(Array.from(el.querySelectorAll('img')).map(i => i.decode().catch(() => null)))",
+                  element.element_handle())
+    page.wait_for_timeout(300)
 
 
 def move_slider(page, slider) -> str:
@@ -142,9 +176,15 @@ def test_lab_slider_changes_the_output(lab_server, page, shots):
                f"so the lab did not run; {len(never_ran)} code cells never ran. Running them one by one.")
         warnings.warn(msg)
         report.append(msg)
-        for cell in never_ran:
+        for cell in never_ran:  # up to the lab: it may use anything defined above it
             page.evaluate(JS_RUN_CELL, cell["index"])
             wait_for_kernel_idle(page)
+            if sliders.count():
+                break
+        errors = [c for c in page.evaluate(JS_CELLS) if c["error"]]
+        report.append(f"after running on past errors: {len(errors)} cells raised, all "
+                      f"{'NotAttempted/NotImplementedError' if all(_not_attempted(c) for c in errors) else 'kinds'}")
+        report += [f"  cell {c['index']} `{c['head']}` -> {c['error'][:120]}" for c in errors if not _not_attempted(c)]
     try:
         sliders.first.wait_for(state="attached", timeout=30_000)
     except Exception:
@@ -154,11 +194,15 @@ def test_lab_slider_changes_the_output(lab_server, page, shots):
                              f"see {shots / '02_no_slider.png'}\n" + "\n".join(report))
 
     lab = sliders.first
-    lab.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)  # let the widget finish rendering before the picture
+    lab_source = page.evaluate(JS_LAB_SOURCE)
+    used = exercises_used_by(notebook, lab_source)
+    report.append(f"the lab calls these exercises: {used}" if used else "the lab calls no exercise")
+    output = lab.locator(".jp-Cell-outputArea").first
+    output.scroll_into_view_if_needed()
+    wait_for_images(page, output)
     before = page.evaluate(JS_OUTPUT, [lab.element_handle(), CONTROLS])
     page.screenshot(path=shots / "02_lab_before.png")
-    lab.screenshot(path=shots / "02_lab_cell_before.png")
+    output.screenshot(path=shots / "02_lab_output_before.png")
 
     how = move_slider(page, lab.locator(".widget-slider").first)
     report.append(f"moved the slider by {how}")
@@ -171,9 +215,12 @@ def test_lab_slider_changes_the_output(lab_server, page, shots):
     page.wait_for_timeout(500)
     after = page.evaluate(JS_OUTPUT, [lab.element_handle(), CONTROLS])
     page.screenshot(path=shots / "03_lab_after.png")
-    lab.screenshot(path=shots / "03_lab_cell_after.png")
+    output.scroll_into_view_if_needed()
+    wait_for_images(page, output)
+    output.screenshot(path=shots / "03_lab_output_after.png")
     report += [f"lab output before: {before['text'][:300]!r}", f"lab output after:  {after['text'][:300]!r}",
-               f"images changed: {before['images'] != after['images']}",
+               f"images before/after: {before['images'].count('|') + bool(before['images'])}/"
+               f"{after['images'].count('|') + bool(after['images'])}, changed: {before['images'] != after['images']}",
                f"total {time.monotonic() - started:.1f} s"]
     (shots / "report.txt").write_text("\n".join(report) + "\n")
     print("\n".join(report))
