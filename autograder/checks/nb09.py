@@ -99,7 +99,8 @@ def diagnose(candidates: dict, messages: dict):
     """A hint: the message of the first known wrong variant the answer matches."""
     def hint(got, want):
         for name, make in candidates.items():
-            if _same(got, make()):
+            wrong = make()
+            if _same(got, wrong) and not _same(want, wrong):  # a variant this case cannot tell apart is no clue
                 return messages[name]
         return None
     return hint

@@ -1,0 +1,102 @@
+"""Does notebook 10's training demo keep its promises: an exact best loss, a fast short run, a bound met?"""
+import math
+import time
+
+import pytest
+
+from autograder.reference import import_notebook
+
+pytestmark = pytest.mark.nb10
+
+
+@pytest.fixture(scope="module")
+def nb():
+    return import_notebook("10_decoder_block")
+
+
+@pytest.fixture(scope="module")
+def corpus(nb):
+    train, vocab = nb.make_corpus(30_000, seed=1)
+    val, _ = nb.make_corpus(3_000, seed=2)
+    return train, val, vocab
+
+
+def test_library_cells_give_the_names_the_figure_script_imports(nb):
+    for name in ("make_corpus", "train_tiny_gpt", "entropy_rate", "ngram_baselines", "MODEL_CONFIG", "windows",
+                 "is_grammatical", "generate_cached"):
+        assert hasattr(nb, name), f"import_notebook('10_decoder_block') has no {name}"
+
+
+def test_every_made_sentence_is_grammatical_and_the_mean_length_is_6_9(nb):
+    ids, vocab = nb.make_corpus(4_000, seed=7)
+    words = [vocab[i] for i in ids.tolist()]
+    sentences, current = [], []
+    for w in words:
+        current.append(w)
+        if w == ".":
+            sentences.append(current)
+            current = []
+    assert len(sentences) == 4_000 and not current
+    assert all(nb.is_grammatical(s) for s in sentences)
+    assert abs(len(words) / len(sentences) - 6.9) < 0.06  # 4 standard errors
+    assert not nb.is_grammatical(["the", "cat", "sleep", "."])  # agreement is what the model must learn
+
+
+def test_entropy_rate_is_the_empirical_information_per_token(nb):
+    """A Monte Carlo estimate of H(sentence) / E[length] from the sampler's own probabilities."""
+    rng = __import__("numpy").random.default_rng(3)
+    p_number, total_info, total_len = 0.5, 0.0, 0
+    for _ in range(20_000):
+        words = nb.make_sentence(rng)
+        info = math.log(1 / p_number)
+        info += math.log(1 / nb.P_ADJECTIVE) + math.log(3) if words[1] in nb.ADJECTIVES else -math.log(1 - nb.P_ADJECTIVE)
+        info += math.log(4)
+        info += math.log(1 / nb.P_PLACE) + math.log(3) if "near" in words else -math.log(1 - nb.P_PLACE)
+        info += math.log(5)
+        info += math.log(8) if words[-3] == "the" else 0.0
+        total_info += info
+        total_len += len(words)
+    assert abs(total_info / total_len - nb.entropy_rate()) < 0.01
+    assert round(nb.entropy_rate(), 3) == 1.057
+
+
+def test_baselines_are_ordered_above_the_entropy_rate(nb, corpus):
+    train, val, vocab = corpus
+    b = nb.ngram_baselines(train, val, len(vocab))
+    assert b["uniform"] == pytest.approx(math.log(27))
+    assert b["uniform"] > b["unigram"] > b["bigram"] > nb.entropy_rate() + 0.3
+
+
+def test_short_graded_run_takes_under_10_seconds_and_starts_learning(nb, corpus):
+    train, val, vocab = corpus
+    cpu, wall = time.process_time(), time.perf_counter()
+    history = nb.train_tiny_gpt(train, val, len(vocab), steps=30, n_val_windows=128)  # as the notebook's short run
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    assert cpu < 10, f"the short run took {cpu:.1f} s of CPU ({wall:.1f} s of wall time)"
+    assert history["step"] == [0, 25, 30]
+    assert len(history["val_loss"]) == len(history["train_loss"]) == 3
+    assert history["val_loss"][-1] < math.log(27) - 0.3
+
+
+def test_cached_generation_gives_exactly_the_plain_loop_tokens(nb):
+    import torch
+
+    torch.manual_seed(0)
+    model = nb.TinyGPT(27, 16, 32, 4, 64, 2).eval()
+    prompt = torch.tensor([[0, 1, 5], [3, 3, 4]])
+    for temperature in (0.0, 0.8):
+        plain = nb.generate(model, prompt, 13, temperature, torch.Generator().manual_seed(4))
+        cached = nb.generate_cached(model, prompt, 13, temperature, torch.Generator().manual_seed(4))
+        assert torch.equal(plain, cached)
+    with pytest.raises(ValueError):
+        nb.generate_cached(model, prompt, 14)
+
+
+@pytest.mark.slow
+def test_full_run_meets_the_stated_bound_within_90_seconds(nb, corpus):
+    train, val, vocab = corpus
+    wall = time.perf_counter()
+    history = nb.train_tiny_gpt(train, val, len(vocab))
+    wall = time.perf_counter() - wall
+    assert history["val_loss"][-1] < nb.entropy_rate() + 0.05
+    assert wall < 90, f"the full run took {wall:.0f} s"
