@@ -84,11 +84,12 @@ CAPTIONS = {
     ),
     "loss_curve": (
         "The tiny GPT's loss against its baselines",
-        "Validation cross-entropy (nats per token) of notebook 10's tiny GPT while it trains. "
-        "Guessing uniformly costs ln V; knowing only token frequencies (unigram) or only the "
-        "previous token (bigram) costs less; no model can beat the corpus's true entropy rate. "
-        "The model passes the unigram and bigram baselines once it uses more than the last token, "
-        "and approaches, but never crosses, the entropy rate.",
+        "Validation cross-entropy (nats per token) of notebook 10's tiny GPT (2 layers, about 105k "
+        "parameters) over 400 AdamW steps on its 27-word grammar. Guessing uniformly costs ln 27 = 3.30; "
+        "knowing word frequencies (unigram) 2.74; knowing the previous word (bigram) 1.44. The model "
+        "passes the unigram baseline within 25 steps and the bigram one by step 75, which takes more "
+        "than the previous word (verb agreement reaches several tokens back), then levels off at "
+        "1.08, just above the grammar's entropy rate of 1.057, below which no model can go.",
     ),
 }
 
@@ -184,7 +185,7 @@ def gradient_step() -> plt.Figure:
     ax.set_xlabel("weight w   (x = 2, y = 3, learning rate 0.1)")
     ax.set_ylabel("loss L(w)")
     ax.set_title("One gradient step: move against the tangent's slope")
-    ax.legend(loc="upper center", frameon=True, framealpha=0.95)
+    ax.legend(loc="center right", frameon=True, framealpha=0.95)
     fig.tight_layout()
     return fig
 
@@ -281,15 +282,50 @@ def loss_curve() -> plt.Figure:
         raise Notebook10Missing(
             f"{exc}: the loss curve trains notebook 10's tiny GPT, so it needs "
             "solutions/10_decoder_block.ipynb (build it with tools/build_solution.py)") from exc
-    for name in ("make_corpus", "train_tiny_gpt"):
+    for name in NB10_NEEDS:
         if not hasattr(nb10, name):
             raise Notebook10Missing(f"solutions/10_decoder_block.ipynb defines no `{name}` in its setup, "
                                     "library or solution cells")
     return _plot_loss_curve(nb10)
 
 
+NB10_NEEDS = ("make_corpus", "train_tiny_gpt", "ngram_baselines", "entropy_rate")
+
+
 def _plot_loss_curve(nb10) -> plt.Figure:
-    raise Notebook10Missing("notebook 10's make_corpus/train_tiny_gpt are not wired into this figure yet")
+    # The corpus and run of notebook 10 itself: 30,000 training sentences, 3,000 fresh ones
+    # (another seed) to validate on, 400 AdamW steps (about 20 s on one core).
+    train_ids, vocab = nb10.make_corpus(30_000, seed=1)
+    val_ids, _ = nb10.make_corpus(3_000, seed=2)
+    V = len(vocab)
+    baselines = nb10.ngram_baselines(train_ids, val_ids, V)  # {"uniform", "unigram", "bigram"}
+    best = nb10.entropy_rate()
+    history = nb10.train_tiny_gpt(train_ids, val_ids, V, steps=400, seed=0)
+    steps, val = history["step"], history["val_loss"]
+    print(f"loss curve: uniform {baselines['uniform']:.3f}, unigram {baselines['unigram']:.3f}, "
+          f"bigram {baselines['bigram']:.3f}, entropy rate {best:.3f}; final validation {val[-1]:.3f} nats",
+          file=sys.stderr)
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    ax.plot(steps, history["train_loss"], color=SKY, linewidth=1.5, label="TinyGPT, training batches")
+    ax.plot(steps, val, "o-", color=BLUE, markersize=4, label="TinyGPT, validation")
+    lines = [("uniform", f"uniform guess, ln {V} = {baselines['uniform']:.2f}", GREY, ":"),
+             ("unigram", f"unigram (word frequencies) {baselines['unigram']:.2f}", PURPLE, "-."),
+             ("bigram", f"bigram (previous word) {baselines['bigram']:.2f}", VERMILION, "--")]
+    for key, label, colour, style in lines:
+        ax.axhline(baselines[key], color=colour, linestyle=style, linewidth=1.8)
+        ax.text(steps[-1], baselines[key] + 0.03, label, color=colour, ha="right", va="bottom", fontsize=10.5)
+    ax.axhline(best, color=GREEN, linewidth=2.2)
+    ax.text(steps[-1], best - 0.04, f"entropy rate {best:.3f}: no model can go lower", color=GREEN,
+            ha="right", va="top", fontsize=10.5)
+    ax.set_xlim(0, steps[-1])
+    ax.set_ylim(0.75, max(3.7, max(history["train_loss"]) + 0.1))
+    ax.set_xlabel("training step (AdamW, batches of 32 windows of 32 tokens)")
+    ax.set_ylabel("cross-entropy (nats per token)")
+    ax.set_title("The tiny GPT's validation loss against its baselines")
+    ax.legend(loc="center right", frameon=True, framealpha=0.95)
+    fig.tight_layout()
+    return fig
 
 
 FIGURES = {
