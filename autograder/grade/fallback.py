@@ -19,7 +19,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from .engine import CellResult, Limits, RunResult
 
 ISOLATION = "none (nbclient fallback: a fresh Jupyter kernel in a scratch folder; no sandbox, no limits)"
-STUCK_AFTER = 2  # consecutive timed-out cells after which the kernel is deemed deaf to interrupts
+PROBE_SECONDS = 10  # after a timeout, how long the interrupted kernel gets to answer a `pass` before it is given up
 
 
 class _Client(NotebookClient):
@@ -30,6 +30,20 @@ class _Client(NotebookClient):
     async def _async_handle_timeout(self, timeout, cell=None):
         self.timed_out = True
         return await super()._async_handle_timeout(timeout, cell)
+
+
+def _answers(client: _Client) -> bool:
+    """Whether the kernel runs a trivial cell again after an interrupt (a loop may ignore SIGINT)."""
+    probe = nbformat.v4.new_code_cell("pass")
+    timeout, client.timeout = client.timeout, PROBE_SECONDS
+    client.timed_out = False
+    try:
+        client.execute_cell(probe, -1)
+    except (CellTimeoutError, DeadKernelError):
+        return False
+    finally:
+        client.timeout = timeout
+    return not client.timed_out
 
 
 def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
@@ -54,11 +68,11 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
                                            "evalue": f"interrupted after {limits.cell_timeout:g} s",
                                            "traceback": []},
                          kernel_name="python3", resources={"metadata": {"path": scratch}})
-        stuck = 0
+        stuck = False
         # The kernel's own start-up chatter would scribble over the grader's progress line.
         with client.setup_kernel(env=kernel_env, cwd=scratch, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
             for i, cell in enumerate(cells):
-                if stuck >= STUCK_AFTER:
+                if stuck:
                     results.append(CellResult(i, "skipped", [], 0.0, "not run: the kernel stopped responding"))
                     continue
                 client.timed_out = False
@@ -69,7 +83,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
                     results.append(CellResult(i, "crashed", list(cell.get("outputs", [])),
                                               time.monotonic() - start, f"the kernel died: {exc}"))
                     problems.append(f"the kernel died in cell {i}")
-                    stuck = STUCK_AFTER
+                    stuck = True
                     continue
                 except CellTimeoutError as exc:  # an IOPub timeout: treat as a timeout of this cell
                     client.timed_out = True
@@ -77,11 +91,12 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
                 seconds = time.monotonic() - start
                 outputs = list(cell.get("outputs", []))
                 if client.timed_out:
-                    stuck += 1
                     results.append(CellResult(i, "timeout", outputs, seconds,
                                               f"interrupted after {limits.cell_timeout:g} s"))
+                    stuck = not _answers(client)
+                    if stuck:
+                        problems.append(f"cell {i} ignored the interrupt; the cells after it were not run")
                     continue
-                stuck = 0
                 failed = any(o.get("output_type") == "error" for o in outputs)
                 results.append(CellResult(i, "error" if failed else "ok", outputs, seconds))
     return RunResult(results, ISOLATION, problems)
