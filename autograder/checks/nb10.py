@@ -335,7 +335,12 @@ def _block_case(label, p, H, x):
 
     variants = {n: (lambda n=n: block_np(p, x, H, n)) for n in BLOCK_MESSAGES}
     return Case(label, call, lambda: run_torch_block(torch_block(p, d, H, d_ff), tensor(x)), close(**TOL),
-                hints=[diagnose(variants, BLOCK_MESSAGES)])
+                hints=[diagnose(variants, BLOCK_MESSAGES), _uses("LayerNorm and FeedForward")])
+
+
+def _uses(parts: str):
+    """The last resort hint: a composite is only as right as the parts it is built from."""
+    return lambda got, want: f"If {parts} do not pass their own checks yet, fix them first: this class uses them."
 
 
 def _block_causality_case(p, H, x):
@@ -442,7 +447,8 @@ def _gpt_case(label, cfg, ids, rng):
             return module(torch.tensor(ids))
 
     variants = {n: (lambda n=n: gpt_np(p, cfg, ids, n)) for n in GPT_MESSAGES}
-    return Case(label, call, lambda: torch_gpt(p, cfg, ids), close(**TOL), hints=[diagnose(variants, GPT_MESSAGES)])
+    return Case(label, call, lambda: torch_gpt(p, cfg, ids), close(**TOL),
+                hints=[diagnose(variants, GPT_MESSAGES), _uses("LayerNorm and DecoderBlock")])
 
 
 def _gpt_too_long(cfg, T):
