@@ -162,7 +162,7 @@ def count_block_params(d_model, d_ff):
     Mistake("count_block_params", "returns_float", '''
 def count_block_params(d_model, d_ff):
     return 4.0 * (d_model ** 2 + d_model) + 2 * d_model * d_ff + d_ff + 5 * d_model
-''', "expected a int"),
+''', "expected an int"),
     Mistake("TinyGPT", "no_position_embeddings", gpt('''
 if T > self.context_len:
     raise ValueError("too long")
