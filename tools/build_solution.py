@@ -25,6 +25,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 from nbclient import NotebookClient
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{target}: executed in {seconds:.1f} s", file=sys.stderr)
         for cell in nb.cells:
             cell.metadata.pop("execution", None)
+        nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})  # byte-stable however output was flushed
         nbformat.write(nb, target)
 
 

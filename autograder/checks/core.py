@@ -25,6 +25,7 @@ import json
 import math
 import os
 import sys
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -177,8 +178,12 @@ class Outcome:
 
 
 def capture(thunk: Callable[[], Any]) -> Outcome:
+    """Run one call quietly: the value decides the verdict, and under stock nbgrader a warning
+    on stderr (0/0 in a correct np.where, say) would cost the whole test cell its points."""
     try:
-        value = thunk()
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = thunk()
     except Exception as exc:  # a student's error is data, not a crash of the check
         names = tuple(c.__name__ for c in type(exc).__mro__ if c not in (object, BaseException))
         return Outcome(raised=names, message=str(exc))
