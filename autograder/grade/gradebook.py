@@ -23,6 +23,7 @@ class GradebookWriter:
         self.db_url = db_url
         self.gb = Gradebook(db_url, course_id)
         self.known: dict[str, set[str]] = {}  # assignment -> grade cell names
+        self.warnings: list[str] = []
 
     def save_assignment(self, assignment: str, source_path: Path) -> None:
         """generate_assignment's database step: the assignment, its notebook and its cells."""
@@ -30,9 +31,15 @@ class GradebookWriter:
         self.gb.db.commit()
         nb = copy.deepcopy(read_notebook(source_path))
         resources = {"nbgrader": {"db_url": self.db_url, "assignment": assignment, "notebook": assignment}}
-        for pre in (LockCells(), ClearSolutions(code_stub={"python": STUB}), ClearOutput(), CheckCellMetadata(),
-                    ComputeChecksums(), SaveCells()):
-            nb, resources = pre.preprocess(nb, resources)
+        try:
+            for pre in (LockCells(), ClearSolutions(code_stub={"python": STUB}), ClearOutput(), CheckCellMetadata(),
+                        ComputeChecksums(), SaveCells()):
+                nb, resources = pre.preprocess(nb, resources)
+        except RuntimeError as exc:  # nbgrader refuses to add or remove cells once there are submissions
+            self.gb.db.rollback()
+            self.warnings.append(f"the gradebook keeps its old cells for {assignment} ({exc}); "
+                                 "the CSVs have the new grades")
+            return
         self.gb.db.expire_all()
         notebook = self.gb.find_notebook(assignment, assignment)
         self.known[assignment] = {c.name for c in notebook.grade_cells}

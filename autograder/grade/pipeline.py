@@ -385,6 +385,8 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list
     finally:
         if writer is not None:
             writer.close()
+            for warning in writer.warnings:
+                print(f"warning: {warning}", file=progress_line.stream)
     pool.shutdown(wait=True)
     return graded
 
