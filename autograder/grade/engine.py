@@ -251,9 +251,24 @@ class WarmPool:
 
     def warm(self, n: int = 1) -> None:
         """Start ``n`` warm parents now (e.g. before a timed loop)."""
-        parents = [self.acquire() for _ in range(n)]
+        parents: list[WarmParent] = []
+        errors: list[BaseException] = []
+
+        def start() -> None:
+            try:
+                parents.append(self.acquire())
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=start) for _ in range(n)]  # they warm up side by side
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         for p in parents:
             self.release(p)
+        if errors:
+            raise errors[0]
 
     def shutdown(self) -> None:
         with self._lock:
