@@ -90,6 +90,7 @@ def _stop(proc: subprocess.Popen) -> None:
 @pytest.fixture(scope="module")
 def lab_server(tmp_path_factory) -> LabServer:
     """A headless JupyterLab on loopback over a copy of notebooks/, started and stopped here."""
+    require_chromium()  # fail before spending a server start on a machine without the browser
     base = tmp_path_factory.mktemp("lab")
     root = base / "notebooks"
     shutil.copytree(paths.notebooks_dir(), root)

@@ -18,6 +18,8 @@ import pytest
 
 from autograder import paths
 
+from .conftest import require_chromium
+
 pytestmark = [pytest.mark.browser, pytest.mark.grading]
 
 ASSIGNMENT = "01_tokens_and_ids"
@@ -58,6 +60,7 @@ def with_reference_answers(student: Path, solution: Path) -> nbformat.NotebookNo
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     """Grade a class of two in nbgrader's layout; return the output folder and the grading time."""
+    require_chromium()  # fail before spending a minute grading on a machine without the browser
     why_not = grade_command_available()
     if why_not:
         pytest.skip(f"the grade command is not ready yet: {why_not}")
