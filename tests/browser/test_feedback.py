@@ -20,7 +20,8 @@ from autograder import paths
 
 from .conftest import require_chromium
 
-pytestmark = [pytest.mark.browser, pytest.mark.grading]
+# One worker grades the class once for all three tests (`-n N --dist loadgroup`).
+pytestmark = [pytest.mark.browser, pytest.mark.grading, pytest.mark.xdist_group("browser_feedback")]
 
 ASSIGNMENT = "01_tokens_and_ids"
 SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
