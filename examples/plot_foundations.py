@@ -79,7 +79,7 @@ CAPTIONS = {
         "Causal self-attention weights for six tokens, from a head whose query at position i "
         "looks for the key of position i - 1 (a previous-token head). Each row is a probability "
         "distribution over the positions a token may read (it sums to 1); everything above the "
-        "diagonal is 0 because of the causal mask; most of each row's weight (0.64) sits just left "
+        "diagonal is 0 because of the causal mask; from row 2 on, 0.64 of each row's weight sits just left "
         "of the diagonal, on the previous token. The first token has no past, so it reads only itself.",
     ),
     "loss_curve": (
