@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import base64
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -140,6 +141,43 @@ def _debug() -> bool:
     return os.environ.get("AUTOGRADER_ENGINE_DEBUG", "") not in ("", "0")
 
 
+_SPAWNER: tuple[int, "queue.Queue"] | None = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _spawn(start):
+    """Run ``start`` (a Popen) on one long-lived thread of this process.
+
+    bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started it
+    ends, so a warm parent started from a short-lived thread would die with that thread.
+    """
+    global _SPAWNER
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None or _SPAWNER[0] != os.getpid():
+            jobs: queue.Queue = queue.Queue()
+
+            def serve() -> None:
+                while True:
+                    fn, box, done = jobs.get()
+                    try:
+                        box.append((True, fn()))
+                    except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                        box.append((False, exc))
+                    done.set()
+
+            threading.Thread(target=serve, name="autograder-warm-spawner", daemon=True).start()
+            _SPAWNER = (os.getpid(), jobs)
+        jobs = _SPAWNER[1]
+    box: list = []
+    done = threading.Event()
+    jobs.put((start, box, done))
+    done.wait()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
 class WarmParent:
     """One warm interpreter (inside bubblewrap when ``bubblewrap``) serving one run at a time."""
 
@@ -156,9 +194,9 @@ class WarmParent:
         env.update(THREAD_VARS)
         env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
                     "PYTHONDONTWRITEBYTECODE": "1"})
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=None if _debug() else subprocess.DEVNULL, env=env, cwd="/",
-                                     start_new_session=True, close_fds=True)
+        self.proc = _spawn(lambda: subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if _debug() else subprocess.DEVNULL,
+            env=env, cwd="/", start_new_session=True, close_fds=True))
         self.reader = FrameReader(self.proc.stdout.fileno())
         try:
             hello = self.reader.read_one(timeout=start_timeout)
