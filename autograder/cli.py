@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -60,7 +61,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interpreter_bin_on_path() -> None:
+    """nbgrader shells out to ``alembic``: find it beside this interpreter even when no venv is active."""
+    bin_dir = os.path.dirname(sys.executable)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _interpreter_bin_on_path()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
