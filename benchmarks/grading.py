@@ -17,6 +17,7 @@ import copy
 import csv
 import importlib
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -129,9 +130,11 @@ def stock_course(course: Path, *, assignments: list[str], submissions: Path, tim
     shutil.copytree(submissions, course / "submitted", dirs_exist_ok=True)
 
 
-def stock_autograde(course: Path, *, assignments: list[str]) -> None:
+def stock_autograde(course: Path, *, assignments: list[str], seed: int = 0) -> None:
+    """``nbgrader autograde`` each assignment; hidden inputs follow ``seed``, as ours follow ``grade --seed``."""
+    env = {**_env(), "AUTOGRADER_SEED": str(seed)}
     for a in assignments:
-        subprocess.run([sys.executable, "-m", "nbgrader", "autograde", a, "--force"], cwd=course, env=_env(),
+        subprocess.run([sys.executable, "-m", "nbgrader", "autograde", a, "--force"], cwd=course, env=env,
                        check=True, capture_output=True)
 
 
@@ -175,14 +178,16 @@ def main(argv: list[str] | None = None) -> int:
 
         course = work / "course"
         stock_course(course, assignments=assignments, submissions=submissions)
+        # The same hidden inputs for both: a wrong answer at the edge of a tolerance must meet the same cases.
+        seed = random.randrange(1, 2**31)
         t0 = time.perf_counter()
-        stock_autograde(course, assignments=assignments)
+        stock_autograde(course, assignments=assignments, seed=seed)
         stock_seconds = time.perf_counter() - t0
         print(f"stock nbgrader autograde: {stock_seconds:.1f} s ({n / stock_seconds:.2f} submissions/s)", flush=True)
 
         out = work / "graded"
         cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out), "--force",
-               "--engine", args.engine] + (["--jobs", str(args.jobs)] if args.jobs else [])
+               "--seed", str(seed), "--engine", args.engine] + (["--jobs", str(args.jobs)] if args.jobs else [])
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=_env(), capture_output=True, text=True)
         ours_seconds = time.perf_counter() - t0

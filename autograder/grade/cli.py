@@ -29,7 +29,8 @@ def _grade(args: argparse.Namespace) -> int:
 
     try:
         result = grade_class(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
-                             db_url=args.db, force=args.force, engine=args.engine)
+                             db_url=args.db, force=args.force, engine=args.engine,
+                             seed=args.seed)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -49,6 +50,9 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"seconds a cell may run before it is interrupted (default {defaults.timeout:g})")
     p.add_argument("--db", metavar="URL", help="gradebook database URL (default: sqlite in --out)")
     p.add_argument("--force", action="store_true", help="regrade every submission, even unchanged ones")
+    p.add_argument("--seed", type=int, help="the run seed hidden inputs follow (default: the one saved in --out, "
+                                            "else a random one); give the same AUTOGRADER_SEED to compare with "
+                                            "stock nbgrader")
     p.add_argument("--engine", choices=("auto", "engine", "nbclient"), default=defaults.engine,
                    help="auto: the warm sandboxed engine when available, else nbclient (default auto)")
     p.set_defaults(run=_grade)
