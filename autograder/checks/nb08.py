@@ -3,17 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference import ref
+from ..reference import lazy
 from .core import Case, Comparator, call_with, describe, exercise, fmt, predicate
 from .nb06 import _data, close0, const, known_mistakes, raises
 
 A = "08_causality_and_masking"
 check = exercise(A)
-
-
-def R(name: str):
-    """The reference solution's function, looked up only when a verdict needs it."""
-    return lambda *args, **kwargs: ref(A, name)(*args, **kwargs)
+R = lazy(A)
 
 
 # ------------------------------------------------------------------- masks
