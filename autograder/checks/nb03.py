@@ -4,41 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import lazy
-from .core import Array, Case, call_with, close, exercise
-from .core import const, raises
+from .core import Case, call_with, close, const, exercise, known_mistakes, raises
 
 A = "03_dot_and_outer_products"
 check = exercise(A)
 R = lazy(A)
-
-
-def _data(value):
-    """The array or number a decoded result holds, or None."""
-    if isinstance(value, Array):
-        return value.data.reshape(()) if value.kind == "scalar" else value.data
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return np.asarray(float(value))
-    return None
-
-
-def _is(got, candidate) -> bool:
-    g = _data(got)
-    c = np.asarray(candidate, dtype=float)
-    return g is not None and g.shape == c.shape and np.allclose(g, c)
-
-
-def _first_hint(a, b, candidates):
-    """A hint that names the first candidate mistake the result equals."""
-    def hint(got, want):
-        for make, message in candidates:
-            try:
-                value = make(np.asarray(a, float), np.asarray(b, float))
-            except Exception:
-                continue
-            if _is(got, value):
-                return message
-        return None
-    return [hint]
+MATCH = dict(rtol=1e-5)  # how near a known mistake an answer must be to be named (np.allclose's rtol)
 
 
 F = np.array  # short for the hand-written vectors below
@@ -52,11 +23,11 @@ def fmt_vec(a) -> str:
 # ---------------------------------------------------------------------------- dot
 
 def _dot_hints(a, b):
-    return _first_hint(a, b, [
-        (lambda a, b: a * b, "That is the vector of products a_i b_i: the dot product adds them up into one number."),
-        (lambda a, b: np.outer(a, b).sum(), "That adds every product a_i b_j; the dot product pairs only matching "
-                                            "positions, a_i b_i."),
-    ])
+    return [known_mistakes(
+        (lambda: a * b, "That is the vector of products a_i b_i: the dot product adds them up into one number."),
+        (lambda: np.outer(a, b).sum(), "That adds every product a_i b_j; the dot product pairs only matching "
+                                       "positions, a_i b_i."),
+        **MATCH)]
 
 
 @check
@@ -89,13 +60,13 @@ def dot(hidden, rng):
 # -------------------------------------------------------------------------- outer
 
 def _outer_hints(a, b):
-    return _first_hint(a, b, [
-        (lambda a, b: np.outer(b, a), "This is b a^T, the transpose: rows follow a and columns follow b, "
-                                      "entry [i, j] = a[i] * b[j]."),
-        (lambda a, b: a * b, "That is the elementwise product a_i b_i; the outer product pairs every a_i with every "
-                             "b_j: a[:, None] * b[None, :]."),
-        (lambda a, b: np.dot(a, b), "That is the dot product, one number; the outer product is the whole table."),
-    ])
+    return [known_mistakes(
+        (lambda: np.outer(b, a), "This is b a^T, the transpose: rows follow a and columns follow b, "
+                                 "entry [i, j] = a[i] * b[j]."),
+        (lambda: a * b, "That is the elementwise product a_i b_i; the outer product pairs every a_i with every "
+                        "b_j: a[:, None] * b[None, :]."),
+        (lambda: np.dot(a, b), "That is the dot product, one number; the outer product is the whole table."),
+        **MATCH)]
 
 
 @check
@@ -128,24 +99,24 @@ def _dot_table(Q, K):
 def _score_hints(Q, K, from_outer=False):
     d = Q.shape[1]
     candidates = [
-        (lambda Q, K: K @ Q.T, "This is K @ Q.T, keys by queries: rows must be the queries, Q @ K.T."),
-        (lambda Q, K: Q @ K.T / np.sqrt(d), "The scores are divided by sqrt(d): the raw table has no scale (the "
-                                            "1/sqrt(d) of attention comes in notebook 09)."),
+        (lambda: K @ Q.T, "This is K @ Q.T, keys by queries: rows must be the queries, Q @ K.T."),
+        (lambda: Q @ K.T / np.sqrt(d), "The scores are divided by sqrt(d): the raw table has no scale (the "
+                                       "1/sqrt(d) of attention comes in notebook 09)."),
     ]
     if from_outer:
         candidates += [
-            (lambda Q, K: sum(np.outer(Q[i], K[i]) for i in range(len(Q))),
+            (lambda: sum(np.outer(Q[i], K[i]) for i in range(len(Q))),
              "That sums outer products of rows (positions), which gives Q.T @ K, a (d, d) table over features. Sum "
              "over the feature columns instead: outer(Q[:, r], K[:, r])."),
-            (lambda Q, K: np.outer(Q[:, -1], K[:, -1]), "That is only the last feature's table: add up the tables "
-                                                         "of all d features."),
-            (lambda Q, K: np.outer(Q[:, 0], K[:, 0]), "That is only the first feature's table: add up the tables "
-                                                       "of all d features."),
+            (lambda: np.outer(Q[:, -1], K[:, -1]), "That is only the last feature's table: add up the tables "
+                                                   "of all d features."),
+            (lambda: np.outer(Q[:, 0], K[:, 0]), "That is only the first feature's table: add up the tables "
+                                                 "of all d features."),
         ]
     else:
-        candidates.append((lambda Q, K: Q.T @ K, "This is Q.T @ K, a (d, d) table over features; the score table "
-                                                 "is queries by keys, Q @ K.T with shape (n_q, n_k)."))
-    return _first_hint(Q, K, candidates)
+        candidates.append((lambda: Q.T @ K, "This is Q.T @ K, a (d, d) table over features; the score table "
+                                            "is queries by keys, Q @ K.T with shape (n_q, n_k)."))
+    return [known_mistakes(*candidates, **MATCH)]
 
 
 def _score_cases(name, hidden, rng):
@@ -184,16 +155,16 @@ def score_table_from_outer(hidden, rng):
 def _cosine_hints(u, v):
     nu, nv = np.linalg.norm(u), np.linalg.norm(v)
     d = float(np.dot(u, v))
-    return _first_hint(u, v, [
-        (lambda u, v: d / nu, "Only u was normalised: divide by the lengths of both vectors, |u| |v|."),
-        (lambda u, v: d / nv, "Only v was normalised: divide by the lengths of both vectors, |u| |v|."),
-        (lambda u, v: d / (nu * nv) ** 2, "That divides by the squared lengths u.u and v.v; a length is the square "
-                                          "root, np.linalg.norm(u)."),
-        (lambda u, v: np.arccos(np.clip(d / (nu * nv), -1, 1)), "That is the angle (arccos of the cosine); return "
-                                                                "the cosine itself."),
-        (lambda u, v: 1 - d / (nu * nv), "That is 1 - cosine (the cosine distance); return the cosine itself."),
-        (lambda u, v: d, "That is the plain dot product: divide by |u| |v|."),
-    ])
+    return [known_mistakes(
+        (lambda: d / nu, "Only u was normalised: divide by the lengths of both vectors, |u| |v|."),
+        (lambda: d / nv, "Only v was normalised: divide by the lengths of both vectors, |u| |v|."),
+        (lambda: d / (nu * nv) ** 2, "That divides by the squared lengths u.u and v.v; a length is the square "
+                                     "root, np.linalg.norm(u)."),
+        (lambda: np.arccos(np.clip(d / (nu * nv), -1, 1)), "That is the angle (arccos of the cosine); return "
+                                                           "the cosine itself."),
+        (lambda: 1 - d / (nu * nv), "That is 1 - cosine (the cosine distance); return the cosine itself."),
+        (lambda: d, "That is the plain dot product: divide by |u| |v|."),
+        **MATCH)]
 
 
 @check
@@ -219,16 +190,16 @@ def cosine_similarity(hidden, rng):
 
 def _project_hints(u, v):
     d, vv = float(np.dot(u, v)), float(np.dot(v, v))
-    return _first_hint(u, v, [
-        (lambda u, v: d / np.sqrt(vv), "That is the length of the projection, a number; return the vector: "
-                                       "(u . v / v . v) * v."),
-        (lambda u, v: d / np.sqrt(vv) * v, "That divides by |v| instead of |v|^2 = v . v: one |v| for the length, one "
-                                           "to make v a unit vector."),
-        (lambda u, v: d / vv, "That is the coefficient u . v / v . v; multiply it by v to get the vector."),
-        (lambda u, v: d / float(np.dot(u, u)) * u, "That projects v onto u; project u onto v: (u . v / v . v) * v."),
-        (lambda u, v: u - d / vv * v, "That is the part of u perpendicular to v, u - proj; return the projection."),
-        (lambda u, v: d * v, "That forgets to divide by v . v: the projection must not grow when v is scaled."),
-    ])
+    return [known_mistakes(
+        (lambda: d / np.sqrt(vv), "That is the length of the projection, a number; return the vector: "
+                                  "(u . v / v . v) * v."),
+        (lambda: d / np.sqrt(vv) * v, "That divides by |v| instead of |v|^2 = v . v: one |v| for the length, one "
+                                      "to make v a unit vector."),
+        (lambda: d / vv, "That is the coefficient u . v / v . v; multiply it by v to get the vector."),
+        (lambda: d / float(np.dot(u, u)) * u, "That projects v onto u; project u onto v: (u . v / v . v) * v."),
+        (lambda: u - d / vv * v, "That is the part of u perpendicular to v, u - proj; return the projection."),
+        (lambda: d * v, "That forgets to divide by v . v: the projection must not grow when v is scaled."),
+        **MATCH)]
 
 
 @check
@@ -267,14 +238,14 @@ def _autograd_weight_grad(g, x):
 
 
 def _grad_hints(g, x):
-    return _first_hint(g, x, [
-        (lambda g, x: np.outer(x, g), "This is outer(x, g), the transpose: dL/dW has the shape of W, (d_out, d_in), "
-                                      "with entry [i, j] = g[i] * x[j], so outer(g, x)."),
-        (lambda g, x: g * x, "That is the elementwise product; each weight W[i, j] gets g[i] * x[j], a whole "
-                             "(d_out, d_in) table: outer(g, x)."),
-        (lambda g, x: np.dot(g, x), "That is a dot product, one number; the gradient has one entry per weight: "
-                                    "outer(g, x)."),
-    ])
+    return [known_mistakes(
+        (lambda: np.outer(x, g), "This is outer(x, g), the transpose: dL/dW has the shape of W, (d_out, d_in), "
+                                 "with entry [i, j] = g[i] * x[j], so outer(g, x)."),
+        (lambda: g * x, "That is the elementwise product; each weight W[i, j] gets g[i] * x[j], a whole "
+                        "(d_out, d_in) table: outer(g, x)."),
+        (lambda: np.dot(g, x), "That is a dot product, one number; the gradient has one entry per weight: "
+                               "outer(g, x)."),
+        **MATCH)]
 
 
 @check
