@@ -41,8 +41,10 @@ def header_cell(source_name: str) -> NotebookNode:
         "Course staff: edit the solution, not this file. -->\n"
         "*Your exercise notebook.* Write your code where it says `# YOUR CODE HERE`, then run the "
         "check cell below it: it tells you at once whether your answer is right and, if not, what "
-        "is wrong. Hidden tests run when your work is graded. Before you submit, run "
-        f"`python -m autograder validate {source_name}` for a summary of every exercise.")
+        "is wrong. *Run All* stops at the first exercise you have not finished yet: that is where "
+        "you are, and the cells after it wait for your answer. Hidden tests run when your work is "
+        f"graded. Before you submit, run `python -m autograder validate {source_name}` for a summary "
+        "of every exercise.")
     cell.id = HEADER_ID
     cell.metadata = {"editable": False, "deletable": False, "tags": ["autograder-header"]}
     return cell
