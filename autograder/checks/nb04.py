@@ -9,32 +9,18 @@ matches.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
-from .core import Case, call_with, close, const, equal, exercise, predicate, raises
+from .core import (Case, call_with, close, const, equal, exercise, known_mistakes, numbers, predicate, raises,
+                   same_numbers)
 
 A = "04_softmax_and_probability"
 check = exercise(A)
 LN2 = math.log(2.0)
 
 
-# ------------------------------------------------- helpers shared with nb05 (calls, matching, hints)
-
-def quiet(call):
-    """Run a student's call with floating-point warnings silenced: the returned values decide the
-    verdict, and a warning on stderr would cost the whole test cell its points under nbgrader."""
-    def run(fn):
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return call(fn)
-    return run
-
-
-def args(*a, **k):
-    return quiet(call_with(*a, **k))
-
+# ------------------------------------------------------------------------------- helpers
 
 def _t(a):
     import torch
@@ -60,45 +46,25 @@ def _log_sm(z):
     return z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
 
 
-def matches(got, candidate, atol=1e-8, rtol=1e-6) -> bool:
-    g = getattr(got, "data", got)
-    try:
-        g = np.asarray(g, dtype=float)
-        c = np.asarray(candidate, dtype=float)
-        # a non-finite candidate explains nothing: inf and nan have their own hints
-        return g.shape == c.shape and bool(np.isfinite(c).all()) and bool(np.allclose(g, c, atol=atol, rtol=rtol))
-    except (TypeError, ValueError):
-        return False
-
-
-def as_array(got) -> np.ndarray:
-    return np.asarray(getattr(got, "data", got), dtype=float)
-
-
 def sign_hint(message: str):
     """A hint for a scalar result that is the expected one negated (core names this only for arrays)."""
     def hint(got, want):
-        g, w = as_array(got), as_array(want)
+        g, w = numbers(got), numbers(want)
         return message if g.shape == w.shape and w.any() and np.allclose(-g, w) else None
     return hint
 
 
-def first_match(got, candidates) -> str | None:
-    """The message of the first (candidate value, message) pair that the result equals."""
-    with np.errstate(all="ignore"):
-        for candidate, message in candidates:
-            try:
-                value = candidate()
-            except Exception:
-                continue
-            if matches(got, value):
-                return message
-    return None
+def nonfinite_hint(message: str, applies: bool = True):
+    """A hint for an answer holding inf or nan, which no known mistake explains."""
+    def hint(got, want):
+        g = numbers(got)
+        return message if applies and g is not None and not np.isfinite(g).all() else None
+    return hint
 
 
 # -------------------------------------------------------------------------------- softmax
 
-def _softmax_hint(z, axis=-1):
+def _softmax_hints(z, axis=-1):
     z = np.asarray(z, dtype=float)
     ax = axis % z.ndim
 
@@ -106,26 +72,21 @@ def _softmax_hint(z, axis=-1):
         e = np.exp(z - z.max())
         return e / e.sum(axis=axis, keepdims=True)
 
-    def hint(got, want):
-        with np.errstate(all="ignore"):
-            if as_array(got).shape == z.shape and np.allclose(as_array(got), global_max(), equal_nan=True):
-                return ("You subtracted the max of the whole array: subtract each slice's own max "
-                        f"(z.max(axis={axis}, keepdims=True)); a slice far below the global max underflows to 0 / 0.")
-        candidates = []
-        candidates += [(lambda k=k: _sm(z, k), f"This is the softmax over axis {k}, but with axis={axis} every "
-                                               f"slice along axis {ax} must sum to 1.")
-                       for k in range(z.ndim) if k != ax]
-        candidates.append((lambda: np.exp(z - z.max()) / np.exp(z - z.max()).sum(),
-                           "You normalized over the whole array: normalize along the axis only "
-                           "(sum with axis=axis, keepdims=True)."))
-        message = first_match(got, candidates)
-        if message:
-            return message
-        if not np.isfinite(as_array(got)).all() and np.abs(z).max() > 700:
-            return "Did you subtract the max? exp(1000) overflows to inf, and inf / inf is nan."
-        return None
-
-    return hint
+    candidates = [(lambda k=k: _sm(z, k), f"This is the softmax over axis {k}, but with axis={axis} every "
+                                          f"slice along axis {ax} must sum to 1.")
+                  for k in range(z.ndim) if k != ax]
+    candidates.append((lambda: np.exp(z - z.max()) / np.exp(z - z.max()).sum(),
+                       "You normalized over the whole array: normalize along the axis only "
+                       "(sum with axis=axis, keepdims=True)."))
+    return [
+        # its 0 / 0 in the slices far below the global max is the clue, so nan must match nan
+        known_mistakes((global_max, "You subtracted the max of the whole array: subtract each slice's own max "
+                                    f"(z.max(axis={axis}, keepdims=True)); a slice far below the global max "
+                                    "underflows to 0 / 0."), rtol=1e-5, equal_nan=True),
+        known_mistakes(*candidates),
+        nonfinite_hint("Did you subtract the max? exp(1000) overflows to inf, and inf / inf is nan.",
+                       np.abs(z).max() > 700),
+    ]
 
 
 def _torch_softmax(z, axis=-1):
@@ -136,9 +97,9 @@ def _torch_softmax(z, axis=-1):
 
 def _softmax_case(label, z, axis=None):
     z = np.asarray(z, dtype=float)
-    call = args(z) if axis is None else args(z, axis=axis)
+    call = call_with(z) if axis is None else call_with(z, axis=axis)
     return Case(label, call, _torch_softmax(z, -1 if axis is None else axis), close(dtype="f"),
-                hints=[_softmax_hint(z, -1 if axis is None else axis)])
+                hints=_softmax_hints(z, -1 if axis is None else axis))
 
 
 @check
@@ -169,13 +130,11 @@ def softmax(hidden, rng):
 def _temperature_case(label, z, tau):
     z = np.asarray(z, dtype=float)
 
-    def hint(got, want):
-        return first_match(got, [
-            (lambda: _sm(z * tau), "This is softmax(z * tau): divide the logits by the temperature, z / tau."),
-            (lambda: _sm(z), "This is the plain softmax(z): the temperature was ignored."),
-        ])
-
-    return Case(label, args(z, tau), lambda: _torch_softmax(z / tau)(), close(dtype="f"), hints=[hint])
+    hint = known_mistakes(
+        (lambda: _sm(z * tau), "This is softmax(z * tau): divide the logits by the temperature, z / tau."),
+        (lambda: _sm(z), "This is the plain softmax(z): the temperature was ignored."),
+    )
+    return Case(label, call_with(z, tau), lambda: _torch_softmax(z / tau)(), close(dtype="f"), hints=[hint])
 
 
 @check
@@ -186,7 +145,7 @@ def softmax_temperature(hidden, rng):
             _temperature_case("softmax_temperature([2, 1, 0], 1.0) is the plain softmax", z, 1.0),
             _temperature_case("softmax_temperature([2, 1, 0], 0.5): sharper", z, 0.5),
             _temperature_case("softmax_temperature([2, 1, 0], 2.0): flatter", z, 2.0),
-            Case("softmax_temperature([2, 1, 0], 0.0): tau must be > 0", args(z, 0.0),
+            Case("softmax_temperature([2, 1, 0], 0.0): tau must be > 0", call_with(z, 0.0),
                  raises("tau must be > 0, got 0.0")),
         ]
     zz = rng.normal(size=(4, 5)) * 2
@@ -194,7 +153,7 @@ def softmax_temperature(hidden, rng):
         _temperature_case("softmax_temperature of shape (4, 5), tau=0.1", zz, 0.1),
         _temperature_case("softmax_temperature of shape (4, 5), tau=3.0", zz, 3.0),
         _temperature_case("softmax_temperature([1000, 999, 998], 0.5)", [1000.0, 999.0, 998.0], 0.5),
-        Case("softmax_temperature(z, -1.0): tau must be > 0", args(zz, -1.0), raises("tau must be > 0, got -1.0")),
+        Case("softmax_temperature(z, -1.0): tau must be > 0", call_with(zz, -1.0), raises("tau must be > 0, got -1.0")),
     ]
 
 
@@ -212,8 +171,8 @@ def _cross_entropy_case(label, logits, targets):
 
         return F.cross_entropy(_t(logits), torch.as_tensor(targets)).item()
 
-    def hint(got, w):
-        message = first_match(got, [
+    hints = [
+        known_mistakes(
             (lambda: -_log_sm(logits)[rows, targets].sum(),
              f"That is the sum over the {n} positions: cross_entropy is the mean."),
             (lambda: -_log_sm(logits)[rows, targets],
@@ -223,16 +182,12 @@ def _cross_entropy_case(label, logits, targets):
             (lambda: -_log_sm(logits)[targets].mean(),
              "Each row must use its own target: log_p[np.arange(N), targets], not log_p[targets]."),
             (lambda: -np.log2(_sm(logits)[rows, targets]).mean(), "Nats use the natural log (np.log), not log2."),
-        ])
-        if message:
-            return message
-        if not np.isfinite(as_array(got)).all():
-            return ("log(softmax) underflows to log(0) = -inf for extreme logits: compute log p directly as "
-                    "z - max - log(sum(exp(z - max))) (log-sum-exp).")
-        return None
-
-    return Case(label, args(logits, targets), want, close(),
-                hints=[hint, sign_hint("The sign is flipped: the loss is -log p, positive.")])
+        ),
+        nonfinite_hint("log(softmax) underflows to log(0) = -inf for extreme logits: compute log p directly as "
+                       "z - max - log(sum(exp(z - max))) (log-sum-exp)."),
+        sign_hint("The sign is flipped: the loss is -log p, positive."),
+    ]
+    return Case(label, call_with(logits, targets), want, close(), hints=hints)
 
 
 @check
@@ -261,12 +216,12 @@ def cross_entropy(hidden, rng):
 # ------------------------------------------------------------------------------ perplexity
 
 def _perplexity_hint(x):
-    return lambda got, want: first_match(got, [
+    return known_mistakes(
         (lambda: 2.0 ** x, "2 ** nll is for bits; mean_nll is in nats, so use e ** mean_nll (np.exp)."),
         (lambda: math.exp(-x), "exp(-mean_nll) is the geometric-mean probability; perplexity is its inverse, "
                                "exp(+mean_nll)."),
         (lambda: 1.0 / x, "Perplexity is exp(mean_nll), not 1 / mean_nll."),
-    ])
+    )
 
 
 @check
@@ -274,7 +229,7 @@ def perplexity(hidden, rng):
     values = [math.log(4.0), 0.0, LN2] if not hidden else [float(v) for v in rng.uniform(0.1, 6.0, size=3)]
     labels = ["perplexity(ln 4) is 4: as unsure as a fair choice among 4 tokens", "perplexity(0.0) is 1",
               "perplexity(ln 2) is 2"] if not hidden else [f"perplexity({v:.4f})" for v in values]
-    return [Case(label, args(v), lambda v=v: math.exp(v), close(), hints=[_perplexity_hint(v)])
+    return [Case(label, call_with(v), lambda v=v: math.exp(v), close(), hints=[_perplexity_hint(v)])
             for label, v in zip(labels, values)]
 
 
@@ -288,18 +243,17 @@ def _entropy_case(label, p):
 
         return torch.special.entr(_t(p)).sum().item()
 
-    def hint(got, w):
-        message = first_match(got, [
+    hints = [
+        known_mistakes(
             (lambda: -np.sum(p[p > 0] * np.log2(p[p > 0])), "Nats use the natural log (np.log), not log2."),
             (lambda: -np.mean(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0)),
              "Entropy is a sum over the outcomes, not a mean."),
-        ])
-        if not message and not np.isfinite(as_array(got)).all() and (p == 0).any():
-            message = "0 log 0 counts as 0: leave out the zero probabilities (p[p > 0]) or use np.where."
-        return message
-
-    return Case(label, args(p), want, close(),
-                hints=[hint, sign_hint("The sign is flipped: H(p) = -sum p log p is never negative.")])
+        ),
+        nonfinite_hint("0 log 0 counts as 0: leave out the zero probabilities (p[p > 0]) or use np.where.",
+                       (p == 0).any()),
+        sign_hint("The sign is flipped: H(p) = -sum p log p is never negative."),
+    ]
+    return Case(label, call_with(p), want, close(), hints=hints)
 
 
 def _kl_case(label, q, p):
@@ -310,17 +264,15 @@ def _kl_case(label, q, p):
 
         return kl_divergence(Categorical(probs=_t(q)), Categorical(probs=_t(p))).item()
 
-    def hint(got, w):
-        message = first_match(got, [
+    hints = [
+        known_mistakes(
             (lambda: np.sum(p * np.log(p / q)), "That is KL(p || q): the arguments are swapped. "
                                                 "kl_divergence(q, p) = sum q log(q / p)."),
             (lambda: np.sum(q[q > 0] * np.log2(q[q > 0] / p[q > 0])), "Nats use the natural log (np.log), not log2."),
-        ])
-        if not message and not np.isfinite(as_array(got)).all() and (q == 0).any():
-            message = "0 log 0 counts as 0: leave out the outcomes where q is 0."
-        return message
-
-    return Case(label, args(q, p), want, close(), hints=[hint])
+        ),
+        nonfinite_hint("0 log 0 counts as 0: leave out the outcomes where q is 0.", (q == 0).any()),
+    ]
+    return Case(label, call_with(q, p), want, close(), hints=hints)
 
 
 @check
@@ -361,18 +313,17 @@ def kl_divergence(hidden, rng):
 # ------------------------------------------------------------------- sequence_probability
 
 def _sequence_case(label, cond):
-    def hint(got, want):
-        c = np.asarray(cond, dtype=float)
-        if c.size == 0:
-            return "An empty product is 1: start the running product at 1.0."
-        return first_match(got, [
+    c = np.asarray(cond, dtype=float)
+    if c.size == 0:
+        hint = lambda got, want: "An empty product is 1: start the running product at 1.0."
+    else:
+        hint = known_mistakes(
             (lambda: c.sum(), "The chain rule multiplies the conditional probabilities; it does not add them."),
             (lambda: np.log(c).sum(), "That is the log-probability (a sum of logs); return the probability "
                                       "itself, the product."),
             (lambda: c.mean(), "The chain rule multiplies the conditional probabilities; it does not average them."),
-        ])
-
-    return Case(label, args(list(cond)), lambda: math.prod(cond), close(), hints=[hint])
+        )
+    return Case(label, call_with(list(cond)), lambda: math.prod(cond), close(), hints=[hint])
 
 
 @check
@@ -398,16 +349,14 @@ def _moment_case(label, name, values, probs):
     mean = float(np.sum(values * probs))
     want = mean if name == "expectation" else float(np.sum(probs * (values - mean) ** 2))
 
-    def hint(got, w):
-        return first_match(got, [
-            (lambda: float(np.sum(probs * values ** 2)), "That is E[X^2]: the variance is E[X^2] - E[X]^2."),
-            (lambda: float(np.mean(values)), "That is the plain average of the values: weight each value by its "
-                                             "probability."),
-            (lambda: float(np.var(values)), "That is the unweighted variance of the values: weight each squared "
-                                            "deviation by its probability."),
-        ])
-
-    return Case(label, args(values, probs), const(want), close(),
+    hint = known_mistakes(
+        (lambda: float(np.sum(probs * values ** 2)), "That is E[X^2]: the variance is E[X^2] - E[X]^2."),
+        (lambda: float(np.mean(values)), "That is the plain average of the values: weight each value by its "
+                                         "probability."),
+        (lambda: float(np.var(values)), "That is the unweighted variance of the values: weight each squared "
+                                        "deviation by its probability."),
+    )
+    return Case(label, call_with(values, probs), const(want), close(),
                 hints=[hint, sign_hint("The sign is flipped: the variance is E[X^2] - E[X]^2, never negative.")])
 
 
@@ -415,9 +364,9 @@ def _moment_checks(name, hidden, rng):
     v, p = [1.0, 2.0, 3.0], [0.5, 0.3, 0.2]
     worked = "1.7" if name == "expectation" else "3.5 - 1.7^2 = 0.61"
     bad_sum = Case(f"{name}([1, 2, 3], [0.5, 0.3, 0.1]): probs sum to 0.9, not 1",
-                   args(v, [0.5, 0.3, 0.1]), raises("probs must sum to 1, got 0.9"))
+                   call_with(v, [0.5, 0.3, 0.1]), raises("probs must sum to 1, got 0.9"))
     bad_neg = Case(f"{name}([0, 1], [1.2, -0.2]): a negative probability (although they sum to 1)",
-                   args([0.0, 1.0], [1.2, -0.2]), raises("probs must be >= 0"))
+                   call_with([0.0, 1.0], [1.2, -0.2]), raises("probs must be >= 0"))
     if not hidden:
         return [_moment_case(f"{name}([1, 2, 3], [0.5, 0.3, 0.2]) is {worked}", name, v, p),
                 _moment_case(f"{name}([4, 4], [0.3, 0.7])", name, [4.0, 4.0], [0.3, 0.7]),
@@ -426,8 +375,10 @@ def _moment_checks(name, hidden, rng):
     probs = rng.dirichlet(np.ones(6))
     return [_moment_case(f"{name} of 6 random values", name, values, probs),
             _moment_case(f"{name} of a sure outcome", name, [2.0, -5.0, 3.0], [0.0, 1.0, 0.0]),
-            Case(f"{name}(values, probs summing to 1.5)", args(values, probs * 1.5), raises("probs must sum to 1")),
-            Case(f"{name}([1, 2, 3], [0.7, -0.1, 0.4])", args(v, [0.7, -0.1, 0.4]), raises("probs must be >= 0"))]
+            Case(f"{name}(values, probs summing to 1.5)", call_with(values, probs * 1.5),
+                 raises("probs must sum to 1")),
+            Case(f"{name}([1, 2, 3], [0.7, -0.1, 0.4])", call_with(v, [0.7, -0.1, 0.4]),
+                 raises("probs must be >= 0"))]
 
 
 @check
@@ -443,22 +394,24 @@ def variance(hidden, rng):
 # ------------------------------------------------------------------------------- bayes
 
 def _bayes_case(label, prior, pa, pna):
-    def hint(got, want):
-        if matches(got, pa) and matches(got, pa * prior / (pa * prior + pna * prior)):
+    weighed_by_prior = pa * prior / (pa * prior + pna * prior)
+
+    def both(got, want):  # when P(flag | A) + P(flag | not A) = 1, two mistakes give the same number
+        if same_numbers(got, pa) and same_numbers(got, weighed_by_prior):
             return ("That is P(flag | A) itself. P(A | flag) = P(flag | A) P(A) / P(flag): the prior P(A) "
                     "matters, and P(flag) weighs P(flag | not A) by P(not A) = 1 - P(A).")
-        return first_match(got, [
-            (lambda: pa * prior, "That is P(flag and A) = P(flag | A) P(A): divide it by P(flag) = "
-                                 "P(flag | A) P(A) + P(flag | not A) P(not A)."),
-            (lambda: pa, "P(flag | A) is not P(A | flag): the prior P(A) matters."),
-            (lambda: pa * prior / (pa * prior + pna * prior),
-             "P(flag) weighs P(flag | not A) by P(not A) = 1 - P(A), not by P(A)."),
-            (lambda: pa * prior / (pa + pna), "P(flag) is P(flag | A) P(A) + P(flag | not A) (1 - P(A)): "
-                                              "weigh each likelihood by its prior."),
-        ])
+        return None
 
-    return Case(label, args(prior, pa, pna), const(pa * prior / (pa * prior + pna * (1 - prior))), close(),
-                hints=[hint])
+    hint = known_mistakes(
+        (lambda: pa * prior, "That is P(flag and A) = P(flag | A) P(A): divide it by P(flag) = "
+                             "P(flag | A) P(A) + P(flag | not A) P(not A)."),
+        (lambda: pa, "P(flag | A) is not P(A | flag): the prior P(A) matters."),
+        (lambda: weighed_by_prior, "P(flag) weighs P(flag | not A) by P(not A) = 1 - P(A), not by P(A)."),
+        (lambda: pa * prior / (pa + pna), "P(flag) is P(flag | A) P(A) + P(flag | not A) (1 - P(A)): "
+                                          "weigh each likelihood by its prior."),
+    )
+    return Case(label, call_with(prior, pa, pna), const(pa * prior / (pa * prior + pna * (1 - prior))), close(),
+                hints=[both, hint])
 
 
 @check
@@ -485,7 +438,7 @@ def _greedy_case(label, logits):
             return "That logit ties for the largest, but a tie goes to the first position (as np.argmax does)."
         return None
 
-    return Case(label, args(logits), lambda: int(np.argmax(logits)), equal(), hints=[hint])
+    return Case(label, call_with(logits), lambda: int(np.argmax(logits)), equal(), hints=[hint])
 
 
 @check
@@ -519,7 +472,7 @@ def _draws(logits, seed, n, temperature):
             counts[int(k)] += 1
         return counts
 
-    return quiet(run)
+    return run
 
 
 def _chi2(counts, p) -> float:
@@ -578,7 +531,7 @@ def _same_stream_case(label, logits, seed, n=40):
         draws = gen.choice(len(logits), size=n, p=_sm(logits)).tolist()
         return [draws, draws]
 
-    return Case(label, quiet(run), want, predicate(test))
+    return Case(label, run, want, predicate(test))
 
 
 @check

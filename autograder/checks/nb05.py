@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Case, close, const, exercise
-from .nb04 import args, as_array, first_match, matches, quiet
+from .core import Case, call_with, close, const, exercise, known_mistakes, numbers, same_numbers
+from .nb04 import _sm, nonfinite_hint
 
 A = "05_gradients_and_chain_rule"
 check = exercise(A)
@@ -25,12 +25,6 @@ def _np(t) -> np.ndarray:
     return t.detach().numpy().copy()
 
 
-def matches_all(got, candidates) -> bool:
-    """A tuple result equal, item by item, to a tuple of candidate values."""
-    return (isinstance(got, (tuple, list)) and len(got) == len(candidates)
-            and all(matches(g, c) for g, c in zip(got, candidates)))
-
-
 # ------------------------------------------------------------------------ squared_loss_grad
 
 def _squared_case(label, w, x, y):
@@ -41,18 +35,19 @@ def _squared_case(label, w, x, y):
 
     u = w * x - y
 
-    def hint(got, want_):
-        if matches(got, u * x) and matches(got, 2 * u):
+    def both(got, want_):  # at x = 2 the two missing factors give the same number
+        if same_numbers(got, u * x) and same_numbers(got, 2 * u):
             return "A factor is missing: d(u^2)/du = 2u and du/dw = x, so dL/dw = 2 (w x - y) x."
-        return first_match(got, [
-            (lambda: u * x, "The factor 2 from d(u^2)/du = 2u is missing."),
-            (lambda: 2 * u, "The inner derivative is missing: u = w x - y, so du/dw = x; multiply by x."),
-            (lambda: 2 * u * w, "The inner derivative of w x - y with respect to w is x, not w."),
-            (lambda: u ** 2, "That is the loss itself, not its derivative."),
-            (lambda: -2 * u * x, "The sign is flipped: with u = y - w x, du/dw = -x."),
-        ])
+        return None
 
-    return Case(label, args(w, x, y), want, close(), hints=[hint])
+    hint = known_mistakes(
+        (lambda: u * x, "The factor 2 from d(u^2)/du = 2u is missing."),
+        (lambda: 2 * u, "The inner derivative is missing: u = w x - y, so du/dw = x; multiply by x."),
+        (lambda: 2 * u * w, "The inner derivative of w x - y with respect to w is x, not w."),
+        (lambda: u ** 2, "That is the loss itself, not its derivative."),
+        (lambda: -2 * u * x, "The sign is flipped: with u = y - w x, du/dw = -x."),
+    )
+    return Case(label, call_with(w, x, y), want, close(), hints=[both, hint])
 
 
 @check
@@ -80,15 +75,13 @@ def _sgd_case(label, param, grad, lr, value=None):
 
     p, g = np.asarray(param, dtype=float), np.asarray(grad, dtype=float)
 
-    def hint(got, want_):
-        return first_match(got, [
-            (lambda: p + lr * g, "That step went uphill: subtract lr * grad, the gradient points towards higher loss."),
-            (lambda: lr * g, "That is the step itself; return the new value param - lr * grad."),
-            (lambda: -lr * g, "That is the step itself; return the new value param - lr * grad."),
-            (lambda: p - g, "The learning rate is missing: param - lr * grad."),
-        ])
-
-    return Case(label, args(param, grad, lr), want, close(), hints=[hint])
+    hint = known_mistakes(
+        (lambda: p + lr * g, "That step went uphill: subtract lr * grad, the gradient points towards higher loss."),
+        (lambda: lr * g, "That is the step itself; return the new value param - lr * grad."),
+        (lambda: -lr * g, "That is the step itself; return the new value param - lr * grad."),
+        (lambda: p - g, "The learning rate is missing: param - lr * grad."),
+    )
+    return Case(label, call_with(param, grad, lr), want, close(), hints=[hint])
 
 
 @check
@@ -157,16 +150,15 @@ def _numgrad_case(label, f, x, eps=None):
         _torch_f(f.__name__)(t).backward()
         return _np(t.grad)
 
-    def hint(got, want_):
-        e = 1e-6 if eps is None else eps
-        return first_match(got, [
-            (lambda: _differences(f, x, e, "one-sided"), "That is the one-sided difference (f(x + eps) - f(x)) / eps; use the "
-                                          "central difference (f(x + eps) - f(x - eps)) / (2 eps)."),
-            (lambda: _differences(f, x, e, "central without the 2"), "Divide the central difference by 2 eps, the distance between "
-                                                     "x - eps and x + eps."),
-        ])
-
-    call = args(f, x) if eps is None else args(f, x, eps=eps)
+    e = 1e-6 if eps is None else eps
+    hint = known_mistakes(
+        (lambda: _differences(f, x, e, "one-sided"),
+         "That is the one-sided difference (f(x + eps) - f(x)) / eps; use the central difference "
+         "(f(x + eps) - f(x - eps)) / (2 eps)."),
+        (lambda: _differences(f, x, e, "central without the 2"),
+         "Divide the central difference by 2 eps, the distance between x - eps and x + eps."),
+    )
+    call = call_with(f, x) if eps is None else call_with(f, x, eps=eps)
     # eps = 1e-3 cases: central differences err by about eps^2, one-sided ones by about eps
     return Case(label, call, want, close(atol=1e-5, rtol=1e-5, dtype="f"), hints=[hint])
 
@@ -183,7 +175,7 @@ def _unchanged_case(label, f, x):
         return ("numerical_gradient changed x: put each entry back after perturbing it (x[i] = old), or "
                 "perturb a copy.")
 
-    return Case(label, quiet(run), const(x.copy()), close(atol=1e-12, rtol=0.0), hints=[hint])
+    return Case(label, run, const(x.copy()), close(atol=1e-12, rtol=0.0), hints=[hint])
 
 
 @check
@@ -219,24 +211,22 @@ def _linear_case(label, x, W, g):
         (xt @ Wt).backward(_leaf(g).detach())
         return _np(xt.grad), _np(Wt.grad)
 
-    def hint(got, want_):
-        n = len(x)
-        if isinstance(got, (tuple, list)) and len(got) == 2 and as_array(got[0]).shape == W.shape != x.shape:
+    n = len(x)
+
+    def order(got, want_):
+        if isinstance(got, (tuple, list)) and len(got) == 2 and numbers(got[0]).shape == W.shape != x.shape:
             return "Return (grad_x, grad_W) in that order."
-        candidates = [
-            ((g @ W.T, g.T @ x), "grad_W must have W's shape (d_in, d_out): x.T @ grad_out, not grad_out.T @ x."),
-            ((g @ W, x.T @ g), "grad_x = grad_out @ W.T: W needs a transpose to map d_out back to d_in."),
-            ((g @ W.T / n, x.T @ g / n), "Do not divide by N: y = x @ W has no mean in it, and grad_out already "
-                                         "holds dL/dy."),
-            ((g @ W.T, x.T @ g / n), "Do not divide by N: y = x @ W has no mean in it, and grad_out already "
-                                     "holds dL/dy."),
-        ]
-        for cand, message in candidates:
-            if matches_all(got, cand):
-                return message
         return None
 
-    return Case(label, args(x, W, g), want, close(dtype="f"), hints=[hint])
+    hint = known_mistakes(
+        (lambda: (g @ W.T, g.T @ x), "grad_W must have W's shape (d_in, d_out): x.T @ grad_out, not grad_out.T @ x."),
+        (lambda: (g @ W, x.T @ g), "grad_x = grad_out @ W.T: W needs a transpose to map d_out back to d_in."),
+        (lambda: (g @ W.T / n, x.T @ g / n), "Do not divide by N: y = x @ W has no mean in it, and grad_out already "
+                                             "holds dL/dy."),
+        (lambda: (g @ W.T, x.T @ g / n), "Do not divide by N: y = x @ W has no mean in it, and grad_out already "
+                                         "holds dL/dy."),
+    )
+    return Case(label, call_with(x, W, g), want, close(dtype="f"), hints=[order, hint])
 
 
 @check
@@ -260,12 +250,6 @@ def linear_backward(hidden, rng):
 
 # ------------------------------------------------------------ softmax_cross_entropy_backward
 
-def _sm(z):
-    z = np.asarray(z, dtype=float)
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _ce_backward_case(label, logits, targets):
     logits, targets = np.asarray(logits, dtype=float), np.asarray(targets)
     n = len(targets)
@@ -278,9 +262,9 @@ def _ce_backward_case(label, logits, targets):
         F.cross_entropy(z, torch.as_tensor(targets)).backward()
         return _np(z.grad)
 
-    def hint(got, want_):
-        p, onehot = _sm(logits), np.eye(logits.shape[1])[targets]
-        message = first_match(got, [
+    p, onehot = _sm(logits), np.eye(logits.shape[1])[targets]
+    hints = [
+        known_mistakes(
             (lambda: p - onehot, f"Divide by N = {n}: the loss is the mean over the rows, so each row's gradient "
                                  "is (p - onehot) / N."),
             (lambda: p / n, "Subtract the one-hot of the targets: dL/dz = (softmax(z) - onehot(y)) / N."),
@@ -288,12 +272,10 @@ def _ce_backward_case(label, logits, targets):
             (lambda: (onehot - p) / n, "It is p - onehot(y), not onehot(y) - p: the loss falls when z_y rises."),
             (lambda: (p - np.eye(logits.shape[1])[targets].sum(axis=0)) / n,
              "Subtract 1 only at each row's own target: grad[np.arange(N), targets] -= 1, not grad[:, targets]."),
-        ])
-        if not message and not np.isfinite(as_array(got)).all():
-            message = "Use a stable softmax (subtract each row's max) inside the gradient."
-        return message
-
-    return Case(label, args(logits, targets), want, close(dtype="f"), hints=[hint])
+        ),
+        nonfinite_hint("Use a stable softmax (subtract each row's max) inside the gradient."),
+    ]
+    return Case(label, call_with(logits, targets), want, close(dtype="f"), hints=hints)
 
 
 @check
@@ -384,16 +366,12 @@ def _adamw_case(label, p0, grads, **hyper):
         state = opt.state[p]
         return np.stack(trajectory), _np(state["exp_avg"]), _np(state["exp_avg_sq"])
 
-    def hint(got, want_):
-        for variant, message in ADAMW_HINTS.items():
-            with np.errstate(all="ignore"):
-                if matches_all(got, adamw_numpy(p0, grads, lr, betas, eps, wd, variant)):
-                    return message
-        return None
+    hint = known_mistakes(*((lambda v=variant: adamw_numpy(p0, grads, lr, betas, eps, wd, v), message)
+                            for variant, message in ADAMW_HINTS.items()))
 
     steps = len(grads)
     label = f"{label} (item 0: the parameter after each of the {steps} steps, then m and v)" if steps > 1 else label
-    return Case(label, quiet(run), want, close(atol=1e-10, rtol=1e-7, dtype="f"), hints=[hint])
+    return Case(label, run, want, close(atol=1e-10, rtol=1e-7, dtype="f"), hints=[hint])
 
 
 @check
