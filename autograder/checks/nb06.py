@@ -4,63 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import lazy
-from .core import Array, Case, call_with, close, exercise
+from .core import Case, call_with, close, const, exercise, known_mistakes, raises
 
 A = "06_sinusoids_and_positions"
 check = exercise(A)
 R = lazy(A)
 
-
-def const(value):
-    return lambda: value
-
-
-def raises(message: str):
-    def want():
-        raise ValueError(message)
-    return want
-
-
-def unbox(value):
-    """A NumPy scalar as a 0-d array: core.encode ships np.float64 with shape (1,) (np.ascontiguousarray)."""
-    if isinstance(value, Array) and value.kind == "scalar" and value.data.size == 1:
-        return Array(value.data.reshape(()), "scalar")
-    if isinstance(value, (tuple, list)):
-        return type(value)(unbox(v) for v in value)
-    return value
-
-
-class close0(close):
-    """close() that compares a returned NumPy scalar like a Python number."""
-
-    def mismatch(self, got, want):
-        return super().mismatch(unbox(got), unbox(want))
-
-
-def _data(value):
-    """Numbers (real or complex) as an array, anything else as None; never warns."""
-    data = getattr(unbox(value), "data", value)
-    try:
-        a = np.asarray(data)
-    except (TypeError, ValueError):
-        return None
-    return a if a.dtype.kind in "biufc" else None
-
-
-def known_mistakes(*candidates):
-    """A hint that names the mistake whose output the answer equals: candidates are (thunk, message)."""
-    def hint(got, want):
-        g = _data(got)
-        if g is None:
-            return None
-        for make, message in candidates:
-            with np.errstate(all="ignore"):
-                wrong = np.asarray(make())
-                same = wrong.shape == g.shape and bool(np.allclose(g, wrong, atol=1e-9, rtol=1e-7))
-            if same:
-                return message
-        return None
-    return hint
+MATCH = dict(atol=1e-9, rtol=1e-7)  # how near a known mistake an answer must be to be named
 
 
 # ------------------------------------------------------------------- period
@@ -74,12 +24,13 @@ def _period_hint(omega):
                                   "inverse, 2 pi / omega."),
         (lambda: 2 * np.pi * w, "That is 2 pi * omega: divide 2 pi by omega instead."),
         (lambda: 360 / w, "That is 360 / omega, a turn counted in degrees: omega is in radians, use 2 pi."),
+        **MATCH,
     )
 
 
 @check
 def period(hidden, rng):
-    f = close0(dtype="f")
+    f = close(dtype="f")
     if not hidden:
         omegas = np.array([1.0, 0.1, 0.01, 0.001])
         return [
@@ -115,12 +66,13 @@ def _freq_hint(d, base):
         (lambda: 2 * np.pi / base ** (-2.0 * k / d), "Those are periods, not angular frequencies."),
         (lambda: np.ones(d // 2) if d > 2 else np.zeros(1), "Every frequency is 1, so every exponent came out "
                                                             "as 0: an integer division (//) in -2k / d?"),
+        **MATCH,
     )
 
 
 @check
 def angular_frequencies(hidden, rng):
-    f = close0(dtype="f")
+    f = close(dtype="f")
     if not hidden:
         return [
             Case("angular_frequencies(8): 1, 0.1, 0.01, 0.001", call_with(8),
@@ -167,12 +119,13 @@ def _pe_hint(T, d, base=10000.0):
         (lambda: _pe(T, d, base, step=1.0), "The frequencies use base ** (-k / d): the exponent is -2k / d."),
         (lambda: _pe(T, d, base, blocks=True, step=1.0), "Sines and cosines in blocks, and the exponent "
                                                          "-k / d: interleave them and use -2k / d."),
+        **MATCH,
     )
 
 
 @check
 def sinusoidal_positions(hidden, rng):
-    f = close0(dtype="f")
+    f = close(dtype="f")
     if not hidden:
         return [
             Case("sinusoidal_positions(2, 4): rows [0, 1, 0, 1] and [sin 1, cos 1, sin 0.01, cos 0.01]",

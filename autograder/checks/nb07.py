@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import lazy
-from .core import Case, call_with, exercise, predicate
-from .nb06 import _data, close0, const, known_mistakes, raises
+from .core import Case, call_with, close, const, exercise, known_mistakes, numbers, predicate, raises
+from .nb06 import MATCH
 
 A = "07_complex_rotations_and_rope"
 check = exercise(A)
@@ -23,11 +23,12 @@ def _rotate_hint(z, theta):
         (lambda: z * np.exp(theta), "exp(theta) is a real number that stretches z: rotate with exp(1j * theta)."),
         (lambda: z * (np.cos(theta) + np.sin(theta)),
          "cos(theta) + sin(theta) is missing the i: exp(i theta) = cos(theta) + 1j * sin(theta)."),
+        **MATCH,
     )
 
 
 def _rotate_case(label, z, theta, want):
-    return Case(label, call_with(z, theta), want, close0(), hints=[_rotate_hint(z, theta)])
+    return Case(label, call_with(z, theta), want, close(), hints=[_rotate_hint(z, theta)])
 
 
 @check
@@ -41,7 +42,7 @@ def rotate_complex(hidden, rng):
             _rotate_case("rotate_complex(np.array([1, 1j, -1, 3 - 2j]), 0.3)", zs, 0.3,
                          lambda: zs * (np.cos(0.3) + 1j * np.sin(0.3))),
             Case("rotate_complex(rotate_complex(2 + 1j, 0.3), 0.5): angles add to 0.8",
-                 lambda fn: fn(fn(2 + 1j, 0.3), 0.5), const((2 + 1j) * (np.cos(0.8) + 1j * np.sin(0.8))), close0()),
+                 lambda fn: fn(fn(2 + 1j, 0.3), 0.5), const((2 + 1j) * (np.cos(0.8) + 1j * np.sin(0.8))), close()),
         ]
     z = rng.normal(size=6) + 1j * rng.normal(size=6)
     theta = rng.uniform(-np.pi, np.pi, size=6)
@@ -67,12 +68,13 @@ def _matrix_hint(theta):
          "sin and cos are swapped: cos goes on the diagonal."),
         (lambda: np.array([[np.cos(theta), np.sin(theta)], [np.sin(theta), np.cos(theta)]]),
          "One sine needs a minus sign: [[cos, -sin], [sin, cos]]."),
+        **MATCH,
     )
 
 
 @check
 def rotation_matrix(hidden, rng):
-    f = close0(dtype="f")
+    f = close(dtype="f")
     if not hidden:
         return [
             Case("rotation_matrix(np.pi / 2) = [[0, -1], [1, 0]]", call_with(np.pi / 2),
@@ -81,7 +83,7 @@ def rotation_matrix(hidden, rng):
             Case("rotation_matrix(0.7) @ [2, 1] equals (2 + 1j) * exp(0.7j)", lambda fn: fn(0.7) @ np.array([2.0, 1.0]),
                  lambda: np.array([((2 + 1j) * np.exp(0.7j)).real, ((2 + 1j) * np.exp(0.7j)).imag]), f,
                  hints=[known_mistakes((lambda: _matrix(-0.7) @ [2.0, 1.0],
-                                        "That point is turned clockwise: check the sign of the sines."))]),
+                                        "That point is turned clockwise: check the sign of the sines."), **MATCH)]),
         ]
     thetas = rng.uniform(-np.pi, np.pi, size=3)
     return [Case(f"rotation_matrix({t:.4f})", call_with(float(t)), lambda t=t: R("rotation_matrix")(float(t)), f,
@@ -127,7 +129,7 @@ def _rope_hint(x, positions=None, base=10000.0):
     ]
     if positions is not None:
         candidates.append((lambda: _rope(x, None, base), "It ignores the positions argument and uses 0 .. T-1."))
-    return known_mistakes(*candidates)
+    return known_mistakes(*candidates, **MATCH)
 
 
 def _rope_case(label, x, positions=None, base=None, want=None):
@@ -135,7 +137,7 @@ def _rope_case(label, x, positions=None, base=None, want=None):
     if positions is not None:
         kwargs["positions"] = positions
     want = want or (lambda: _rope(x, positions, 10000.0 if base is None else base))
-    return Case(label, call_with(x, **kwargs), want, close0(atol=1e-8, dtype="f"),
+    return Case(label, call_with(x, **kwargs), want, close(atol=1e-8, dtype="f"),
                 hints=[_rope_hint(x, positions, 10000.0 if base is None else base)])
 
 
@@ -149,8 +151,8 @@ def _relative_scores(q, k, T, base=10000.0):
 
 
 def _depends_on_difference(got, want):
-    g = _data(got)
-    w = _data(want)
+    g = numbers(got)
+    w = numbers(want)
     if g is None or w is None or g.shape != w.shape:
         return f"expected a score table of shape {None if w is None else w.shape}."
     T = g.shape[0]
@@ -184,7 +186,7 @@ def apply_rope(hidden, rng):
             _rope_case("apply_rope(x, positions=np.array([7, 3, 10])) for x of shape (3, 6)",
                        rng.normal(size=(3, 6)), positions=np.array([7, 3, 10])),
             Case("apply_rope of x with shape (4, 5): D = 5 cannot be split into pairs", call_with(np.ones((4, 5))),
-                 raises("D must be even"), close0()),
+                 raises("D must be even"), close()),
         ]
     x = rng.normal(size=(2, 2, 16, 32))
     pos = rng.integers(0, 5000, size=7)
@@ -200,5 +202,5 @@ def apply_rope(hidden, rng):
              lambda: R("apply_rope")(np.tile(q, (16, 1)), base=100.0) @ R("apply_rope")(np.tile(k, (16, 1)), base=100.0).T,
              predicate(_depends_on_difference)),
         Case("apply_rope of x with shape (2, 3, 7)", call_with(np.ones((2, 3, 7))),
-             lambda: R("apply_rope")(np.ones((2, 3, 7))), close0()),
+             lambda: R("apply_rope")(np.ones((2, 3, 7))), close()),
     ]

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import lazy
-from .core import Case, Comparator, call_with, describe, exercise, fmt, predicate
-from .nb06 import _data, close0, const, known_mistakes, raises
+from .core import (Case, Comparator, call_with, close, const, describe, exercise, fmt, known_mistakes, numbers,
+                   predicate, raises)
+from .nb06 import MATCH
 
 A = "08_causality_and_masking"
 check = exercise(A)
@@ -21,7 +22,7 @@ class mask_equal(Comparator):
         self.row_name, self.hint = row_name, hint  # row_name(r) names row r for a learner
 
     def mismatch(self, got, want):
-        g, w = _data(got), _data(want)
+        g, w = np.asarray(got) if isinstance(got, bool) else numbers(got), numbers(want)  # a lone bool: 0-d mask
         if g is None:
             return f"expected a boolean array of shape {w.shape}, got {describe(got)}."
         if g.dtype.kind != "b":
@@ -133,19 +134,20 @@ def _softmax_hint(scores, allowed):
         (lambda: _softmax(scores), "The mask is ignored: blocked keys must get weight 0."),
         (lambda: _masked(scores, allowed, axis=-2) if scores.ndim >= 2 and (allowed.any(-2)).all() else np.nan,
          "Softmax over the wrong axis: each row (one query) sums to 1 over the keys, the last axis."),
+        **MATCH,
     )
 
 
 def _softmax_compare(scores, allowed):
     """Values within tolerance, and blocked weights exactly 0."""
-    values = close0(atol=1e-9, rtol=1e-7, dtype="f")
+    values = close(atol=1e-9, rtol=1e-7, dtype="f")
     blocked = ~np.broadcast_to(np.asarray(allowed, bool), np.shape(scores))
 
     def test(got, want):
         message = values.mismatch(got, want)
         if message:
             return message
-        g = _data(got)
+        g = numbers(got)
         leak = g[blocked]
         if (leak != 0).any():
             where = tuple(int(i) for i in np.argwhere(blocked & (g != 0))[0])
@@ -164,7 +166,7 @@ def _softmax_case(label, scores, allowed, want=None, extra_hint=None):
 
 def _nan_hint(message):
     def hint(got, want):
-        g = _data(got)
+        g = numbers(got)
         return message if g is not None and g.dtype.kind in "fc" and np.isnan(g).any() else None
     return hint
 
@@ -192,7 +194,7 @@ def masked_softmax(hidden, rng):
                                                "exp underflow to 0, or exp overflowed.")),
             Case("masked_softmax(np.zeros((2, 3)), [[True, False, False], [False, False, False]]): row 1 keeps no key",
                  call_with(np.zeros((2, 3)), np.array([[True, False, False], [False, False, False]])),
-                 raises("row 1 keeps no key"), close0()),
+                 raises("row 1 keeps no key"), close()),
         ]
     B, H, T = 2, 2, 6
     lengths = np.array([6, 3])
@@ -207,7 +209,7 @@ def masked_softmax(hidden, rng):
         _softmax_case("masked_softmax with a random mask and scores of scale 50", wide, random_allowed,
                       want=lambda: R("masked_softmax")(wide, random_allowed)),
         Case("masked_softmax with a (3,) mask that allows nothing", call_with(np.zeros((2, 3)), np.zeros(3, bool)),
-             lambda: R("masked_softmax")(np.zeros((2, 3)), np.zeros(3, bool)), close0()),
+             lambda: R("masked_softmax")(np.zeros((2, 3)), np.zeros(3, bool)), close()),
     ]
 
 
