@@ -30,7 +30,7 @@ def _grade(args: argparse.Namespace) -> int:
     try:
         result = grade_class(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
                              db_url=args.db, force=args.force, engine=args.engine,
-                             seed=args.seed)
+                             seed=args.seed, cluster=args.cluster)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -49,6 +49,9 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_positive_float, default=defaults.timeout,
                    help=f"seconds a cell may run before it is interrupted (default {defaults.timeout:g})")
     p.add_argument("--db", metavar="URL", help="gradebook database URL (default: sqlite in --out)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="grade on a Dask distributed cluster at this scheduler address (e.g. tcp://host:8786); "
+                        "every worker needs the course installed; this process still writes the gradebook")
     p.add_argument("--force", action="store_true", help="regrade every submission, even unchanged ones")
     p.add_argument("--seed", type=int, help="the run seed hidden inputs follow (default: the one saved in --out, "
                                             "else a random one); give the same AUTOGRADER_SEED to compare with "

@@ -18,6 +18,7 @@ class GradeConfig:
     seed: int | None = None  # None: reuse the seed saved in --out, or draw one on the first run
     course_id: str = ""  # nbgrader's CourseDirectory.course_id default, so its `export` finds our rows
     progress: bool = True  # the progress line and summary on stderr/stdout
+    cluster: str | None = None  # a Dask scheduler address (tcp://host:8786): grade there instead of local workers
 
     def __post_init__(self) -> None:
         self.submissions = Path(self.submissions)

@@ -56,6 +56,8 @@ class Job:
     hide: tuple[str, ...]  # folders the student's code must not see: the submissions, the output
     reference: dict | None  # grade_id -> payloads; None when the reference could not be run
     reference_problem: str = ""
+    notebook: bytes | None = None  # the notebook's bytes when the job travels (--cluster); else read from path
+    files: dict[str, bytes] | None = None  # the folder's other files when the job travels; else read beside path
 
 
 def file_hash(*parts: bytes) -> str:
@@ -152,7 +154,7 @@ def grade_submission(job: Job) -> dict:
     if job.path is None or any(p.fatal for p in problems):
         return finish(all_missing("no notebook could be graded"))
     try:
-        text = Path(job.path).read_bytes().decode("utf-8")
+        text = (job.notebook if job.notebook is not None else Path(job.path).read_bytes()).decode("utf-8")
         nb = parse_notebook(text, Path(job.path).name)
     except UnicodeDecodeError:
         problem("unreadable notebook", f"{Path(job.path).name}: not a text file (a notebook is JSON in UTF-8)", True)
@@ -170,8 +172,8 @@ def grade_submission(job: Job) -> dict:
         problem(kind, detail)
     try:
         run, record["engine"] = execute(plan.sources, assignment=job.assignment_id, seed=job.seed,
-                                        timeout=job.timeout, engine=job.engine, files=_files_beside(Path(job.path)),
-                                        hide=job.hide)
+                                        timeout=job.timeout, engine=job.engine, hide=job.hide,
+                                        files=job.files if job.files is not None else _files_beside(Path(job.path)))
     except Exception as exc:  # the engine itself failed; the class goes on
         problem("not run", f"the grader could not run this notebook ({type(exc).__name__}: {exc})", fatal=True)
         return finish(all_missing("the notebook could not be run"))
@@ -206,6 +208,10 @@ def _executor(cfg: GradeConfig, seed: int):
     """Threads over the warm engine (its children do the work, and it keeps one warm parent per
     concurrent run); processes over nbclient, whose kernels are driven by one event loop each."""
     _init_worker(seed)  # judging also happens in this process when threads are used
+    if cfg.cluster:
+        from .cluster import ClusterExecutor
+
+        return ClusterExecutor(cfg.cluster)
     if cfg.engine != "nbclient" and engine_available():
         return ThreadPoolExecutor(max_workers=cfg.jobs)
     return ProcessPoolExecutor(max_workers=cfg.jobs, initializer=_init_worker, initargs=(seed,))
@@ -249,9 +255,11 @@ def _reference_cached(out: Path, assignment: str, shash: str, seed: int) -> Path
 
 def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None = None, timeout: float = 60.0,
                 db_url: str | None = None, force: bool = False, engine: str = "auto", seed: int | None = None,
-                course_id: str = "", progress: bool = True, stream: TextIO | None = None) -> ClassResult:
+                course_id: str = "", progress: bool = True, stream: TextIO | None = None,
+                cluster: str | None = None) -> ClassResult:
     """Grade every submission under ``submissions``; see GRADING.md for what lands in ``out``."""
-    cfg = GradeConfig(Path(submissions), out, jobs, timeout, db_url, force, engine, seed, course_id, progress)
+    cfg = GradeConfig(Path(submissions), out, jobs, timeout, db_url, force, engine, seed, course_id, progress,
+                      cluster)
     stream = stream or sys.stderr
     started = time.monotonic()
     if not cfg.submissions.is_dir():
@@ -321,13 +329,21 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list
     hide = tuple(str(p.resolve()) for p in (cfg.submissions, cfg.out))
     pool = _executor(cfg, seed) if todo else None
     running: dict[Future, Submission] = {}
+    grade_fn, reference_fn = grade_submission, run_reference
+    if cfg.cluster and pool is not None:  # jobs travel as data; workers resolve the solution from their own install
+        from . import cluster
+
+        grade_fn, reference_fn = cluster.grade_remote, cluster.reference_remote
+        cfg.jobs = pool.threads()
 
     def submit(sub: Submission, shash: str) -> None:
         ref, why = references.get(sub.assignment_id, (None, "unknown assignment"))
         source = paths.solutions_dir() / f"{sub.assignment_id}.ipynb"
         job = Job(sub.student_id, sub.assignment_id, str(sub.path) if sub.path else None, tuple(sub.problems),
                   str(source), hashes.get(sub.assignment_id, ""), shash, seed, cfg.timeout, cfg.engine, hide, ref, why)
-        running[pool.submit(grade_submission, job)] = sub
+        if cfg.cluster:
+            job = cluster.with_data(job)
+        running[pool.submit(grade_fn, job)] = sub
 
     writer = None
     try:
@@ -336,8 +352,8 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list
             if cached.exists():
                 references[a] = (json.loads(cached.read_text())["evidence"], "")
             else:
-                pending_refs[pool.submit(run_reference, a, str(paths.solutions_dir() / f"{a}.ipynb"), seed,
-                                         cfg.timeout, cfg.engine, hide)] = a
+                where = hashes[a] if cfg.cluster else str(paths.solutions_dir() / f"{a}.ipynb")  # cluster: by hash
+                pending_refs[pool.submit(reference_fn, a, where, seed, cfg.timeout, cfg.engine, hide)] = a
         if isinstance(pool, ThreadPoolExecutor):  # start the other warm interpreters while the references run
             for _ in range(max(0, min(cfg.jobs, len(todo)) - len(pending_refs))):
                 pool.submit(engine_module.default_pool().warm, 1)
