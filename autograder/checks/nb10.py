@@ -12,23 +12,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from .core import Case, close, equal, exercise, predicate
-from .nb09 import _same, _torch, diagnose, mha_np, normal, tensor
+from .core import Case, close, equal, exercise, predicate, raises
+from .nb09 import TOL, _torch, causal, diagnose, mha_np, normal, tensor
 
 A = "10_decoder_block"
 check = exercise(A)
-TOL = dict(atol=1e-5, rtol=1e-4, kind="tensor")  # float32 arithmetic, summed in different orders
 _erf = np.vectorize(math.erf)
-
-
-def _raises(message: str):
-    def want():
-        raise ValueError(message)
-    return want
-
-
-def causal(T):
-    return np.tril(np.ones((T, T), dtype=bool))
 
 
 # ------------------------------------------------------------------ weights, by parameter name
@@ -458,7 +447,7 @@ def _gpt_too_long(cfg, T):
         with torch.no_grad():
             return cls(*cfg)(torch.zeros(1, T, dtype=torch.long))
     return Case(f"TinyGPT(vocab_size={cfg[0]}, context_len={cfg[1]}, ...) on ids of shape (1, {T}): longer than "
-                "context_len", call, _raises(f"sequence length {T} exceeds context_len={cfg[1]}"), close(**TOL))
+                "context_len", call, raises(f"sequence length {T} exceeds context_len={cfg[1]}"), close(**TOL))
 
 
 @check
