@@ -39,8 +39,11 @@ class ExerciseReport:
 
 def is_hidden_only(cell) -> bool:
     """A released hidden-test cell: its tests were removed, only comments are left."""
-    code = [line for line in cell.source.splitlines() if line.strip() and not line.strip().startswith("#")]
-    return not code
+    return not has_code(cell.source)
+
+
+def has_code(source: str) -> bool:
+    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
 
 
 def error_of(cell) -> tuple[str, str] | None:
@@ -90,11 +93,77 @@ def report(nb) -> list[ExerciseReport]:
     return [e for e in exercises.values() if e.tests]
 
 
+def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[object, list[ExerciseReport], list[str]] | None:
+    """What ``grade`` would see: the notebook sanitized against the source, run on the grading engine in
+    evidence mode, its visible tests judged against the reference run. None when that cannot be done
+    here (no solutions/, no engine, an unknown notebook, the instructor's own reference): run locally."""
+    import os
+
+    from . import paths
+    from .checks import core
+    from .grade import pipeline, sanitize
+    from .grade import judge as judging
+    from .nbio import parse_notebook
+
+    assignment = path.stem
+    source_path = paths.solutions_dir() / f"{assignment}.ipynb"
+    if (assignment not in paths.assignments() or not source_path.exists() or not pipeline.engine_available()
+            or path.resolve() == source_path.resolve()):
+        return None
+    seed = 0  # the visible checks' own inputs, as the student sees them in the notebook
+    old = os.environ.get(core.SEED_ENV)
+    os.environ[core.SEED_ENV] = str(seed)
+    try:
+        nb = parse_notebook(path.read_bytes().decode("utf-8"), path.name)
+        _, tests = pipeline._source_tests(str(source_path), pipeline.source_hash(assignment))
+        visible = {t.grade_id for t in tests if has_code(t.released)}
+        reference = pipeline.run_reference(assignment, str(source_path), seed, timeout, "engine")["evidence"]
+        plan = sanitize.plan(nb, tests)
+        run, _ = pipeline.execute(plan.sources, assignment=assignment, seed=seed, timeout=timeout, engine="engine",
+                                  files=pipeline._files_beside(path))
+        scores = judging.score(run, plan, tests, reference)
+    except Exception:  # noqa: BLE001 - the local run below still tells the student something
+        return None
+    finally:
+        if old is None:
+            os.environ.pop(core.SEED_ENV, None)
+        else:
+            os.environ[core.SEED_ENV] = old
+    stubbed = {grade_id(c) for c in nb.cells if is_solution_cell(c) and "raise NotImplementedError()" in c.source}
+    exercises: dict[str, ExerciseReport] = {}
+    for c in nb.cells:
+        if is_solution_cell(c):
+            exercises.setdefault(grade_id(c), ExerciseReport(grade_id(c)))
+    for s in scores:
+        if s.grade_id not in visible:
+            continue
+        name = exercise_of(s.grade_id)
+        if s.points > 0:
+            status = "passed"
+        elif name in stubbed or "NotAttempted" in s.message or "not attempted" in s.message.lower():
+            status = "not attempted"
+        else:
+            status = "failed"
+        exercises.setdefault(name, ExerciseReport(name)).tests.append(TestResult(s.grade_id, s.max_points, status,
+                                                                                 s.message))
+    problems = [detail for _, detail in plan.notes] + list(run.problems)
+    hidden = sum(t.points for t in tests if t.grade_id not in visible)
+    return hidden, [e for e in exercises.values() if e.tests], problems
+
+
 def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
-    """Print one line per exercise; return 0 when every check passed, 1 otherwise."""
+    """Print one line per exercise; return 0 when every check passed, 1 otherwise.
+
+    Where the grader could run (this course's solutions/ and the grading engine are here), the
+    notebook goes through the grader's own pipeline; otherwise it runs locally with nbclient."""
     worst = 0
     for path in notebooks:
         start = time.perf_counter()
+        graded = through_pipeline(path, timeout=timeout)
+        if graded is not None:
+            hidden, exercises, problems = graded
+            worst = max(worst, _print_report(path, exercises, hidden, "; ".join(problems) or None, start, out))
+            continue
         nb, problem = run_notebook(path, timeout=timeout)
         exercises = report(nb)
         earned = sum(t.points for e in exercises for t in e.tests if t.status == "passed")
@@ -107,10 +176,23 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
                 if t.status not in ("passed", "not attempted"):
                     out(f"      {t.grade_id}: {t.message}")
         hidden = sum(float(nbgrader_meta(c).get("points", 0)) for c in nb.cells if is_test_cell(c) and is_hidden_only(c))
-        out(f"  visible checks: {earned:g} of {total:g} points"
-            + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else ""))
-        if problem:
-            out(f"  problem: {problem}")
-        if problem or earned < total or not exercises:
-            worst = 1
+        worst = max(worst, _print_report(path, exercises, hidden, problem, start, out))
     return worst
+
+
+def _print_report(path: Path, exercises: list[ExerciseReport], hidden: float, problem: str | None, start: float,
+                  out) -> int:
+    earned = sum(t.points for e in exercises for t in e.tests if t.status == "passed")
+    total = sum(t.points for e in exercises for t in e.tests)
+    out(f"{path.name}  ({time.perf_counter() - start:.1f} s)")
+    for ex in exercises:
+        pts = sum(t.points for t in ex.tests)
+        out(f"  {ex.status:<13} {ex.name}  [{pts:g} pt{'s' if pts != 1 else ''}]")
+        for t in ex.tests:
+            if t.status not in ("passed", "not attempted"):
+                out(f"      {t.grade_id}: {t.message}")
+    out(f"  visible checks: {earned:g} of {total:g} points"
+        + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else ""))
+    if problem:
+        out(f"  problem: {problem}")
+    return 1 if problem or earned < total or not exercises else 0

@@ -42,3 +42,17 @@ def test_partly_done_notebook_names_the_failure_and_what_is_left(tmp_path):
     assert any(line.split()[:3] == ["not", "attempted", "build_vocab"] for line in lines), r.stdout
     assert "visible checks: 1 of 8 points; hidden tests worth 9 more" in r.stdout
     assert path.read_bytes() == before, "validate must never modify the student's file"
+
+
+def test_validate_sees_what_the_grader_sees_despite_an_input_transformer(tmp_path):
+    """A cell that turns every later cell into `pass` passes a local run; validate goes through the
+    grader's pipeline (evidence judged outside the student's process) and says nothing passed."""
+    nb = nbformat.read(paths.notebooks_dir() / f"{A}.ipynb", as_version=4)
+    setup = next(i for i, c in enumerate(nb.cells) if "import nb01 as check" in c.source)
+    nb.cells.insert(setup + 1, nbformat.v4.new_code_cell(
+        'get_ipython().input_transformers_post.append(lambda lines: ["pass\\n"])'))
+    path = tmp_path / f"{A}.ipynb"
+    nbformat.write(nb, path)
+    r = validate(path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "visible checks: 0 of 8 points" in r.stdout, r.stdout
