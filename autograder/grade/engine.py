@@ -95,12 +95,20 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
             parent.close()
             problems.append(f"the grading process failed ({exc}); tried again")
             continue
-        pool.release(parent)
         if "error" in answer:
+            pool.release(parent)
             problems.append(f"the grading process reported: {answer['error']}")
             break
-        cells = [CellResult(index=c["index"], status=c["status"], outputs=c["outputs"],
-                            seconds=c["seconds"], detail=c["detail"]) for c in answer["cells"]]
+        try:  # an answer out of step with the request: the channel cannot be trusted any more
+            cells = [CellResult(index=int(c["index"]), status=str(c["status"]), outputs=list(c["outputs"]),
+                                seconds=float(c["seconds"]), detail=str(c["detail"])) for c in answer["cells"]]
+            if [c.index for c in cells] != list(range(len(sources))):
+                raise ValueError("cells out of order")
+        except (KeyError, TypeError, ValueError) as exc:
+            parent.close()
+            problems.append(f"the grading process answered nonsense ({type(exc).__name__}: {exc}); tried again")
+            continue
+        pool.release(parent)
         isolation = describe_isolation(parent.bubblewrap, answer.get("facts") or [])
         return RunResult(cells=cells, isolation=isolation, problems=problems + list(answer.get("problems", [])))
     cells = [CellResult(index=i, status="skipped", detail="not run: the grading process failed")

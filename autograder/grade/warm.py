@@ -32,6 +32,9 @@ class ChannelClosed(EOFError):
     pass
 
 
+CHANNEL_FDS: list[int] = []  # the warm parent's frames to and from the engine; closed in every child
+
+
 # ------------------------------------------------------------------------------- framing
 
 _dumps = json.dumps  # bound once: a cell that replaces json.dumps must not change how results travel
@@ -352,6 +355,11 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
     if pid == 0:
         os.close(msg_r)
         os.close(st_r)
+        for fd in CHANNEL_FDS:  # the engine's channel: student code must never read or write it
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         run_child(shell, req, skip, msg_w, st_w, workdir)
         os._exit(0)
     os.close(msg_w)
@@ -366,6 +374,7 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
     current = started = interrupted = None
     killed_for_timeout = None
     garbled = False
+    last_start = -1
     interrupted_cells: set[int] = set()
     c_gone_at = None
     setup_deadline = time.monotonic() + 120
@@ -393,13 +402,21 @@ def attempt(shell, req: dict, skip: set[int]) -> dict:
                     if gpid:
                         _signal(pid, signal.SIGUSR2)
                 for m in frames:
-                    if "hello" in m:
+                    if "hello" in m and facts is None:
                         facts = list(m["hello"])
-                    elif "start" in m:
-                        current, started, interrupted = int(m["start"]), time.monotonic(), None
-                    elif "done" in m:
-                        done[int(m["done"])] = m
+                    elif type(m.get("start")) is int and m["start"] > last_start:
+                        current, started, interrupted = m["start"], time.monotonic(), None
+                        last_start = current
+                    elif current is not None and m.get("done") == current and type(m["done"]) is int:
+                        done[current] = m
                         current = None
+                    else:  # out of step with the cells (student code wrote frames): stop the run
+                        garbled = True
+                        current = last_start if current is None and last_start >= 0 else current
+                        msgs.eof = True
+                        if gpid:
+                            _signal(pid, signal.SIGUSR2)
+                        break
             if st_r in ready:
                 for m in stat.pump():
                     if "pid" in m:
@@ -533,6 +550,7 @@ def _cell(i: int, status: str, detail: str, seconds: float = 0.0) -> dict:
 
 def main() -> None:
     inp, out = os.dup(0), os.dup(1)
+    CHANNEL_FDS[:] = [inp, out]
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
