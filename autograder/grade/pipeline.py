@@ -184,6 +184,15 @@ def grade_submission(job: Job) -> dict:
     for s in scores:
         if s.status == "timeout":
             problem("timeout", f"test cell {s.grade_id}: {s.message}")
+    for cell in run.cells:  # contained, but said: a cell that killed its process, or a student cell that hung
+        where = (f"test cell {plan.tests[cell.index]}" if cell.index in plan.tests else
+                 f"the cell starting {(plan.sources[cell.index].strip().splitlines() or [''])[0][:60]!r}")
+        if cell.status == "crashed" or (cell.status == "timeout" and cell.index not in plan.tests):
+            problem(cell.status, f"{where}: {cell.detail}")
+        elif "output cut" in cell.detail:
+            problem("output cut", f"{where}: {cell.detail}")
+        elif any(o.get("ename") == "MemoryError" for o in cell.outputs if isinstance(o, dict)):
+            problem("out of memory", f"{where}: it ran out of memory (MemoryError) and was stopped")
     return finish(scores)
 
 
