@@ -204,7 +204,10 @@ LN_MESSAGES = {
 }
 
 
-def _ln_case(label, x, w, b, eps=None):
+LOOSE = dict(TOL, atol=2e-4, rtol=1e-3)  # rows with a tiny spread: float32 cancellation in x - mean
+
+
+def _ln_case(label, x, w, b, eps=None, tol=TOL):
     d = x.shape[-1]
 
     def call(cls):
@@ -223,7 +226,7 @@ def _ln_case(label, x, w, b, eps=None):
 
     e = 1e-5 if eps is None else eps
     variants = {n: (lambda n=n: ln_np(x, w, b, e, n)) for n in LN_MESSAGES}
-    return Case(label, call, want, close(**TOL), hints=[diagnose(variants, LN_MESSAGES)])
+    return Case(label, call, want, close(**tol), hints=[diagnose(variants, LN_MESSAGES)])
 
 
 @check
@@ -236,14 +239,14 @@ def LayerNorm(hidden, rng):
             _ln_case("LayerNorm(6) with weight and bias, x of shape (2, 3, 6)",
                      normal(rng, 2, 3, 6, scale=2.0) + 1, *_affine(rng, 6)),
             _ln_case("LayerNorm(5) on x (3, 5) whose rows vary by only about 0.003 (eps matters here)",
-                     (normal(rng, 3, 5, scale=0.003) + 0.5).astype(np.float32), *_affine(rng, 5)),
+                     (normal(rng, 3, 5, scale=0.003) + 0.5).astype(np.float32), *_affine(rng, 5), tol=LOOSE),
         ]
     return [
         _ln_case("LayerNorm(8, eps=0.01) on x (4, 8)", normal(rng, 4, 8, scale=0.2), *_affine(rng, 8), eps=0.01),
         _ln_case("LayerNorm(16) on x (2, 2, 3, 16) centred at 5", normal(rng, 2, 2, 3, 16) + 5,
                  *_affine(rng, 16)),
         _ln_case("LayerNorm(3) on x (5, 3) with a tiny spread", (normal(rng, 5, 3, scale=0.002) - 1).astype(np.float32),
-                 *_affine(rng, 3)),
+                 *_affine(rng, 3), tol=LOOSE),
         _ln_case("LayerNorm(7) on x (3, 7)", normal(rng, 3, 7), *_affine(rng, 7)),
     ]
 
