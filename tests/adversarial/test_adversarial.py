@@ -1,0 +1,202 @@
+"""Hostile submissions graded by the real ``python -m autograder grade``: every promise of GRADING.md.
+
+The class (tests/adversarial/cases.py, one submission per case, named for its expected outcome)
+is graded once per session with ``--jobs 2``; each test reads one case's outcome off scores.csv,
+grades.csv, problems.csv and the feedback, or what the machine saw (files, connections).
+Under xdist use `-n N --dist loadgroup`, so one worker grades the class once for every test.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import paths
+from tests.adversarial import cases
+
+pytestmark = [pytest.mark.adversarial, pytest.mark.slow, pytest.mark.xdist_group("adversarial")]
+TIMEOUT = "4"  # seconds per cell: honest cells of notebook 01 take well under one
+
+
+class Listener:
+    """A TCP server on every address of this machine; counts who connects."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("0.0.0.0", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(timeout=2)
+        self.sock.close()
+
+
+def host_ip() -> str:
+    try:
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=5).stdout.split()
+        return next((a for a in out if "." in a), "127.0.0.1")
+    except (OSError, subprocess.SubprocessError):
+        return "127.0.0.1"
+
+
+def file_hashes(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+class Graded:
+    def __init__(self, proc, ctx, seconds, before, after, connections):
+        self.proc, self.ctx, self.seconds = proc, ctx, seconds
+        self.before, self.after, self.connections = before, after, connections
+        self.table = {name: self._rows(name) for name in ("scores.csv", "grades.csv", "problems.csv")}
+
+    def _rows(self, name):
+        with open(self.ctx.out / name, newline="", encoding="utf-8") as fh:
+            return list(csv.DictReader(fh))
+
+    def scores(self, student):
+        return {r["grade_id"]: (float(r["points"]), float(r["max_points"]), r["status"])
+                for r in self.table["scores.csv"] if r["student_id"] == student}
+
+    def grade(self, student):
+        return next((float(r["score"]), float(r["max_score"])) for r in self.table["grades.csv"]
+                    if r["student_id"] == student)
+
+    def problems(self, student):
+        return [(r["problem"], r["detail"]) for r in self.table["problems.csv"] if r["student_id"] == student]
+
+
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("adversarial")
+    listener = Listener()
+    ctx = cases.Context(submissions=base / "submitted", out=base / "submitted-graded", outside=base / "outside",
+                        port=listener.port, host_ip=host_ip())
+    ctx.outside.mkdir()
+    try:
+        cases.build_class(ctx)
+        before = file_hashes(ctx.submissions)
+        start = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(ctx.submissions), "--out",
+                               str(ctx.out), "--jobs", "2", "--timeout", TIMEOUT, "--seed", "7"],
+                              capture_output=True, text=True, timeout=600)
+        seconds = time.monotonic() - start
+    finally:
+        listener.close()
+    print(proc.stdout, proc.stderr[-3000:], f"graded in {seconds:.1f} s", sep="\n")
+    return Graded(proc, ctx, seconds, before, file_hashes(ctx.submissions), listener.connections)
+
+
+def exercise_of(gid: str) -> str:
+    return gid.removeprefix("test_").removesuffix("_hidden")
+
+
+@pytest.mark.parametrize("case", list(cases.EXPECT))
+def test_case_scores_what_an_honest_reading_says(graded, case):
+    want = cases.EXPECT[case]
+    scores = graded.scores(case)
+    assert scores, f"{case}: not in scores.csv\n{graded.proc.stdout}\n{graded.proc.stderr[-2000:]}"
+    score, max_score = graded.grade(case)
+    detail = "\n".join(f"  {g}: {p:g}/{m:g} {s}" for g, (p, m, s) in scores.items()) + \
+        "\n" + "\n".join(f"  problem {k}: {d}" for k, d in graded.problems(case))
+    assert max_score == cases.FULL, detail
+    assert sum(m for _, m, _ in scores.values()) == cases.FULL, detail
+    assert score == want.score, f"{case}: {score:g} instead of {want.score:g}\n{detail}"
+    for gid, status in want.status.items():
+        assert scores[gid][2] == status, f"{case}: {gid} is {scores[gid][2]}, expected {status}\n{detail}"
+    for gid, (points, max_points, _) in scores.items():
+        if exercise_of(gid) in want.lost:
+            assert points == 0, detail
+        elif want.lost:
+            assert points == max_points, f"{case}: {gid} lost points\n{detail}"
+    kinds = {k for k, _ in graded.problems(case)}
+    for kind in want.problems:
+        assert kinds & set(kind.split("|")), f"{case}: no {kind!r} problem\n{detail}"
+    if want.no_problems:
+        assert not kinds, f"{case}: unexpected problems\n{detail}"
+
+
+def test_the_class_was_graded_and_the_broken_submission_reported(graded):
+    assert graded.proc.returncode == 1, graded.proc.stderr[-2000:]  # invalid JSON could not be graded
+    failed = {r["student_id"] for r in graded.table["problems.csv"] if r["problem"] == "not valid JSON"}
+    assert failed == {"zero_for_invalid_json"}
+    assert {r["student_id"] for r in graded.table["grades.csv"]} == set(cases.EXPECT)
+
+
+def test_summary_names_the_isolation_in_force(graded):
+    text = graded.proc.stdout
+    print(text)
+    assert "isolation" in text.lower()
+    if sys.platform == "linux" and Path("/usr/bin/bwrap").exists():
+        assert "bubblewrap" in text
+
+
+def test_forged_evidence_never_passes_a_hidden_test_that_compares_with_the_reference(graded):
+    """Forged evidence can carry what the run itself can compute (the visible checks' expected values,
+    NumPy one-liners), never the reference solution's outputs (absent from the run)."""
+    scores = graded.scores("only_visible_points_for_evidence_forged_from_the_checks")
+    for gid in cases.FORGEABLE_ONLY:
+        assert scores[gid][0] == 0, gid
+
+
+def test_no_submission_file_is_modified(graded):
+    assert graded.after == graded.before
+
+
+def test_nothing_was_written_outside_the_scratch_folder(graded):
+    ctx = graded.ctx
+    assert list(ctx.outside.iterdir()) == []
+    for path in (paths.root() / "PWNED-adversarial.txt", Path("/tmp/PWNED-adversarial.txt"),
+                 Path("/var/tmp/PWNED-adversarial.txt"), Path("/dev/shm/PWNED-adversarial.txt"),
+                 ctx.submissions / "PWNED.txt", ctx.out / "PWNED.txt", ctx.out / "results" / "PWNED.json"):
+        assert not path.exists(), path
+    assert not list(ctx.submissions.rglob("PWNED*")) and not list(ctx.out.rglob("PWNED*"))
+
+
+def test_the_gradebook_was_not_rewritten(graded):
+    import sqlite3
+
+    db = sqlite3.connect(graded.ctx.out / "gradebook.db")
+    try:
+        manual = db.execute("select count(*) from grade where manual_score is not null").fetchone()[0]
+    finally:
+        db.close()
+    assert manual == 0
+
+
+def test_no_connection_reached_the_loopback_server(graded):
+    assert graded.connections == 0
+
+
+def test_feedback_reports_tampering_and_never_shows_hidden_tests(graded):
+    page = (graded.ctx.out / "feedback" / "only_build_vocab_lost_when_its_tests_are_edited" /
+            f"{cases.A}.html").read_text(encoding="utf-8")
+    assert "changed" in page and "hidden=True" not in page
+
+
+def test_the_class_took_reasonable_time(graded):
+    assert graded.seconds < 150, f"grading took {graded.seconds:.0f} s"
