@@ -487,7 +487,7 @@ def with_lines(exercise: str, lines: str) -> str:
 
 def full_marks_for_correct_answer_that_floods_output(ctx):
     nb = right()
-    nb.cells[index(nb, "encode")].source = with_lines("encode", 'print("debug " * 100_000)')
+    nb.cells[index(nb, "encode")].source = with_lines("encode", 'print("debug " * 300_000)')
     return nb
 
 
@@ -617,7 +617,7 @@ EXPECT: dict[str, Expect] = {
     "full_marks_despite_a_memory_bomb": Expect(FULL, problems=("out of memory|timeout",)),
     "full_marks_despite_a_fork_bomb": Expect(FULL, problems=("timeout",)),
     "full_marks_despite_an_output_flood": Expect(FULL, problems=("output cut",)),
-    "full_marks_for_correct_answer_that_floods_output": Expect(FULL),
+    "full_marks_for_correct_answer_that_floods_output": Expect(FULL, problems=("output cut",)),
     "full_marks_despite_input": Expect(FULL, no_problems=True),
     "full_marks_despite_warning_on_stderr": Expect(FULL, no_problems=True),
     "only_build_vocab_lost_when_its_tests_are_edited": Expect(
