@@ -280,6 +280,17 @@ def test_scores_equal_stock_nbgrader_autograde_on_honest_submissions(tmp_path, g
     different = {k: (stock[k], mine[k]) for k in stock if stock[k] != mine[k]}
     assert not different, f"scores differ from stock nbgrader (stock, ours): {different}"
     assert {kinds[k[:2]] for k in stock if mine[k] == 0} >= {"blank", "wrong"}
+    # Under stock nbgrader itself: every reference answer earns full marks, every released notebook zero.
+    earned, possible = {}, {}
+    for row in ours.rows("scores.csv"):
+        key = row["student_id"], row["assignment_id"]
+        earned[key] = earned.get(key, 0) + stock[key + (row["grade_id"],)]
+        possible[key] = possible.get(key, 0) + float(row["max_points"])
+    for key, kind in kinds.items():
+        if kind == "right":
+            assert earned[key] == possible[key] > 0, f"stock nbgrader gave the reference answers of {key} {earned[key]}"
+        if kind == "blank":
+            assert earned[key] == 0, f"stock nbgrader gave the released notebook {key} {earned[key]} points"
 
 
 @pytest.mark.slow
