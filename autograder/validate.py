@@ -166,15 +166,6 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
             continue
         nb, problem = run_notebook(path, timeout=timeout)
         exercises = report(nb)
-        earned = sum(t.points for e in exercises for t in e.tests if t.status == "passed")
-        total = sum(t.points for e in exercises for t in e.tests)
-        out(f"{path.name}  ({time.perf_counter() - start:.1f} s)")
-        for ex in exercises:
-            pts = sum(t.points for t in ex.tests)
-            out(f"  {ex.status:<13} {ex.name}  [{pts:g} pt{'s' if pts != 1 else ''}]")
-            for t in ex.tests:
-                if t.status not in ("passed", "not attempted"):
-                    out(f"      {t.grade_id}: {t.message}")
         hidden = sum(float(nbgrader_meta(c).get("points", 0)) for c in nb.cells if is_test_cell(c) and is_hidden_only(c))
         worst = max(worst, _print_report(path, exercises, hidden, problem, start, out))
     return worst

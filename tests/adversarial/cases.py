@@ -11,7 +11,6 @@ The honest parts are the reference answers typed into the released notebook's so
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import textwrap
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import paths
+from benchmarks import grading as bench
 from autograder.nbio import grade_id, is_solution_cell
 
 A = "01_tokens_and_ids"
@@ -29,14 +29,6 @@ POINTS = {"build_vocab": 3.0, "encode": 2.0, "decode": 2.0, "one_hot": 2.0, "emb
 EVIDENCE_MIME = "application/vnd.autograder.evidence+json"
 
 
-def _load_benchmark():
-    spec = importlib.util.spec_from_file_location("grading_benchmark", paths.root() / "benchmarks" / "grading.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_benchmark()
 
 
 @dataclass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import importlib.util
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,19 +18,12 @@ import nbformat
 import pytest
 
 from autograder import paths
+from benchmarks import grading as bench
 from autograder.nbio import grade_id, is_solution_cell
 
 A = "01_tokens_and_ids"
 
 
-def _load_benchmark():
-    spec = importlib.util.spec_from_file_location("grading_benchmark", paths.root() / "benchmarks" / "grading.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_benchmark()
 
 
 @dataclass
