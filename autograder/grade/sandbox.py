@@ -270,8 +270,9 @@ def python_paths() -> list[str]:
     prefixes = tuple(p.rstrip("/") + "/" for p in out)
     out |= {os.path.realpath(e) for e in sys.path if e and os.path.isdir(e)
             and os.path.realpath(e).startswith(prefixes)}
-    keep = {p for p in out if p != "/" and not p.startswith(("/usr/", "/proc/", "/tmp/")) and p != "/usr"
-            and p != course and not p.startswith(course + "/")}
+    # a virtualenv inside the checkout (the README's .venv) or under /tmp is shown; the checkout itself never
+    keep = {p for p in out if p != "/" and not p.startswith(("/usr/", "/proc/")) and p != "/usr"
+            and p != course and not p.startswith(course + "/solutions")}
     keep.add(package)
     return sorted(p for p in keep if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in keep))
 
@@ -300,14 +301,16 @@ def bwrap_command(argv: list[str], *, bwrap: str = BWRAP) -> list[str]:
             cmd += ["--ro-bind", p, p]
     for name in ETC_FILES:
         cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    # private /tmp first, so that a virtualenv living under /tmp is bound on top of it, not hidden by it
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--dir", "/dev/shm"]
     binds = python_paths()
-    parents = sorted({str(a) for p in binds for a in Path(p).parents if str(a) != "/"}, key=len)
+    parents = sorted({str(a) for p in binds for a in Path(p).parents
+                      if str(a) not in ("/", "/tmp", "/var", "/var/tmp")}, key=len)
     for d in parents:  # bubblewrap would make them 0700, and nobody could not reach the packages
         cmd += ["--perms", "0755", "--dir", d]
     for p in binds:
         cmd += ["--ro-bind", p, p]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
-            "--dir", "/dev/shm", "--chdir", "/tmp", "--"]
+    cmd += ["--chdir", "/tmp", "--"]
     return cmd + argv
 
 
