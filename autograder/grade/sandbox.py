@@ -133,27 +133,13 @@ def private_filesystem(conf: Confinement, plan: Plan, solutions: dict[str, bytes
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     hidden = 0
     for target in plan.hide:
-        if not os.path.isdir(target):
-            continue
-        keeps = [k for k in plan.keep if k != target and k.startswith(target.rstrip("/") + "/") and os.path.isdir(k)]
-        fds = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in keeps]
-        try:
-            mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+        if os.path.isdir(target):
+            _cover(target, plan.keep, "mode=0755,size=64k")
             hidden += 1
-            for k, fd in fds:
-                os.makedirs(k, exist_ok=True)
-                mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
-                try:
-                    mount(None, k, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
-                except OSError:
-                    pass
-        finally:
-            for _, fd in fds:
-                os.close(fd)
     for target in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"):  # the world-writable places
         if os.path.isdir(target):
             try:
-                mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+                _cover(target, plan.keep, "mode=0755")
             except OSError:
                 if target == "/tmp":
                     raise
@@ -161,6 +147,25 @@ def private_filesystem(conf: Confinement, plan: Plan, solutions: dict[str, bytes
     conf.course_root = "/tmp/course"
     _stage(conf, solutions, files, owner)
     conf.facts.append("private /tmp" + (", course hidden" if hidden else ""))
+
+
+def _cover(target: str, keep: list[str], options: str) -> None:
+    """An empty tmpfs over ``target``, with the kept folders below it (a virtualenv in the checkout or
+    under /tmp, the autograder package) bound again read-only on top."""
+    keeps = [k for k in keep if k != target and k.startswith(target.rstrip("/") + "/") and os.path.isdir(k)]
+    fds = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in keeps]
+    try:
+        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
+        for k, fd in fds:
+            os.makedirs(k, exist_ok=True)
+            mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
+            try:
+                mount(None, k, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
+            except OSError:
+                pass
+    finally:
+        for _, fd in fds:
+            os.close(fd)
 
 
 def host_scratch(conf: Confinement, base: str, solutions: dict[str, bytes], files: dict[str, bytes],
