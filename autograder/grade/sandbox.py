@@ -87,6 +87,10 @@ class Confinement:
     course_root: str = ""
     private_fs: bool = False
     pid_namespace: bool = False
+    # decided once, before any namespace: inside a user namespace of our own we are "root" too,
+    # but cannot become nobody there (only our own uid is mapped) and must shed capabilities instead
+    real_root: bool = False
+    user_namespace: bool = False
 
     def describe(self, bubblewrap: bool) -> str:
         parts = (["bubblewrap (private filesystem)"] if bubblewrap else []) + self.facts
@@ -95,9 +99,20 @@ class Confinement:
 
 # ------------------------------------------------------------------------------ in the child
 
+def is_real_root() -> bool:
+    """uid 0 of the machine, not uid 0 of a user namespace (bubblewrap's, or one of ours)."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        with open("/proc/self/uid_map") as f:
+            return f.read().split() == ["0", "0", "4294967295"]
+    except OSError:
+        return True
+
+
 def enter_namespaces(conf: Confinement) -> None:
     """unshare network, mount and PID namespaces (as root), or inside a user namespace (not root)."""
-    root = os.geteuid() == 0
+    root = conf.real_root
     base = 0 if root else CLONE_NEWUSER
     uid, gid = os.getuid(), os.getgid()
     for extra in (CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID, CLONE_NEWNET | CLONE_NEWNS, CLONE_NEWNET):
@@ -111,6 +126,7 @@ def enter_namespaces(conf: Confinement) -> None:
         return
     if not root:
         _map_user(uid, gid)
+        conf.user_namespace = True
         conf.facts.append("user namespace")
     if flags & CLONE_NEWNET:
         conf.facts.append("no network")
@@ -221,9 +237,9 @@ def limit(conf: Confinement, plan: Plan) -> None:
     setl(resource.RLIMIT_CPU, plan.cpu_seconds, plan.cpu_seconds + 5)
     setl(resource.RLIMIT_FSIZE, plan.file_bytes)
     setl(resource.RLIMIT_NPROC, plan.processes)
-    if os.geteuid() == 0 and os.getuid() == 0 and not conf.private_fs and not others_can_read(python_paths()):
+    if conf.real_root and not conf.private_fs and not others_can_read(python_paths()):
         conf.facts.append("root (nobody could not read the interpreter's files)")
-    elif os.geteuid() == 0 and os.getuid() == 0:
+    elif conf.real_root:
         try:
             os.setgroups([])
             os.setgid(NOBODY)
@@ -231,11 +247,42 @@ def limit(conf: Confinement, plan: Plan) -> None:
             conf.facts.append("user nobody")
         except OSError:
             pass
+    elif conf.user_namespace and drop_capabilities():
+        # the student's code keeps the instructor's uid outside (nothing else is mapped), but with no
+        # capability left it cannot undo the mounts that hide the instructor's files
+        conf.facts.append("no capabilities")
     try:
         prctl(PR_SET_NO_NEW_PRIVS, 1)
     except OSError:
         pass
     conf.facts.append("rlimits (memory, CPU, processes, file size)")
+
+
+_CAP_VERSION_3 = 0x20080522
+PR_CAPBSET_DROP = 24
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> bool:
+    """Empty the bounding, effective, permitted and inheritable capability sets of this process."""
+    try:
+        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        last = 40
+    for cap in range(last + 1):
+        try:
+            prctl(PR_CAPBSET_DROP, cap)
+        except OSError:
+            pass
+    header, data = _CapHeader(_CAP_VERSION_3, 0), (_CapData * 2)()
+    return _libc.capset(ctypes.byref(header), data) == 0
 
 
 def others_can_read(dirs: list[str]) -> bool:

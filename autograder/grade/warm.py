@@ -182,11 +182,11 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
 
     try:
         sandbox.die_with_parent()
-        conf = sandbox.Confinement()
+        conf = sandbox.Confinement(real_root=sandbox.is_real_root())
         plan = sandbox.Plan(**req["plan"])
         if req.get("namespaces", True):
             sandbox.enter_namespaces(conf)
-        owner = sandbox.NOBODY if os.geteuid() == 0 and os.getuid() == 0 else -1
+        owner = sandbox.NOBODY if conf.real_root else -1
         solutions, files = _decode_files(req.get("solutions")), _decode_files(req.get("files"))
         if conf.private_fs:
             try:
