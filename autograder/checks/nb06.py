@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import lazy
-from .core import Case, call_with, close, const, exercise, known_mistakes, raises
+from .core import (Array, Case, call_with, close, const, describe, equal, exercise, fmt, known_mistakes, numbers,
+                   predicate, raises)
 
 A = "06_sinusoids_and_positions"
 check = exercise(A)
@@ -144,3 +145,239 @@ def sinusoidal_positions(hidden, rng):
                           hints=[_pe_hint(T, d, base)]))
     cases.append(Case("sinusoidal_positions(4, 7): odd d", call_with(4, 7), lambda: R("sinusoidal_positions")(4, 7), f))
     return cases
+
+
+# ------------------------------------------------------------- predictions
+# A question is an exercise that returns a value. The visible check records the answer's form only
+# (the cell after it reveals the answer); the hidden check grades the value and, when the answer is a
+# known misconception, explains it. Notebooks 07 and 08 use the same helpers.
+
+def _call(fn):
+    return fn()
+
+
+def number_form(low=-np.inf, high=np.inf):
+    """The form of a numeric prediction: one finite number in [low, high]."""
+    def test(got, want):
+        g = numbers(got)
+        if g is None or g.dtype.kind == "b" or g.shape != ():
+            return f"answer with one number, got {describe(got)} {fmt(got)}."
+        if not (np.isfinite(g) and low <= float(np.real(g)) <= high):
+            return f"answer with a number between {low:g} and {high:g}, got {fmt(got)}."
+        return None
+    return test
+
+
+def choice_form(choices):
+    """The form of a multiple-choice prediction: one of the given strings."""
+    def test(got, want):
+        if not isinstance(got, str) or got not in choices:
+            return f"answer with one of {', '.join(repr(c) for c in choices)}; got {fmt(got)}."
+        return None
+    return test
+
+
+def ints_form(got, want):
+    """The form of a prediction that is a tuple of whole numbers."""
+    if not isinstance(got, tuple) or not all(isinstance(v, int) for v in got):
+        return f"answer with a tuple of ints such as (0, 1), got {describe(got)} {fmt(got)}."
+    return None
+
+
+def near(value, atol=1e-3):
+    return lambda got: (numbers(got) is not None and numbers(got).shape == ()
+                        and bool(np.isclose(complex(numbers(got)), value, atol=atol, rtol=0)))
+
+
+def int_form(low, high):
+    """The form of a prediction that is one whole number in [low, high]."""
+    def test(got, want):
+        g = got.data.item() if isinstance(got, Array) and got.data.shape == () else got
+        if not isinstance(g, int) or isinstance(g, bool) or not low <= g <= high:
+            return f"answer with one int between {low} and {high}, got {describe(got)} {fmt(got)}."
+        return None
+    return test
+
+
+def is_(value):
+    """Does a decoded answer equal ``value`` (a NumPy scalar counts as its plain value)?"""
+    def test(got):
+        g = got.data.item() if isinstance(got, Array) and got.data.shape == () else got
+        return type(g) is type(value) and g == value
+    return test
+
+
+def prediction(hidden, label, form, answer, compare, misconceptions=(), otherwise=""):
+    """The cases of a question: its form when visible, its value (explained when wrong) when hidden."""
+    if not hidden:
+        return [Case(f"{label} (the form of your answer; the next cell reveals the value)", _call, const(None),
+                     predicate(form))]
+
+    def hint(got, want):
+        for matches, message in misconceptions:
+            if matches(got):
+                return message
+        return otherwise or None
+
+    return [Case(label, _call, const(answer), compare, hints=[hint])]
+
+
+RECORDED = "Prediction recorded: run the next cell to see the answer."
+
+
+@exercise(A, RECORDED)
+def predict_period_ratio(hidden, rng):
+    return prediction(
+        hidden, "predict_period_ratio(): period at omega 0.01 divided by the period at omega 0.1",
+        number_form(0, 1e6), 10.0, close(atol=1e-6),
+        [(near(0.1), "A smaller omega is a slower hand: it needs more tokens for a full turn, not fewer. The "
+                     "period 2 pi / omega is inversely proportional to omega: 62.8 -> 628, ten times longer."),
+         (near(100.0), "The period is inversely proportional to omega itself, not to its square: dividing omega "
+                       "by 10 multiplies 2 pi / omega by 10 (62.8 -> 628)."),
+         (near(1.0), "The period depends on omega: 2 pi / omega goes from 62.8 to 628 token steps.")],
+        "The period is 2 pi / omega: dividing omega by 10 multiplies it by 10 (62.8 -> 628 token steps).")
+
+
+@exercise(A, RECORDED)
+def predict_sine_twin(hidden, rng):
+    return prediction(
+        hidden, "predict_sine_twin(): the other position in 0 .. 11 with the sine of position 1 (omega = pi / 6)",
+        int_form(0, 11), 5, equal(),
+        [(is_(7), "sin(7 pi / 6) = -0.5: position 7 is the point opposite position 1. The same height is crossed "
+                  "twice per turn, going up at position 1 (angle pi / 6) and down at position 5 (5 pi / 6 = pi - "
+                  "pi / 6), since sin(pi - a) = sin(a)."),
+         (is_(11), "sin(11 pi / 6) = -0.5, the mirror image below the axis. The twin is at pi - pi / 6 = 5 pi / 6, "
+                   "position 5, since sin(pi - a) = sin(a)."),
+         (is_(13), "13 is outside 0 .. 11 (it is one full period after 1). Within one turn the same sine comes back "
+                   "at pi - pi / 6 = 5 pi / 6: position 5."),
+         (is_(1), "Position 1 itself does not count: which other angle in one turn has sine 0.5?")],
+        "Within one turn the same sine comes back at pi - angle: pi - pi / 6 = 5 pi / 6, position 5.")
+
+
+OFFSET_CHOICES = ("all four", "only PE.PE", "none")
+
+
+@exercise(A, RECORDED)
+def predict_offset_terms(hidden, rng):
+    return prediction(
+        hidden, "predict_offset_terms(): which of the four terms of the projected score depend on i and j only "
+                "through j - i", choice_form(OFFSET_CHOICES), "none", equal(),
+        [(is_("only PE.PE"), "Without the projections, PE[i].PE[j] = sum_k cos((j - i) w_k) depends on the offset "
+                             "only. With them the term is PE[i] W_Q W_K^T PE[j]^T: the matrix mixes the sine of one "
+                             "pair with the cosine of another, and sin(a) cos(b) is not a function of a - b. In "
+                             "general it depends on i and j themselves."),
+         (is_("all four"), "The terms with a token vector x hold one absolute position each (x_i W_Q W_K^T "
+                           "PE[j]^T changes as j moves even when j - i is fixed), and the PE.PE term goes through "
+                           "W_Q W_K^T, which breaks the cos((j - i) w) identity.")])
+
+
+# -------------------------------------------------------------- first_repeat
+
+def _first_common(periods, horizon, start=1, atol=1e-6):
+    p = np.arange(start, horizon + 1)[:, None]  # (n, 1)
+    turns = p / np.atleast_1d(np.asarray(periods, dtype=float))[None, :]  # (n, clocks)
+    ok = np.all(np.abs(turns - np.round(turns)) < atol, axis=1)
+    return int(p[ok][0, 0]) if ok.any() else None
+
+
+def _exact_first(periods, horizon):
+    periods = np.atleast_1d(np.asarray(periods, dtype=float))
+    for p in range(1, horizon + 1):
+        if all(p % P == 0 for P in periods):
+            return p
+    return None
+
+
+def _repeat_hint(omegas, horizon):
+    periods = np.atleast_1d(2 * np.pi / np.asarray(omegas, dtype=float))
+
+    def hint(got, want):
+        if got is None:
+            if want is not None and _exact_first(periods, horizon) != want:
+                return ("A period computed as 2 pi / omega is often not an exact float "
+                        f"(here {fmt(periods, 17)}), so p % period == 0 misses the repeat: compare p / period with "
+                        "the nearest whole number within a small tolerance.")
+            return None
+        g = numbers(got)
+        if g is None or g.shape != ():
+            return None
+        g = float(g)
+        if g == 0:
+            return "Position 0 is where the clocks start: look for the first p > 0."
+        candidates = [
+            (np.prod(periods), "That is the product of the periods: a common repeat, but not always the first one "
+                               "(periods 12 and 8 meet at 24, not 96)."),
+            (_first_common(np.round(periods), horizon), "The periods were rounded to whole numbers: a period need not "
+                                                        "be whole (2.5 and 4 meet at 20)."),
+            (periods.max(), "That is the longest period: every other clock must also have made a whole number of "
+                            "turns there."),
+            (_first_common(periods[:1], horizon), "Only the first clock is back at the start there: all of them must be."),
+        ]
+        for value, message in candidates:
+            if value is not None and np.isclose(g, value):
+                return message
+        return None
+
+    return hint
+
+
+def _repeat_case(label, omegas, horizon=None):
+    args = (omegas,) if horizon is None else (omegas, horizon)
+    h = 10_000 if horizon is None else horizon
+    periods = 2 * np.pi / np.asarray(omegas, dtype=float)
+    return Case(label, call_with(*args), lambda: _first_common(periods, h), _none_or_equal(),
+                hints=[_horizon_hint(periods, h), _repeat_hint(omegas, h)])
+
+
+class _none_or_equal(equal):
+    """equal(), where None is an answer ("no repeat") rather than a forgotten return."""
+
+    def __call__(self, got, want, case):
+        __tracebackhide__ = True
+        if not (got.raised or want.raised) and got.decoded is None and want.decoded is not None:
+            message = f"returned None (no repeat) where the first repeat is at p = {fmt(want.decoded)}."
+            for hint in case.hints:
+                extra = hint(None, want.decoded)
+                if extra:
+                    message += " " + extra
+                    break
+            self.fail(case, message)
+        super().__call__(got, want, case)
+
+
+def _horizon_hint(periods, horizon):
+    def hint(got, want):
+        if got is None and want == horizon:
+            return f"The repeat is at p = {horizon}, the horizon itself: the horizon is included (p in 1 .. horizon)."
+        return None
+    return hint
+
+
+@check
+def first_repeat(hidden, rng):
+    two_pi = 2 * np.pi
+    if not hidden:
+        return [
+            _repeat_case("first_repeat([2 pi / 12, 2 pi / 8]): periods 12 and 8 meet at 24",
+                         np.array([two_pi / 12, two_pi / 8])),
+            _repeat_case("first_repeat([2 pi / 12]): one clock repeats after its period", np.array([two_pi / 12])),
+            _repeat_case("first_repeat([2 pi / 2.5, 2 pi / 4]): periods 2.5 and 4 meet at 20",
+                         np.array([two_pi / 2.5, two_pi / 4])),
+            _repeat_case("first_repeat([2 pi / 25, 2 pi / 10]): 2 pi / omega is 24.999999999999996, not 25",
+                         np.array([two_pi / 25, two_pi / 10])),
+            _repeat_case("first_repeat([2 pi / 12, 2 pi / 8], horizon=24): the horizon is included",
+                         np.array([two_pi / 12, two_pi / 8]), 24),
+            _repeat_case("first_repeat([2 pi / 12, 2 pi / 8], horizon=23): no repeat in 1 .. 23",
+                         np.array([two_pi / 12, two_pi / 8]), 23),
+            _repeat_case("first_repeat([1, 0.01]): the frequencies of a d = 4 encoding never repeat exactly",
+                         np.array([1.0, 0.01])),
+        ]
+    periods = rng.integers(2, 16, size=3)
+    halves = rng.integers(3, 12, size=2) / 2
+    return [
+        _repeat_case(f"first_repeat for periods {[int(P) for P in periods]}", two_pi / periods.astype(float)),
+        _repeat_case(f"first_repeat for periods {[float(P) for P in halves]}", two_pi / halves),
+        _repeat_case("first_repeat for periods 25 and 35", np.array([two_pi / 25, two_pi / 35])),
+        _repeat_case("first_repeat for the 4 frequencies of a d = 8 encoding, horizon 3000",
+                     10000.0 ** (-np.arange(4) / 4), 3000),
+    ]

@@ -99,9 +99,123 @@ def sinusoidal_positions(T, d, base=10000.0):
     pe[:, 1::2] = np.cos(angles[:, 1::2])
     return pe
 ''', "share one angle"),
+    Mistake("first_repeat", "exact_float_comparison", '''
+def first_repeat(omegas, horizon=10_000):
+    periods = np.atleast_1d(period(omegas))
+    for p in range(1, horizon + 1):
+        if all(p % P == 0 for P in periods):
+            return p
+    return None
+''', "p % period == 0"),
+    Mistake("first_repeat", "product_of_periods", '''
+def first_repeat(omegas, horizon=10_000):
+    total = float(np.prod(period(omegas)))
+    return int(round(total)) if total <= horizon else None
+''', "product of the periods"),
+    Mistake("first_repeat", "longest_period", '''
+def first_repeat(omegas, horizon=10_000):
+    return int(round(float(np.max(period(omegas)))))
+''', "longest period"),
+    Mistake("first_repeat", "rounded_periods_lcm", '''
+import math
+def first_repeat(omegas, horizon=10_000):
+    periods = [int(round(float(P))) for P in np.atleast_1d(period(omegas))]
+    p = math.lcm(*periods)
+    return p if p <= horizon else None
+''', "need not be whole"),
+    Mistake("first_repeat", "horizon_excluded", '''
+def first_repeat(omegas, horizon=10_000):
+    periods = np.atleast_1d(period(omegas))
+    for p in range(1, horizon):
+        turns = p / periods
+        if np.allclose(turns, np.round(turns), rtol=0, atol=1e-6):
+            return p
+    return None
+''', "horizon is included"),
+    Mistake("first_repeat", "starts_at_zero", '''
+def first_repeat(omegas, horizon=10_000):
+    periods = np.atleast_1d(period(omegas))
+    for p in range(0, horizon + 1):
+        turns = p / periods
+        if np.allclose(turns, np.round(turns), rtol=0, atol=1e-6):
+            return p
+    return None
+''', "first p > 0"),
+    Mistake("first_repeat", "only_first_clock", '''
+def first_repeat(omegas, horizon=10_000):
+    P = float(np.atleast_1d(period(omegas))[0])
+    for p in range(1, horizon + 1):
+        if abs(p / P - round(p / P)) < 1e-6:
+            return p
+    return None
+''', "only the first clock"),
+    Mistake("predict_period_ratio", "shorter", '''
+def predict_period_ratio():
+    return 0.1
+''', "slower hand"),
+    Mistake("predict_period_ratio", "squared", '''
+def predict_period_ratio():
+    return 100.0
+''', "not to its square"),
+    Mistake("predict_period_ratio", "unchanged", '''
+def predict_period_ratio():
+    return 1.0
+''', "depends on omega"),
+    Mistake("predict_period_ratio", "not_a_number", '''
+def predict_period_ratio():
+    return "ten times longer"
+''', "one number"),
+    Mistake("predict_sine_twin", "opposite_point", '''
+def predict_sine_twin():
+    return 7
+''', "opposite"),
+    Mistake("predict_sine_twin", "mirror_below", '''
+def predict_sine_twin():
+    return 11
+''', "mirror image"),
+    Mistake("predict_sine_twin", "next_period", '''
+def predict_sine_twin():
+    return 13
+''', "outside 0 .. 11"),
+    Mistake("predict_sine_twin", "a_float", '''
+def predict_sine_twin():
+    return 5.0
+''', "one int"),
+    Mistake("predict_offset_terms", "only_pe_pe", '''
+def predict_offset_terms():
+    return "only PE.PE"
+''', "sin(a) cos(b)"),
+    Mistake("predict_offset_terms", "all_four", '''
+def predict_offset_terms():
+    return "all four"
+''', "absolute position"),
+    Mistake("predict_offset_terms", "not_a_choice", '''
+def predict_offset_terms():
+    return "the last one"
+''', "answer with one of"),
 ]
 
 ALTERNATIVES = {
+    "first_repeat": '''
+def first_repeat(omegas, horizon=10_000):
+    periods = [float(P) for P in np.ravel(period(omegas))]
+    for p in range(1, horizon + 1):
+        if all(abs(p / P - round(p / P)) < 1e-7 for P in periods):
+            return p
+''',
+    "predict_period_ratio": '''
+def predict_period_ratio():
+    return 10
+''',
+    "predict_sine_twin": '''
+def predict_sine_twin():
+    return int(np.int64(5))
+''',
+    "predict_offset_terms": '''
+def predict_offset_terms():
+    answer = "none"
+    return answer
+''',
     "period": '''
 def period(omega):
     return np.divide(2 * np.pi, omega)
