@@ -60,8 +60,24 @@ def sdpa_np(q, k, v, mask=None, variant=None):
     return w @ v, w
 
 
-def mha_np(p, x, context=None, mask=None, variant=None):
-    """Multi-head attention in float64 from the weights p (nn.Linear layout), or a known wrong variant."""
+def rope_np(x, positions, base=10000.0, layout="interleaved"):
+    """Rotary position embedding in float64, written apart from notebook 07 (through complex numbers):
+    x (..., T, D), positions (T,); the pair (x[..., 2k], x[..., 2k+1]) turns by p * base ** (-2k / D)."""
+    x = np.asarray(x, dtype=np.float64)
+    D = x.shape[-1]
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * base ** (-2.0 * np.arange(D // 2) / D)  # (T, D/2)
+    if layout == "interleaved":
+        z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * angles)
+        out = np.empty_like(x)
+        out[..., 0::2], out[..., 1::2] = z.real, z.imag
+        return out
+    z = (x[..., : D // 2] + 1j * x[..., D // 2:]) * np.exp(1j * angles)  # rotate-half: j pairs with j + D/2
+    return np.concatenate([z.real, z.imag], axis=-1)
+
+
+def mha_np(p, x, context=None, mask=None, variant=None, *, rope=False, q_start=0, base=10000.0):
+    """Multi-head attention in float64 from the weights p (nn.Linear layout), or a known wrong variant.
+    With rope, q and k are rotated per head: queries at q_start .. q_start + T_q - 1, keys at 0 .. T_k - 1."""
     lin = lambda t, n: t @ p["W" + n].T.astype(np.float64) + (p["b" + n] if "b" + n in p else 0.0)
     c = x if context is None or variant == "keys_from_x" else context
     B, Tq, d = x.shape
@@ -70,6 +86,12 @@ def mha_np(p, x, context=None, mask=None, variant=None):
     q = lin(x, "q")
     k = lin(c, "q" if variant == "wq_for_keys" else "k")
     v = lin(c, "v")
+    q_pos = np.arange(Tq) + (0 if variant == "rope_no_offset" else q_start)
+    k_pos = np.arange(Tk)
+    if variant == "rope_default_base":
+        base = 10000.0
+    if rope and variant == "rope_before_split":  # over the whole d_model, before the heads exist
+        q, k = rope_np(q, q_pos, base), rope_np(k, k_pos, base)
 
     def split(t, T):
         if variant == "split_without_transpose":
@@ -77,10 +99,18 @@ def mha_np(p, x, context=None, mask=None, variant=None):
         return t.reshape(B, T, H, D).transpose(0, 2, 1, 3)  # (B, H, T, D)
 
     q, k, v = split(q, Tq), split(k, Tk), split(v, Tk)
+    if rope and variant not in ("rope_before_split", "rope_ignored"):
+        layout = "half" if variant == "rope_half" else "interleaved"
+        if variant != "rope_k_only":
+            q = rope_np(q, q_pos, base, layout)
+        if variant != "rope_q_only":
+            k = rope_np(k, k_pos, base, layout)
+        if variant == "rope_v":
+            v = rope_np(v, k_pos, base, layout)
     if variant == "scale_d_model":
         q = q * np.sqrt(D) / np.sqrt(d)
     inner = {"no_scale": "no_scale", "inverted_mask": "inverted_mask"}.get(variant)
-    out, _ = sdpa_np(q, k, v, mask, inner)  # (B, H, T_q, D)
+    out, _ = sdpa_np(q, k, v, mask, inner)  # (B, H, T, D)
     if variant == "merge_without_transpose":
         out = out.reshape(B, Tq, d)
     else:
@@ -197,6 +227,26 @@ MHA_MESSAGES = {
     "no_output_projection": "The output projection is missing: pass the merged heads through w_o.",
 }
 
+ROPE_MESSAGES = {
+    "rope_v": "The values were rotated too: RoPE turns only q and k, because positions must enter the scores "
+              "q . k; v carries the content that is mixed and must not be rotated.",
+    "rope_before_split": "The rotation ran over the whole d_model before the heads were split: split first, then "
+                         "rotate each head over its own width D = d_model // n_heads (frequencies base ** (-2k / D)).",
+    "rope_no_offset": "The queries and keys are q_start positions too close: the q_start offset is forgotten "
+                      "(queries turned at 0 .. T_q - 1), or the keys were shifted by q_start as well (RoPE sees only "
+                      "the difference of positions, so both give the same scores). Queries sit at q_start .. "
+                      "q_start + T_q - 1, keys at 0 .. T_k - 1.",
+    "rope_default_base": "The frequencies ignore rope_base: they use the default 10000; pass self.rope_base to "
+                         "the rotation.",
+    "rope_ignored": "rope=True changed nothing: when self.rope is set, rotate q and k after the head split.",
+    "rope_q_only": "Only the queries were rotated: rotate the keys as well, so the score depends on the "
+                   "difference of the two positions.",
+    "rope_k_only": "Only the keys were rotated: rotate the queries as well, so the score depends on the "
+                   "difference of the two positions.",
+    "rope_half": "That is the rotate-half layout (feature j paired with j + D/2): notebook 07's apply_rope pairs "
+                 "neighbours (x[..., 2k], x[..., 2k+1]).",
+}
+
 
 def mha_params(rng, d, H, bias=True):
     p = {"H": H}
@@ -247,25 +297,46 @@ def torch_mha(p, x, context=None, mask=None):
     return out
 
 
-def _mha_case(label, p, x, context=None, mask=None):
+def _mha_case(label, p, x, context=None, mask=None, rope=None, q_start=None):
+    """rope None: MultiHeadAttention(d, H[, bias=False]); a number: rope=True with that rope_base.
+    q_start None: forward without it. Without rope the reference is nn.MultiheadAttention; with rope, mha_np."""
     d = x.shape[-1]
 
     def call(cls):
         torch = _torch()
-        module = cls(d, p["H"]) if "bq" in p else cls(d, p["H"], bias=False)
+        kwargs = {} if "bq" in p else {"bias": False}
+        if rope is not None:
+            kwargs.update(rope=True, rope_base=rope)
+        module = cls(d, p["H"], **kwargs)
         load_mha(module, p)
         kwargs = {}
         if context is not None:
             kwargs["context"] = tensor(context)
         if mask is not None:
             kwargs["mask"] = tensor(mask)
+        if q_start is not None:
+            kwargs["q_start"] = q_start
         with torch.no_grad():
             return module(tensor(x), **kwargs)
 
-    variants = {n: (lambda n=n: mha_np(p, x, context, mask, n)) for n in MHA_MESSAGES
-                if (mask is not None or n != "inverted_mask") and (context is not None or n != "keys_from_x")}
-    return Case(label, call, lambda: torch_mha(p, x, context, mask), close(**TOL),
-                hints=[diagnose(variants, MHA_MESSAGES)])
+    messages = dict(MHA_MESSAGES)
+    rope_kw = {}
+    if rope is not None:
+        messages.update(ROPE_MESSAGES)
+        rope_kw = dict(rope=True, q_start=q_start or 0, base=rope)
+    variants = {n: (lambda n=n: mha_np(p, x, context, mask, n, **rope_kw)) for n in messages
+                if (mask is not None or n != "inverted_mask") and (context is not None or n != "keys_from_x")
+                and (rope is not None or not n.startswith("rope"))}
+    if rope is None:
+        want = lambda: torch_mha(p, x, context, mask)
+    else:
+        want = lambda: tensor(mha_np(p, x, context, mask, **rope_kw))
+    return Case(label, call, want, close(**TOL), hints=[diagnose(variants, messages)])
+
+
+def cache_mask(q_start, Tq, Tk):
+    """(T_q, T_k): query i, at position q_start + i, may read the keys at positions <= q_start + i."""
+    return np.arange(Tk)[None, :] <= q_start + np.arange(Tq)[:, None]
 
 
 @check
@@ -279,6 +350,12 @@ def MultiHeadAttention(hidden, rng):
                       p, x, mask=causal(5)),
             _mha_case("MultiHeadAttention(8, 2), cross-attention: x (2, 5, 8) reads context (2, 7, 8)",
                       p, x, context=normal(rng, 2, 7, 8)),
+            _mha_case("MultiHeadAttention(8, 2, rope=True) on x (2, 5, 8) with the causal mask (5, 5): q and k "
+                      "rotated per head (D = 4) at positions 0 .. 4", p, x, mask=causal(5), rope=10000.0),
+            _mha_case("MultiHeadAttention(8, 2, rope=True, rope_base=100.0), q_start=3: x (2, 2, 8) holds the "
+                      "tokens at positions 3, 4, context (2, 5, 8) the tokens at 0 .. 4 (as with a KV cache), "
+                      "mask (2, 5) keeping keys <= the query's position", p, normal(rng, 2, 2, 8),
+                      context=normal(rng, 2, 5, 8), mask=cache_mask(3, 2, 5), rope=100.0, q_start=3),
         ]
     lengths = np.array([9, 4, 1])
     padding = (np.arange(9) < lengths[:, None])[:, None, None, :]  # (3, 1, 1, 9)
@@ -292,4 +369,14 @@ def MultiHeadAttention(hidden, rng):
                   mha_params(rng, 8, 4), normal(rng, 2, 6, 8), mask=per_example),
         _mha_case("MultiHeadAttention(6, 1): one head, x (1, 3, 6), context (1, 2, 6)", mha_params(rng, 6, 1),
                   normal(rng, 1, 3, 6), normal(rng, 1, 2, 6)),
+        _mha_case("MultiHeadAttention(16, 4, rope=True, rope_base=500.0) on x (2, 6, 16), causal mask",
+                  mha_params(rng, 16, 4), normal(rng, 2, 6, 16), mask=causal(6), rope=500.0),
+        _mha_case("MultiHeadAttention(12, 3, bias=False, rope=True), q_start=4: one new token x (1, 1, 12) reads "
+                  "context (1, 5, 12), the tokens at 0 .. 4", mha_params(rng, 12, 3, bias=False),
+                  normal(rng, 1, 1, 12), normal(rng, 1, 5, 12), rope=10000.0, q_start=4),
+        _mha_case("MultiHeadAttention(8, 2, rope=True), cross-attention x (2, 3, 8), context (2, 6, 8), q_start=2",
+                  mha_params(rng, 8, 2), normal(rng, 2, 3, 8, scale=2.0), normal(rng, 2, 6, 8, scale=2.0),
+                  rope=10000.0, q_start=2),
+        _mha_case("MultiHeadAttention(8, 2) (rope=False) with q_start=5: without RoPE q_start changes nothing",
+                  mha_params(rng, 8, 2), normal(rng, 2, 4, 8), mask=causal(4), q_start=5),
     ]

@@ -179,6 +179,61 @@ class MultiHeadAttention(nn.Module):
 ''', "output projection is missing"),
 ]
 
+ROPE_TEMPLATE = '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True, rope=False, rope_base=10000.0):
+        super().__init__()
+        self.n_heads, self.rope, self.rope_base = n_heads, rope, rope_base
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None, q_start=0):
+        c = x if context is None else context
+        B, Tq, d = x.shape
+        Tk, H = c.shape[1], self.n_heads
+        q, k, v = self.w_q(x), self.w_k(c), self.w_v(c)
+        BEFORE
+        q = q.view(B, Tq, H, d // H).transpose(1, 2)
+        k = k.view(B, Tk, H, d // H).transpose(1, 2)
+        v = v.view(B, Tk, H, d // H).transpose(1, 2)
+        AFTER
+        out, _ = scaled_dot_product_attention(q, k, v, mask)
+        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+'''
+
+
+def rope_mistake(label, expect, after="", before="pass"):
+    source = ROPE_TEMPLATE.replace("BEFORE", before).replace("AFTER", after or "pass")
+    return Mistake("MultiHeadAttention", label, source, expect)
+
+
+MISTAKES += [
+    rope_mistake("rope_rotates_v_too", "values were rotated too", after="""if self.rope:
+            q = apply_rope_torch(q, q_start + np.arange(Tq), self.rope_base)
+            k = apply_rope_torch(k, np.arange(Tk), self.rope_base)
+            v = apply_rope_torch(v, np.arange(Tk), self.rope_base)"""),
+    rope_mistake("rope_before_head_split", "before the heads were split", before="""if self.rope:
+            q = apply_rope_torch(q, q_start + np.arange(Tq), self.rope_base)
+            k = apply_rope_torch(k, np.arange(Tk), self.rope_base)"""),
+    rope_mistake("rope_q_start_forgotten", "the q_start offset is forgotten", after="""if self.rope:
+            q = apply_rope_torch(q, np.arange(Tq), self.rope_base)
+            k = apply_rope_torch(k, np.arange(Tk), self.rope_base)"""),
+    rope_mistake("rope_keys_shifted_by_q_start", "keys were shifted by q_start as well", after="""if self.rope:
+            q = apply_rope_torch(q, q_start + np.arange(Tq), self.rope_base)
+            k = apply_rope_torch(k, q_start + np.arange(Tk), self.rope_base)"""),
+    rope_mistake("rope_ignored", "rope=True changed nothing"),
+    rope_mistake("rope_default_base", "ignore rope_base", after="""if self.rope:
+            q = apply_rope_torch(q, q_start + np.arange(Tq))
+            k = apply_rope_torch(k, np.arange(Tk))"""),
+    rope_mistake("rope_rotate_half_layout", "rotate-half layout", after="""if self.rope:
+            def half(t, pos):
+                D = t.shape[-1]
+                ang = torch.as_tensor(np.asarray(pos, dtype=float)[:, None] * self.rope_base ** (-2.0 * np.arange(D // 2) / D), dtype=t.dtype)
+                a, b = t[..., : D // 2], t[..., D // 2:]
+                return torch.cat([a * ang.cos() - b * ang.sin(), a * ang.sin() + b * ang.cos()], dim=-1)
+            q = half(q, q_start + np.arange(Tq))
+            k = half(k, np.arange(Tk))"""),
+]
+
 ALTERNATIVES = {
     "scaled_dot_product_attention": '''
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -192,19 +247,28 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 ''',
     "MultiHeadAttention": '''
 class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, bias=True):
+    def __init__(self, d_model, n_heads, bias=True, rope=False, rope_base=10000.0):
         super().__init__()
-        self.h = n_heads
+        self.h, self.rope, self.base = n_heads, rope, rope_base
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
-    def forward(self, x, context=None, mask=None):
+    def turn(self, t, first):  # RoPE through complex numbers: pair (2k, 2k+1) -> one complex number
+        T, D = t.shape[-2:]
+        freqs = self.base ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)  # (D/2,)
+        angles = torch.outer(torch.arange(first, first + T, dtype=torch.float64), freqs)  # (T, D/2)
+        z = torch.view_as_complex(t.double().unflatten(-1, (-1, 2)).contiguous()) * torch.polar(torch.ones_like(angles), angles)
+        return torch.view_as_real(z).flatten(-2).to(t.dtype)
+
+    def forward(self, x, context=None, mask=None, q_start=0):
         src = context if context is not None else x
         split = lambda t: t.unflatten(-1, (self.h, -1)).permute(0, 2, 1, 3)  # (B, H, T, D)
-        out = F.scaled_dot_product_attention(split(self.w_q(x)), split(self.w_k(src)), split(self.w_v(src)),
-                                             attn_mask=mask)
+        q, k = split(self.w_q(x)), split(self.w_k(src))
+        if self.rope:
+            q, k = self.turn(q, q_start), self.turn(k, 0)
+        out = F.scaled_dot_product_attention(q, k, split(self.w_v(src)), attn_mask=mask)
         return self.w_o(out.permute(0, 2, 1, 3).flatten(-2))  # (B, T, d_model)
 ''',
 }
