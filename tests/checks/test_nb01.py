@@ -36,7 +36,17 @@ def build_vocab(tokens, specials=("<unk>",)):
     counts = Counter(tokens)
     ordered = sorted(counts, key=lambda t: (-counts[t], t))
     return {tok: i for i, tok in enumerate(list(specials) + ordered)}
-'''),
+''', "numbered a second time"),
+    Mistake("build_vocab", "special_renumbered_by_count", '''
+def build_vocab(tokens, specials=("<unk>",)):
+    counts = {}
+    for t in tokens:
+        counts[t] = counts.get(t, 0) + 1
+    vocab = {s: i for i, s in enumerate(specials)}
+    for t in sorted(counts, key=lambda t: (-counts[t], t)):
+        vocab[t] = len(vocab)
+    return vocab
+''', "numbered a second time"),
     Mistake("encode", "unknown_dropped", '''
 def encode(tokens, vocab, unk="<unk>"):
     return [vocab[t] for t in tokens if t in vocab]
@@ -198,6 +208,155 @@ def merge_pair(ids, pair, new_id):
             return ids[:i] + [new_id] + ids[i + 2:]
     return list(ids)
 ''', "merge_pair([1, 2, 3, 1, 2], (1, 2), 9)"),
+    Mistake("train_bpe", "ids_after_largest_byte", '''
+def train_bpe(data, n_merges):
+    ids, merges = list(data), []
+    for _ in range(n_merges):
+        if len(ids) < 2:
+            break
+        pair = most_frequent_pair(ids)
+        if sum(p == pair for p in zip(ids, ids[1:])) < 2:
+            break
+        new_id = max(ids) + 1
+        ids = merge_pair(ids, pair, new_id)
+        merges.append((pair, new_id))
+    return merges
+''', "must start at 256"),
+    Mistake("train_bpe", "never_stops_early", '''
+def train_bpe(data, n_merges):
+    ids, merges = list(data), []
+    for k in range(n_merges):
+        if len(ids) < 2:
+            break
+        pair = most_frequent_pair(ids)
+        ids = merge_pair(ids, pair, 256 + k)
+        merges.append((pair, 256 + k))
+    return merges
+''', "fewer than 2 times"),
+    Mistake("train_bpe", "counts_the_original_bytes", '''
+def train_bpe(data, n_merges):
+    ids, merges = list(data), []
+    for k in range(n_merges):
+        counts = {}
+        for p in zip(data, data[1:]):
+            counts[p] = counts.get(p, 0) + 1
+        if not counts or max(counts.values()) < 2:
+            break
+        pair = max(counts, key=counts.get)
+        ids = merge_pair(ids, pair, 256 + k)
+        merges.append((pair, 256 + k))
+    return merges
+''', "count the pairs of the merged sequence"),
+    Mistake("train_bpe", "ties_to_the_smallest_pair", '''
+def train_bpe(data, n_merges):
+    ids, merges = list(data), []
+    for k in range(n_merges):
+        counts = {}
+        for p in zip(ids, ids[1:]):
+            counts[p] = counts.get(p, 0) + 1
+        if not counts or max(counts.values()) < 2:
+            break
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        ids = merge_pair(ids, pair, 256 + k)
+        merges.append((pair, 256 + k))
+    return merges
+''', "ties go to the pair that occurs first"),
+    Mistake("train_bpe", "merges_as_a_dict", '''
+def train_bpe(data, n_merges):
+    ids, merges = list(data), {}
+    for k in range(n_merges):
+        if len(ids) < 2:
+            break
+        pair = most_frequent_pair(ids)
+        if sum(p == pair for p in zip(ids, ids[1:])) < 2:
+            break
+        ids = merge_pair(ids, pair, 256 + k)
+        merges[pair] = 256 + k
+    return merges
+''', "expected a list"),
+    Mistake("bpe_encode", "merges_in_reverse", '''
+def bpe_encode(data, merges):
+    ids = list(data)
+    for pair, new_id in reversed(merges):
+        ids = merge_pair(ids, pair, new_id)
+    return ids
+''', "wrong order"),
+    Mistake("bpe_encode", "each_merge_on_raw_bytes", '''
+def bpe_encode(data, merges):
+    ids = list(data)
+    for pair, new_id in merges:
+        ids = merge_pair(list(data), pair, new_id)
+    return ids
+''', "raw bytes"),
+    Mistake("bpe_encode", "code_points_not_bytes", '''
+def bpe_encode(data, merges):
+    ids = [ord(c) for c in data.decode("utf-8")]
+    for pair, new_id in merges:
+        ids = merge_pair(ids, pair, new_id)
+    return ids
+''', "UTF-8 bytes"),
+    Mistake("bpe_encode", "overlapping_occurrences", '''
+def bpe_encode(data, merges):
+    ids = list(data)
+    for pair, new_id in merges:
+        out = []
+        for i in range(len(ids)):
+            if i + 1 < len(ids) and (ids[i], ids[i + 1]) == tuple(pair):
+                out.append(new_id)
+            elif not (i > 0 and (ids[i - 1], ids[i]) == tuple(pair)):
+                out.append(ids[i])
+        ids = out
+    return ids
+''', "overlapping"),
+    Mistake("bpe_decode", "not_recursive", '''
+def bpe_decode(ids, merges):
+    pairs = {new_id: pair for pair, new_id in merges}
+    out = []
+    for i in ids:
+        out.extend(pairs.get(i, (i,)))
+    return bytes(out)
+''', "expand recursively"),
+    Mistake("bpe_decode", "undoes_merges_first_to_last", '''
+def bpe_decode(ids, merges):
+    ids = list(ids)
+    for pair, new_id in merges:
+        out = []
+        for i in ids:
+            out.extend(pair if i == new_id else (i,))
+        ids = out
+    return bytes(ids)
+''', "expand recursively"),
+    Mistake("bpe_decode", "returns_text", '''
+def bpe_decode(ids, merges):
+    table = {i: bytes([i]) for i in range(256)}
+    for (a, b), new_id in merges:
+        table[new_id] = table[a] + table[b]
+    return b"".join(table[i] for i in ids).decode("utf-8", errors="replace")
+''', "return bytes"),
+    Mistake("bpe_decode", "chr_then_utf8", '''
+def bpe_decode(ids, merges):
+    table = {i: chr(i) for i in range(256)}
+    for (a, b), new_id in merges:
+        table[new_id] = table[a] + table[b]
+    return "".join(table[i] for i in ids).encode("utf-8")
+''', "not chr(i)"),
+    Mistake("predict_param_counts", "only_selected_rows", "def predict_param_counts():\n    return (80, 80)\n",
+            "whether or not this prompt selects them"),
+    Mistake("predict_param_counts", "swapped", "def predict_param_counts():\n    return (80, 16000)\n", "Swapped"),
+    Mistake("predict_param_counts", "activations_are_the_table", "def predict_param_counts():\n    return (16000, 16000)\n",
+            "only the selected rows"),
+    Mistake("predict_param_counts", "not_a_pair", "def predict_param_counts():\n    return 16080\n",
+            "a tuple of two ints"),
+    Mistake("predict_utf8_length", "characters", "def predict_utf8_length():\n    return 7\n", "number of characters"),
+    Mistake("predict_utf8_length", "utf16_emoji", "def predict_utf8_length():\n    return 8\n", "UTF-16"),
+    Mistake("predict_utf8_length", "emoji_three_bytes", "def predict_utf8_length():\n    return 10\n", "one byte short"),
+    Mistake("predict_utf8_length", "a_string", "def predict_utf8_length():\n    return '11'\n", "an int"),
+    Mistake("predict_bpe_tokens", "longest_match", "def predict_bpe_tokens():\n    return (257, 97)\n",
+            "longest-match"),
+    Mistake("predict_bpe_tokens", "merges_only_for_training_text", "def predict_bpe_tokens():\n    return (97, 97, 97, 97)\n",
+            "not only the training text"),
+    Mistake("predict_bpe_tokens", "overlapping", "def predict_bpe_tokens():\n    return (256, 256, 256)\n",
+            "do not overlap"),
 ]
 
 ALTERNATIVES = {
@@ -259,6 +418,42 @@ def merge_pair(ids, pair, new_id):
             out.append(a)
     return out
 ''',
+    "train_bpe": '''
+from collections import Counter
+def train_bpe(data, n_merges):
+    ids, merges = list(data), []
+    for new_id in range(256, 256 + n_merges):
+        counts = Counter(zip(ids, ids[1:]))
+        if not counts:
+            break
+        pair, n = counts.most_common(1)[0]
+        if n < 2:
+            break
+        ids = merge_pair(ids, pair, new_id)
+        merges.append((pair, new_id))
+    return merges
+''',
+    "bpe_encode": '''
+def bpe_encode(data, merges):
+    rank = {tuple(pair): new_id for pair, new_id in merges}
+    ids = list(data)
+    while len(ids) > 1:  # merge the earliest-learned pair present, as minbpe does
+        pair = min(zip(ids, ids[1:]), key=lambda p: rank.get(p, float("inf")))
+        if pair not in rank:
+            break
+        ids = merge_pair(ids, pair, rank[pair])
+    return ids
+''',
+    "bpe_decode": '''
+def bpe_decode(ids, merges):
+    parts = {new_id: pair for pair, new_id in merges}
+    def expand(i):
+        return bytes([i]) if i < 256 else expand(parts[i][0]) + expand(parts[i][1])
+    return bytearray(b"".join(expand(i) for i in ids))
+''',
+    "predict_param_counts": "def predict_param_counts():\n    return [1000 * 16, 5 * 16]\n",
+    "predict_utf8_length": "def predict_utf8_length():\n    return len('naïve 👋'.encode())\n",
+    "predict_bpe_tokens": "def predict_bpe_tokens():\n    return [256, 256]\n",
 }
 
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
