@@ -12,12 +12,76 @@ import math
 
 import numpy as np
 
+from . import core
 from .core import (Case, call_with, close, const, equal, exercise, known_mistakes, numbers, predicate, raises,
                    same_numbers)
 
 A = "04_softmax_and_probability"
 check = exercise(A)
 LN2 = math.log(2.0)
+
+
+# ------------------------------------------------------------------ questions (predictions)
+
+class Question(core.Check):
+    """A prediction the learner commits before a cell reveals the answer.
+
+    The visible test checks only the form of the answer ("prediction recorded"); the hidden test
+    grades the value, and a wrong value gets an explanation from the case's hints.
+    """
+
+    def __call__(self, obj, *, hidden: bool = False) -> None:
+        __tracebackhide__ = True
+        self.success = ("Your prediction is right." if hidden
+                        else "Prediction recorded; a cell below reveals the answer.")
+        super().__call__(obj, hidden=hidden)
+
+
+def question(assignment: str):
+    """Register ``build(hidden, rng) -> list[Case]`` as a :class:`Question` named after it."""
+    def register(build) -> Question:
+        q = Question(assignment, build.__name__, build)
+        core.REGISTRY[f"{assignment}:{build.__name__}"] = q
+        return q
+    return register
+
+
+def _plain_value(value):
+    """A decoded answer as plain Python: arrays and NumPy scalars become lists and numbers."""
+    if isinstance(value, core.Array):
+        return value.data.tolist() if value.data.ndim else value.data.item()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain_value(v) for v in value)
+    return value
+
+
+def prediction_form(kind: str, choices: tuple = ()):
+    """A visible case's test: the prediction has been answered with the right kind of value."""
+    def test(got, want):
+        g = _plain_value(got)
+        if kind == "number":
+            ok = isinstance(g, (int, float)) and not isinstance(g, bool) and math.isfinite(g)
+            return None if ok else f"answer with a number (an int or a float), got {core.fmt(g)}."
+        if kind == "choice":
+            return None if g in choices else f"answer with one of {', '.join(map(repr, choices))}; got {core.fmt(g)}."
+        n = len(kind.split(","))  # "number,number": a tuple of numbers
+        ok = (isinstance(g, (tuple, list)) and len(g) == n
+              and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in g))
+        return None if ok else f"answer with a tuple of {n} numbers, got {core.fmt(g)}."
+    return test
+
+
+def prediction_cases(hidden: bool, label: str, answer, kind: str, hints=(), choices: tuple = (),
+                     atol: float = 1e-8, explain: str = ""):
+    """The one case of a question: its form when visible; its value, with hints, when hidden.
+
+    ``explain`` is said after any wrong value that no hint recognises."""
+    if not hidden:
+        return [Case(f"{label}: your prediction", lambda fn: fn(), const(None), predicate(prediction_form(kind, choices)))]
+    fallback = [(lambda got, want: explain)] if explain else []
+    compare = equal() if kind == "choice" else close(atol=atol, rtol=0.0)
+    return [Case(f"{label}: is the prediction right?", lambda fn: fn(), const(answer), compare,
+                 hints=[*hints, *fallback])]
 
 
 # ------------------------------------------------------------------------------- helpers

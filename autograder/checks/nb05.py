@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from .core import Case, call_with, close, const, exercise, known_mistakes, numbers, same_numbers
-from .nb04 import _sm, nonfinite_hint
+from .nb04 import _sm, nonfinite_hint, prediction_cases, question
 
 A = "05_gradients_and_chain_rule"
 check = exercise(A)
+ask = question(A)
 
 
 def _leaf(a):
@@ -391,3 +392,291 @@ def adamw_step(hidden, rng):
                     lr=0.05, weight_decay=0.5, eps=1e-6),
         _adamw_case("4 adamw_steps with the default hyperparameters", rng.normal(size=4), list(rng.normal(size=(4, 4)))),
     ]
+
+
+# ------------------------------------------------------------------------ embedding_backward
+
+def _embedding_backward_case(label, ids, grad, vocab_size):
+    ids, grad = np.asarray(ids), np.asarray(grad, dtype=float)
+    d = grad.shape[-1]
+    flat_ids, flat_grad = ids.reshape(-1), grad.reshape(-1, d)
+
+    def want():
+        import torch
+        import torch.nn.functional as F
+
+        E = _leaf(np.zeros((vocab_size, d)))
+        F.embedding(torch.as_tensor(ids), E).backward(torch.as_tensor(grad))
+        return _np(E.grad)
+
+    def assigned():  # G[ids] = grad_out: the last of the repeated rows wins
+        G = np.zeros((vocab_size, d))
+        G[flat_ids] = flat_grad
+        return G
+
+    def per_row_loop():  # for each sequence, G[ids[b]] += grad[b]: repeats within a sequence are lost
+        G = np.zeros((vocab_size, d))
+        for b in range(len(ids)):
+            G[ids[b]] += grad[b]
+        return G
+
+    def averaged():
+        G = np.zeros((vocab_size, d))
+        np.add.at(G, flat_ids, flat_grad)
+        n = np.bincount(flat_ids, minlength=vocab_size)[:, None]
+        return G / np.maximum(n, 1)
+
+    def exact():
+        G = np.zeros((vocab_size, d))
+        np.add.at(G, flat_ids, flat_grad)
+        return G
+
+    repeats = ("Rows of repeated ids must add up: G[ids] = grad_out (and G[ids] += grad_out, which NumPy "
+               "buffers) keeps only one of the repeated rows. Use np.add.at(G, ids, grad_out), or "
+               "one_hot(ids, V).T @ grad_out.")
+    hint = known_mistakes(
+        (assigned, repeats),
+        (per_row_loop, repeats),
+        (averaged, "Do not average the repeated rows: every use of a row adds its own gradient (the loss's "
+                   "mean is already inside grad_out)."),
+        (lambda: exact()[: flat_ids.max() + 1], f"Return one row per vocabulary entry, shape (vocab_size, d) = "
+                                                f"({vocab_size}, {d}): rows never looked up are there too, as 0."),
+        (lambda: exact().T, f"The gradient has the table's shape (vocab_size, d) = ({vocab_size}, {d}): one row per "
+                            "token id, not one column."),
+        (lambda: grad, f"That is grad_out itself, one row per position; sum it into the table's rows, shape "
+                       f"({vocab_size}, {d})."),
+    )
+    return Case(label, call_with(ids, grad, vocab_size), want, close(dtype="f"), hints=[hint])
+
+
+@check
+def embedding_backward(hidden, rng):
+    if not hidden:
+        return [
+            _embedding_backward_case("embedding_backward([1, 3, 1], [[1, 2], [3, 4], [5, 6]], 5): row 1 is "
+                                     "[1, 2] + [5, 6] = [6, 8], row 3 is [3, 4], rows 0, 2, 4 are 0",
+                                     [1, 3, 1], [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], 5),
+            _embedding_backward_case("embedding_backward(ids of shape (2, 3), grad_out of shape (2, 3, 4), 6)",
+                                     [[0, 2, 2], [5, 0, 2]], np.arange(24.0).reshape(2, 3, 4) - 10, 6),
+            _embedding_backward_case("embedding_backward([4, 4, 4, 4], ones (4, 2), 7): one row used four times",
+                                     [4, 4, 4, 4], np.ones((4, 2)), 7),
+        ]
+    return [
+        _embedding_backward_case("embedding_backward of a batch (3, 8) of ids in [0, 6) against nn.Embedding",
+                                 rng.integers(0, 6, size=(3, 8)), rng.normal(size=(3, 8, 5)), 6),
+        _embedding_backward_case("embedding_backward with vocab_size 40 and 10 ids (most rows never used)",
+                                 rng.integers(0, 40, size=10), rng.normal(size=(10, 3)), 40),
+        _embedding_backward_case("embedding_backward of one sequence with many repeats",
+                                 rng.integers(0, 3, size=12), rng.normal(size=(12, 4)), 3),
+    ]
+
+
+@ask
+def predict_embedding_grad(hidden, rng):
+    hints = [known_mistakes(
+        ((lambda: (2, 1.0)), "Row 2 was looked up twice, and each use adds its gradient: 1 + 1 = 2 in every entry "
+                             "(one row for two uses would lose a use, the G[ids] = grad bug)."),
+        ((lambda: (3, 2.0)), "There are three positions but only two distinct ids, 0 and 2: the two uses of id 2 "
+                             "land in the same row."),
+        ((lambda: (3, 1.0)), "The gradient has one row per vocabulary entry, not per position: the two uses of id 2 "
+                             "land in the same row and add up, 1 + 1 = 2."),
+        ((lambda: (5, 2.0)), "Rows that were never looked up (1, 3 and 4) get no gradient at all: they stay 0."),
+        ((lambda: (2, 6.0)), "Each entry of row 2 receives 1 from each of the two uses: 2, not the sum over the row."),
+    )]
+    return prediction_cases(hidden, "predict_embedding_grad()", (2, 2.0), "number,number", hints=hints,
+                            explain="Ids 0 and 2 are looked up, so 2 rows are nonzero; row 2 is used twice and "
+                                    "collects 1 + 1 = 2 in each entry.")
+
+
+# -------------------------------------------------------------------------- softmax_jacobian
+
+def _jacobian_case(label, p):
+    p = np.asarray(p, dtype=float)
+
+    def want():
+        import torch
+
+        z = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), -1000.0)  # softmax(z) = p
+        return torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), torch.as_tensor(z)).numpy()
+
+    hint = known_mistakes(
+        (lambda: np.diag(p) + np.outer(p, p), "The sign of the outer product is flipped: J = diag(p) - outer(p, p), "
+                                              "since raising z_j takes probability from every p_i (i != j)."),
+        (lambda: -np.outer(p, p), "The diagonal term is missing: dp_i/dz_i = p_i (1 - p_i), so J = diag(p) - "
+                                  "outer(p, p)."),
+        (lambda: np.diag(p), "The off-diagonal entries are missing: dp_i/dz_j = -p_i p_j for i != j (raising one "
+                             "logit lowers every other probability)."),
+        (lambda: np.diag(p * (1 - p)), "The off-diagonal entries are missing: dp_i/dz_j = -p_i p_j for i != j."),
+        (lambda: np.diag(p) - np.outer(p, p) - np.diag(p * p), "p_i p_i is subtracted twice on the diagonal: "
+                                                               "diag(p) - outer(p, p) already holds p_i - p_i^2."),
+        (lambda: np.eye(len(p)) - np.outer(p, p), "The diagonal term is diag(p), not the identity: dp_i/dz_i = "
+                                                  "p_i (1 - p_i)."),
+    )
+    return Case(label, call_with(p), want, close(dtype="f"), hints=[hint])
+
+
+@check
+def softmax_jacobian(hidden, rng):
+    if not hidden:
+        return [
+            _jacobian_case("softmax_jacobian([1/3, 2/3]) is [[2/9, -2/9], [-2/9, 2/9]]", [1 / 3, 2 / 3]),
+            _jacobian_case("softmax_jacobian(softmax([2, 1, 0]))", _sm([2.0, 1.0, 0.0])),
+            _jacobian_case("softmax_jacobian([0.25, 0.25, 0.25, 0.25])", [0.25] * 4),
+        ]
+    return [
+        _jacobian_case("softmax_jacobian of a random distribution over 6 tokens", rng.dirichlet(np.ones(6))),
+        _jacobian_case("softmax_jacobian of a one-hot distribution (saturated: J = 0)", np.eye(4)[1]),
+        _jacobian_case("softmax_jacobian of a distribution over 2 tokens", rng.dirichlet(np.ones(2))),
+    ]
+
+
+@ask
+def predict_jacobian_row_sum(hidden, rng):
+    hints = [known_mistakes(
+        ((lambda: 1.0), "The probabilities sum to 1, so their changes sum to 0: raising a logit moves probability "
+                        "between tokens, it cannot create any. (Adding the same amount to every logit changes "
+                        "nothing: the row sum.)"),
+        ((lambda: -1.0), "The probabilities always sum to 1, so whatever a logit does, their changes cancel: the sum "
+                         "is 0, neither gained nor lost."),
+    )]
+    return prediction_cases(hidden, "predict_jacobian_row_sum()", 0.0, "number", hints=hints, atol=1e-9,
+                            explain="Every row and column of the softmax Jacobian sums to 0: the probabilities "
+                                    "always sum to 1, so their changes cancel.")
+
+
+# ------------------------------------------------------------------------ bigram_train_step
+
+def bigram_numpy(W0, x, y, steps, lr, wd, variant=""):
+    """Training of the bigram table as PyTorch does it, or with one usual mistake (for hints only)."""
+    W = np.array(W0, dtype=float)
+    V = W.shape[0]
+    m, v = np.zeros_like(W), np.zeros_like(W)
+    losses, trajectory = [], []
+
+    def loss_and_grad(W):
+        inp, tgt = (y, x) if variant == "swapped" else (x, y)
+        z = W[inp]
+        p = _sm(z)
+        loss = float(-np.log(p[np.arange(len(tgt)), tgt]).mean())
+        g = p.copy()
+        g[np.arange(len(tgt)), tgt] -= 1
+        g /= len(tgt)
+        G = np.zeros_like(W)
+        if variant == "assigned":
+            G[inp] = g
+        else:
+            np.add.at(G, inp, g)
+        return loss, G
+
+    for t in range(1, steps + 1):
+        loss, G = loss_and_grad(W)
+        step_lr, step_wd, step_t = lr, wd, t
+        if variant == "defaults":
+            step_lr, step_wd = 1e-3, 0.01
+        if variant == "t_is_one":
+            step_t = 1
+        W = W * (1 - step_lr * step_wd)
+        m = 0.9 * m + 0.1 * G
+        v = 0.999 * v + 0.001 * G * G
+        W = W - step_lr * (m / (1 - 0.9 ** step_t)) / (np.sqrt(v / (1 - 0.999 ** step_t)) + 1e-8)
+        if variant == "loss_after":
+            loss = loss_and_grad(W)[0]
+        losses.append(loss)
+        trajectory.append(W.copy())
+    return np.array(losses), np.stack(trajectory), m, v
+
+
+BIGRAM_HINTS = {
+    "swapped": "x and y are swapped: look up the rows of the current characters x, and score them against the "
+               "next characters y (cross_entropy(embedding_lookup(W, x), y)).",
+    "loss_after": "Return the loss at W before the step (the one whose gradient you followed), not the loss "
+                  "recomputed after the update.",
+    "assigned": "The gradient of the table loses repeated ids: rows of repeated ids must add up (np.add.at, or "
+                "your embedding_backward), not G[x] = grad_logits.",
+    "t_is_one": "Pass the step number t on to adamw_step: its bias correction depends on t, and with t = 1 at "
+                "every step the steps stay too large.",
+    "defaults": "Pass lr and weight_decay on to adamw_step; without them it uses its own defaults (lr=1e-3, "
+                "weight_decay=0.01).",
+}
+
+
+def _bigram_case(label, W0, x, y, steps, lr=0.1, weight_decay=0.0):
+    W0, x, y = np.asarray(W0, dtype=float), np.asarray(x), np.asarray(y)
+
+    def run(fn):
+        W, m, v = W0.copy(), np.zeros_like(W0), np.zeros_like(W0)
+        losses, trajectory = [], []
+        for t in range(1, steps + 1):
+            result = fn(W, x.copy(), y.copy(), m, v, t, lr=lr, weight_decay=weight_decay)
+            if not (isinstance(result, tuple) and len(result) == 4):
+                raise TypeError(f"bigram_train_step must return a tuple (loss, W, m, v), got "
+                                f"{type(result).__name__}"
+                                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+            loss, W, m, v = result
+            W, m, v = (np.array(a, dtype=float) for a in (W, m, v))
+            losses.append(float(loss))
+            trajectory.append(W.copy())
+        return np.array(losses), np.stack(trajectory), m, v
+
+    def want():
+        import torch
+        import torch.nn.functional as F
+
+        E = _leaf(W0)
+        opt = torch.optim.AdamW([E], lr=lr, weight_decay=weight_decay)
+        xt, yt = torch.as_tensor(x), torch.as_tensor(y)
+        losses, trajectory = [], []
+        for _ in range(steps):
+            loss = F.cross_entropy(F.embedding(xt, E), yt)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            trajectory.append(_np(E))
+        state = opt.state[E]
+        return np.array(losses), np.stack(trajectory), _np(state["exp_avg"]), _np(state["exp_avg_sq"])
+
+    hint = known_mistakes(*((lambda v=variant: bigram_numpy(W0, x, y, steps, lr, weight_decay, v), message)
+                            for variant, message in BIGRAM_HINTS.items()), atol=1e-9, rtol=1e-7)
+    label = f"{label} (item 0: the loss at each of the {steps} steps, item 1: W after each step, then m and v)"
+    return Case(label, run, want, close(atol=1e-9, rtol=1e-7, dtype="f"), hints=[hint])
+
+
+@check
+def bigram_train_step(hidden, rng):
+    if not hidden:
+        # V = 4 characters; x repeats ids so that rows collect several gradients
+        x = np.array([0, 1, 1, 2, 0, 1, 3, 1])
+        y = np.array([1, 2, 3, 0, 1, 1, 0, 2])
+        return [
+            _bigram_case("10 bigram_train_steps from a zero table (V = 4, 8 pairs), lr=0.1, against nn.Embedding "
+                         "and torch.optim.AdamW", np.zeros((4, 4)), x, y, 10),
+            _bigram_case("5 bigram_train_steps from a random table with lr=0.05, weight_decay=0.1",
+                         np.arange(16.0).reshape(4, 4) % 5 - 2, x, y, 5, lr=0.05, weight_decay=0.1),
+        ]
+    V = 6
+    return [
+        _bigram_case("8 bigram_train_steps on 20 random pairs, V = 6", rng.normal(size=(V, V)),
+                     rng.integers(0, V, size=20), rng.integers(0, V, size=20), 8, lr=0.2),
+        _bigram_case("6 bigram_train_steps with weight_decay=0.5 on pairs with one repeated character",
+                     rng.normal(size=(V, V)), np.full(7, 2), rng.integers(0, V, size=7), 6, lr=0.1, weight_decay=0.5),
+    ]
+
+
+@ask
+def predict_overfit_floor(hidden, rng):
+    floor = -(2 * np.log(2 / 3) + np.log(1 / 3)) / 4
+    hints = [known_mistakes(
+        ((lambda: 0.0), "The loss cannot reach 0: after 'a' the batch continues with 'n' twice and 't' once, and "
+                        "one row of logits serves all three. The best is P(n|a) = 2/3, P(t|a) = 1/3: "
+                        "-(2 ln 2/3 + ln 1/3) / 4 = 0.477."),
+        ((lambda: -(2 * np.log(2 / 3) + np.log(1 / 3)) / 3),
+         "Average over all four pairs: b -> e is predicted perfectly and adds a loss of 0, so divide by 4."),
+        ((lambda: -(2 * np.log2(2 / 3) + np.log2(1 / 3)) / 4), "That is the right floor in bits (log2); losses here are "
+                                                               "in nats, with the natural log: 0.477."),
+        ((lambda: -(2 * np.log(2 / 3) + np.log(1 / 3) + 2 * np.log(0.5)) / 4),
+         "'b' is always followed by 'e' in this batch, so P(e|b) = 1 costs nothing."),
+        atol=0.01, rtol=0.0)]
+    return prediction_cases(hidden, "predict_overfit_floor()", float(floor), "number", hints=hints, atol=0.01,
+                            explain="The best table predicts the batch's own frequencies: P(n|a) = 2/3, "
+                                    "P(t|a) = 1/3, P(e|b) = 1, a mean loss of -(2 ln 2/3 + ln 1/3) / 4 = 0.477.")

@@ -194,6 +194,180 @@ def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weig
     m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
     return param - lr * m_hat / (np.sqrt(v_hat) + eps)
 ''', "must return a tuple (param, m, v)"),
+    # ------------------------------------------------------- embedding_backward
+    Mistake("embedding_backward", "fancy_index_assignment_loses_repeats", '''
+def embedding_backward(ids, grad_out, vocab_size):
+    grad_out = np.asarray(grad_out, dtype=float)
+    G = np.zeros((vocab_size, grad_out.shape[-1]))
+    G[np.asarray(ids).reshape(-1)] = grad_out.reshape(-1, grad_out.shape[-1])
+    return G
+''', "repeated ids must add up"),
+    Mistake("embedding_backward", "buffered_plus_equals", '''
+def embedding_backward(ids, grad_out, vocab_size):
+    grad_out = np.asarray(grad_out, dtype=float)
+    G = np.zeros((vocab_size, grad_out.shape[-1]))
+    G[np.asarray(ids)] += grad_out
+    return G
+''', "repeated ids must add up"),
+    Mistake("embedding_backward", "averages_repeated_rows", '''
+def embedding_backward(ids, grad_out, vocab_size):
+    ids = np.asarray(ids).reshape(-1)
+    grad_out = np.asarray(grad_out, dtype=float).reshape(len(ids), -1)
+    G = np.zeros((vocab_size, grad_out.shape[-1]))
+    np.add.at(G, ids, grad_out)
+    counts = np.bincount(ids, minlength=vocab_size)
+    return G / np.maximum(counts, 1)[:, None]
+''', "do not average"),
+    Mistake("embedding_backward", "only_rows_up_to_the_largest_id", '''
+def embedding_backward(ids, grad_out, vocab_size):
+    ids = np.asarray(ids).reshape(-1)
+    grad_out = np.asarray(grad_out, dtype=float).reshape(len(ids), -1)
+    G = np.zeros((ids.max() + 1, grad_out.shape[-1]))
+    np.add.at(G, ids, grad_out)
+    return G
+''', "one row per vocabulary entry"),
+    Mistake("embedding_backward", "transposed_one_hot_product", '''
+def embedding_backward(ids, grad_out, vocab_size):
+    ids = np.asarray(ids).reshape(-1)
+    X = np.eye(vocab_size)[ids]  # (N, V)
+    return np.asarray(grad_out, dtype=float).reshape(len(ids), -1).T @ X
+''', "table's shape"),
+    Mistake("embedding_backward", "returns_grad_out", '''
+def embedding_backward(ids, grad_out, vocab_size):
+    return np.asarray(grad_out, dtype=float)
+''', "grad_out itself"),
+    # ------------------------------------------------- predict_embedding_grad
+    Mistake("predict_embedding_grad", "overwrites_repeats", '''
+def predict_embedding_grad():
+    return 2, 1.0
+''', "each use adds its gradient"),
+    Mistake("predict_embedding_grad", "one_row_per_position", '''
+def predict_embedding_grad():
+    return 3, 2.0
+''', "only two distinct ids"),
+    Mistake("predict_embedding_grad", "every_row_gets_gradient", '''
+def predict_embedding_grad():
+    return 5, 2.0
+''', "never looked up"),
+    Mistake("predict_embedding_grad", "not_a_tuple", '''
+def predict_embedding_grad():
+    return "2 rows, 2.0"
+''', "tuple of 2 numbers"),
+    # --------------------------------------------------------- softmax_jacobian
+    Mistake("softmax_jacobian", "outer_sign_flipped", '''
+def softmax_jacobian(p):
+    p = np.asarray(p, dtype=float)
+    return np.diag(p) + np.outer(p, p)
+''', "sign of the outer product is flipped"),
+    Mistake("softmax_jacobian", "missing_diagonal", '''
+def softmax_jacobian(p):
+    p = np.asarray(p, dtype=float)
+    return -np.outer(p, p)
+''', "diagonal term is missing"),
+    Mistake("softmax_jacobian", "only_the_diagonal", '''
+def softmax_jacobian(p):
+    p = np.asarray(p, dtype=float)
+    return np.diag(p * (1 - p))
+''', "off-diagonal entries are missing"),
+    Mistake("softmax_jacobian", "identity_instead_of_diag_p", '''
+def softmax_jacobian(p):
+    p = np.asarray(p, dtype=float)
+    return np.eye(len(p)) - np.outer(p, p)
+''', "not the identity"),
+    Mistake("softmax_jacobian", "vector_not_matrix", '''
+def softmax_jacobian(p):
+    p = np.asarray(p, dtype=float)
+    return p * (1 - p)
+''', "wrong shape"),
+    # ------------------------------------------------ predict_jacobian_row_sum
+    Mistake("predict_jacobian_row_sum", "probabilities_sum_to_one", '''
+def predict_jacobian_row_sum():
+    return 1.0
+''', "their changes sum to 0"),
+    Mistake("predict_jacobian_row_sum", "minus_one", '''
+def predict_jacobian_row_sum():
+    return -1
+''', "changes cancel"),
+    Mistake("predict_jacobian_row_sum", "some_other_number", '''
+def predict_jacobian_row_sum():
+    return 0.25
+''', "probabilities always sum to 1"),
+    Mistake("predict_jacobian_row_sum", "a_word_not_a_number", '''
+def predict_jacobian_row_sum():
+    return "zero"
+''', "answer with a number"),
+    # -------------------------------------------------------- bigram_train_step
+    Mistake("bigram_train_step", "inputs_and_targets_swapped", '''
+def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
+    logits = embedding_lookup(W, y)
+    loss = cross_entropy(logits, x)
+    grad_W = embedding_backward(y, softmax_cross_entropy_backward(logits, x), W.shape[0])
+    W, m, v = adamw_step(W, grad_W, m, v, t, lr=lr, weight_decay=weight_decay)
+    return loss, W, m, v
+''', "x and y are swapped"),
+    Mistake("bigram_train_step", "loss_after_the_update", '''
+def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
+    logits = embedding_lookup(W, x)
+    grad_W = embedding_backward(x, softmax_cross_entropy_backward(logits, y), W.shape[0])
+    W, m, v = adamw_step(W, grad_W, m, v, t, lr=lr, weight_decay=weight_decay)
+    return cross_entropy(embedding_lookup(W, x), y), W, m, v
+''', "loss at w before the step"),
+    Mistake("bigram_train_step", "fancy_index_assignment_in_the_backward", '''
+def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
+    logits = W[x]
+    loss = cross_entropy(logits, y)
+    grad_W = np.zeros_like(W)
+    grad_W[x] = softmax_cross_entropy_backward(logits, y)
+    W, m, v = adamw_step(W, grad_W, m, v, t, lr=lr, weight_decay=weight_decay)
+    return loss, W, m, v
+''', "rows of repeated ids must add up"),
+    Mistake("bigram_train_step", "step_number_always_one", '''
+def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
+    logits = embedding_lookup(W, x)
+    loss = cross_entropy(logits, y)
+    grad_W = embedding_backward(x, softmax_cross_entropy_backward(logits, y), W.shape[0])
+    W, m, v = adamw_step(W, grad_W, m, v, 1, lr=lr, weight_decay=weight_decay)
+    return loss, W, m, v
+''', "pass the step number t"),
+    Mistake("bigram_train_step", "optimizer_defaults", '''
+def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
+    logits = embedding_lookup(W, x)
+    loss = cross_entropy(logits, y)
+    grad_W = embedding_backward(x, softmax_cross_entropy_backward(logits, y), W.shape[0])
+    W, m, v = adamw_step(W, grad_W, m, v, t)
+    return loss, W, m, v
+''', "pass lr and weight_decay"),
+    Mistake("bigram_train_step", "returns_three_values", '''
+def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
+    logits = embedding_lookup(W, x)
+    grad_W = embedding_backward(x, softmax_cross_entropy_backward(logits, y), W.shape[0])
+    return adamw_step(W, grad_W, m, v, t, lr=lr, weight_decay=weight_decay)
+''', "must return a tuple (loss, w, m, v)"),
+    # --------------------------------------------------- predict_overfit_floor
+    Mistake("predict_overfit_floor", "thinks_memorising_reaches_zero", '''
+def predict_overfit_floor():
+    return 0.0
+''', "cannot reach 0"),
+    Mistake("predict_overfit_floor", "averages_over_the_a_pairs_only", '''
+import math
+def predict_overfit_floor():
+    return -(2 * math.log(2 / 3) + math.log(1 / 3)) / 3
+''', "divide by 4"),
+    Mistake("predict_overfit_floor", "in_bits", '''
+import math
+def predict_overfit_floor():
+    return -(2 * math.log2(2 / 3) + math.log2(1 / 3)) / 4
+''', "in bits"),
+    Mistake("predict_overfit_floor", "b_row_uncertain", '''
+import math
+def predict_overfit_floor():
+    return -(2 * math.log(2 / 3) + math.log(1 / 3) + 2 * math.log(0.5)) / 4
+''', "costs nothing"),
+    Mistake("predict_overfit_floor", "uniform_guess", '''
+import math
+def predict_overfit_floor():
+    return math.log(34)
+''', "batch's own frequencies"),
 ]
 
 ALTERNATIVES = {
@@ -246,6 +420,46 @@ def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weig
     denom = np.sqrt(v) / np.sqrt(1 - b2 ** t) + eps
     param = param - lr * weight_decay * param
     return param - step_size * m / denom, m, v
+''',
+    "embedding_backward": '''
+def embedding_backward(ids, grad_out, vocab_size):
+    ids = np.asarray(ids).reshape(-1)
+    X = np.eye(vocab_size)[ids]  # one-hot rows, (N, V)
+    return X.T @ np.asarray(grad_out, dtype=float).reshape(len(ids), -1)  # (V, N) @ (N, d)
+''',
+    "predict_embedding_grad": '''
+def predict_embedding_grad():
+    ids = [2, 0, 2]
+    return len(set(ids)), float(ids.count(2))
+''',
+    "softmax_jacobian": '''
+def softmax_jacobian(p):
+    n = len(p)
+    J = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            J[i, j] = p[i] * ((1.0 if i == j else 0.0) - p[j])
+    return J
+''',
+    "predict_jacobian_row_sum": '''
+def predict_jacobian_row_sum():
+    return 0
+''',
+    "bigram_train_step": '''
+def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
+    import torch
+    import torch.nn.functional as F
+    E = torch.tensor(W, dtype=torch.float64, requires_grad=True)
+    loss = F.cross_entropy(E[torch.as_tensor(x)], torch.as_tensor(y))
+    loss.backward()
+    W, m, v = adamw_step(W, E.grad.numpy(), m, v, t, lr=lr, weight_decay=weight_decay)
+    return loss.item(), W, m, v
+''',
+    "predict_overfit_floor": '''
+def predict_overfit_floor():
+    p = {"an": 2 / 3, "at": 1 / 3, "be": 1.0}
+    pairs = ["an", "an", "at", "be"]
+    return float(-np.mean([np.log(p[pair]) for pair in pairs]))
 ''',
 }
 
