@@ -1,12 +1,14 @@
 """Checks for 08_causality_and_masking."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..reference import lazy
-from .core import (Case, Comparator, call_with, close, const, describe, exercise, fmt, known_mistakes, numbers,
-                   predicate, raises)
-from .nb06 import MATCH
+from .core import (Case, Comparator, call_with, close, const, describe, equal, exercise, fmt, known_mistakes,
+                   numbers, predicate, raises)
+from .nb06 import MATCH, RECORDED, choice_form, ints_form, is_, near, number_form, prediction
 
 A = "08_causality_and_masking"
 check = exercise(A)
@@ -164,6 +166,22 @@ def _softmax_case(label, scores, allowed, want=None, extra_hint=None):
                 _softmax_compare(scores, allowed), hints=hints)
 
 
+class names_row(close):
+    """An expected ValueError whose message must name the row that keeps no key (the contract of 08, 09, 10)."""
+
+    def __init__(self, row):
+        super().__init__()
+        self.row = row
+
+    def __call__(self, got, want, case):
+        __tracebackhide__ = True
+        super().__call__(got, want, case)
+        if want.raised and not re.search(rf"(?<![\d.]){self.row}(?![\d.])", got.message):
+            self.fail(case, f"the ValueError says {got.message!r}: name the row that keeps no key (here row "
+                            f"{self.row}, its index over the leading axes) so the user can find it in the mask, and "
+                            "say what to do (allow at least one key in that row).")
+
+
 def _nan_hint(message):
     def hint(got, want):
         g = numbers(got)
@@ -195,6 +213,10 @@ def masked_softmax(hidden, rng):
             Case("masked_softmax(np.zeros((2, 3)), [[True, False, False], [False, False, False]]): row 1 keeps no key",
                  call_with(np.zeros((2, 3)), np.array([[True, False, False], [False, False, False]])),
                  raises("row 1 keeps no key"), close()),
+            Case("masked_softmax(np.zeros((3, 4)), mask whose row 2 keeps no key): the error names row 2",
+                 call_with(np.zeros((3, 4)), np.array([[True, False, False, False], [True, True, False, False],
+                                                       [False, False, False, False]])),
+                 raises("row 2 keeps no key"), names_row(2)),
         ]
     B, H, T = 2, 2, 6
     lengths = np.array([6, 3])
@@ -320,3 +342,48 @@ def is_causal(hidden, rng):
     cases.append(_causal_case(identity, rng.normal(size=(1, 4))))
     cases.append(_causal_case(row_0_reads_row_1, rng.normal(size=(2, 2))))
     return cases
+
+
+# ------------------------------------------------------------- predictions
+
+@exercise(A, RECORDED)
+def predict_row_2(hidden, rng):
+    return prediction(
+        hidden, "predict_row_2(): the columns of row 2 of a 4x4 causal mask that are allowed", ints_form,
+        (0, 1, 2), equal(),
+        [(is_((0, 1)), "A query may read its own position too: key <= query, so row 2 keeps columns 0, 1 and 2."),
+         (is_((2, 3)), "Those are the key positions at and after the query: the future. Row 2 reads keys 0 .. 2."),
+         (is_((3,)), "Column 3 is the one blocked: the future. The allowed columns of row 2 are 0, 1, 2."),
+         (is_((0, 1, 2, 3)), "Column 3 is the future of query 2: blocked. The allowed columns are 0, 1, 2.")],
+        "Query 2 reads every key at or before it: columns 0, 1 and 2.")
+
+
+@exercise(A, RECORDED)
+def predict_multiplied_weight(hidden, rng):
+    return prediction(
+        hidden, "predict_multiplied_weight(): the weight of the blocked key when the scores [2, 1, 3] are "
+                "multiplied by the mask [1, 1, 0]", number_form(0, 1), 1 / (np.e ** 2 + np.e + 1),
+        close(atol=5e-3, rtol=0),
+        [(near(0.0), "Multiplying makes the blocked score 0, not -inf, and exp(0) = 1: the blocked key still gets "
+                     "1 / (e^2 + e + 1) = 0.0900 of the weight."),
+         (near(0.6652), "0.6652 is the weight of the third key with no mask at all (score 3). Multiplying by 0 "
+                        "turns the score into 0, and exp(0) = 1: 1 / (e^2 + e + 1) = 0.0900."),
+         (near(1 / 3), "The scores are not all equal after multiplying: [2, 1, 0] gives the blocked key "
+                       "1 / (e^2 + e + 1) = 0.0900.")],
+        "Multiplying gives the scores [2, 1, 0]; the blocked key gets exp(0) / (e^2 + e^1 + e^0) = 0.0900.")
+
+
+FIRST_POSITION_CHOICES = ("higher", "about the same", "lower")
+
+
+@exercise(A, RECORDED)
+def predict_first_position_loss(hidden, rng):
+    return prediction(
+        hidden, "predict_first_position_loss(): the best possible loss at position 0 against the later positions",
+        choice_form(FIRST_POSITION_CHOICES), "about the same", equal(),
+        [(is_("higher"), "Position 0 is not without context: it reads its own token x_0, and this source draws "
+                         "the next token from x_0's row of P alone. Earlier tokens would not help, so its floor is "
+                         "the same 1.42 nats. Only a model asked to predict x_0 itself from nothing would pay more "
+                         "(the entropy of the token frequencies, 2.01 nats)."),
+         (is_("lower"), "Every position predicts one token drawn from the row of P of the token it reads, so no "
+                        "position can beat 1.42 nats on average, position 0 included.")])

@@ -155,9 +155,71 @@ def is_causal(fn, x):
             return False
     return True
 ''', "range(T - 1)"),
+    Mistake("masked_softmax", "error_does_not_name_the_row", '''
+def masked_softmax(scores, allowed):
+    scores = np.asarray(scores, dtype=float)
+    allowed = np.broadcast_to(allowed, scores.shape)
+    if not allowed.any(axis=-1).all():
+        raise ValueError("a row keeps no key")
+    z = np.where(allowed, scores, -np.inf)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+''', "name the row"),
+    Mistake("predict_row_2", "diagonal_excluded", '''
+def predict_row_2():
+    return (0, 1)
+''', "its own position"),
+    Mistake("predict_row_2", "the_future", '''
+def predict_row_2():
+    return (2, 3)
+''', "the future"),
+    Mistake("predict_row_2", "everything", '''
+def predict_row_2():
+    return (0, 1, 2, 3)
+''', "column 3"),
+    Mistake("predict_row_2", "a_list", '''
+def predict_row_2():
+    return [0, 1, 2]
+''', "tuple of ints"),
+    Mistake("predict_multiplied_weight", "zero", '''
+def predict_multiplied_weight():
+    return 0.0
+''', "exp(0) = 1"),
+    Mistake("predict_multiplied_weight", "unmasked_weight", '''
+def predict_multiplied_weight():
+    return 0.665
+''', "no mask at all"),
+    Mistake("predict_multiplied_weight", "uniform", '''
+def predict_multiplied_weight():
+    return 1 / 3
+''', "not all equal"),
+    Mistake("predict_first_position_loss", "higher", '''
+def predict_first_position_loss():
+    return "higher"
+''', "reads its own token"),
+    Mistake("predict_first_position_loss", "lower", '''
+def predict_first_position_loss():
+    return "lower"
+''', "no position can beat"),
+    Mistake("predict_first_position_loss", "not_a_choice", '''
+def predict_first_position_loss():
+    return "same"
+''', "answer with one of"),
 ]
 
 ALTERNATIVES = {
+    "predict_row_2": '''
+def predict_row_2():
+    return tuple(range(3))
+''',
+    "predict_multiplied_weight": '''
+def predict_multiplied_weight():
+    return float(1 / (np.exp(2) + np.exp(1) + 1))
+''',
+    "predict_first_position_loss": '''
+def predict_first_position_loss():
+    return "about the same"
+''',
     "causal_mask": '''
 def causal_mask(T):
     return np.arange(T)[None, :] <= np.arange(T)[:, None]
@@ -173,7 +235,8 @@ def padding_mask(lengths, T):
 def masked_softmax(scores, allowed):
     allowed = np.broadcast_to(allowed, np.shape(scores))
     if np.any(~allowed.any(axis=-1)):
-        raise ValueError("some query has no allowed key")
+        bad = np.argwhere(~allowed.any(axis=-1))[0]
+        raise ValueError(f"query {bad.tolist()} has no allowed key; allow at least one")
     z = np.where(allowed, scores, -1e9)
     z = z - z.max(axis=-1, keepdims=True)
     w = np.exp(z)
