@@ -334,3 +334,58 @@ def low_rank_approx(hidden, rng):
     cases += [case(rng.normal(size=(2, 6)), 3, "r = 3 is more than min(2, 6) = 2"),
               case(rng.normal(size=(3, 3)), -1, "a negative r")]
     return cases
+
+
+# ------------------------------------------------------------------- predictions
+
+from .nb01 import prediction  # noqa: E402  (one definition of a graded prediction for every notebook)
+
+
+def _shape_answer(v):
+    return tuple(v) if type(v) is list else v
+
+
+def _is_shape(n):
+    return lambda v: (isinstance(v, tuple) and len(v) == n
+                      and all(type(x) is int or (hasattr(x, "kind") and x.kind == "scalar") for x in v))
+
+
+predict_score_shape = prediction(
+    A, "predict_score_shape", "a tuple of two ints, a shape", _is_shape(2), (5, 7),
+    [((7, 5), "That is K @ Q.T, keys by queries. In Q @ K.T the rows come from Q (5 queries) and the columns "
+              "from K.T, whose columns are the 7 keys: (5, 4) @ (4, 7) -> (5, 7)."),
+     ((4, 4), "That is Q.T @ K, a table over features. Q @ K.T keeps the outer dims, 5 and 7, and sums over "
+              "the inner 4."),
+     ((5, 5), "The columns come from K.T, which has 7 columns, one per key: (5, 4) @ (4, 7) -> (5, 7). Queries "
+              "and keys need not be equally many (cross-attention)."),
+     ((5, 4), "The inner dim 4 is summed over and disappears: (5, 4) @ (4, 7) -> (5, 7).")],
+    normalize=_shape_answer)
+
+
+def _table(v):
+    """A small table as a float array (a nested list of ints is fine); anything else as its repr."""
+    try:
+        return np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        return repr(v)[:200]
+
+
+predict_reshape_head0 = prediction(
+    A, "predict_reshape_head0", "a (3, 2) table of numbers", lambda v: numbers(v) is not None and numbers(v).shape == (3, 2),
+    np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]),
+    [([[0, 1], [4, 5], [8, 9]], "That is what a correct split gives (features 0-1 of every token). A plain reshape "
+                                "keeps the flat order 0, 1, 2, ... and cuts it into blocks: its 'head 0' is the "
+                                "first 6 numbers, [[0, 1], [2, 3], [4, 5]], all of token 0 and half of token 1."),
+     ([[0, 1], [2, 3], [8, 9]], "A reshape never skips numbers: it reads the flat order 0, 1, 2, ... and 'head 0' "
+                                "is simply the first 6 of them."),
+     ([[2, 3], [6, 7], [10, 11]], "That is head 1 of a correct split. A plain reshape keeps the flat order, so its "
+                                  "'head 0' is the first 6 numbers.")],
+    normalize=_table, compare=close())
+
+
+predict_rank = prediction(
+    A, "predict_rank", "an int", lambda v: type(v) is int or (hasattr(v, "kind") and v.kind == "scalar"), 2,
+    [(3, "No row is zero, but row 1 = 2 * row 0: the rows span only 2 directions, so every output A p lies in a "
+         "plane and the rank is 2."),
+     (1, "Rows 0 and 1 are parallel, but row 2, [1, 0, 1], points elsewhere: two independent rows, rank 2."),
+     (0, "Only the zero matrix has rank 0.")])

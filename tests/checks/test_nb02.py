@@ -180,6 +180,22 @@ def low_rank_approx(X, r):
     U, s, Vt = np.linalg.svd(X, full_matrices=False)
     return (U[:, :r] * s[:r]) @ Vt[:, :r].T
 '''),
+    Mistake("predict_score_shape", "keys_by_queries", "def predict_score_shape():\n    return (7, 5)\n", "keys by queries"),
+    Mistake("predict_score_shape", "square_table", "def predict_score_shape():\n    return (5, 5)\n",
+            "need not be equally many"),
+    Mistake("predict_score_shape", "features_table", "def predict_score_shape():\n    return (4, 4)\n", "Q.T @ K"),
+    Mistake("predict_score_shape", "not_a_shape", "def predict_score_shape():\n    return 35\n", "a tuple of two ints"),
+    Mistake("predict_reshape_head0", "thinks_reshape_splits_features",
+            "def predict_reshape_head0():\n    return [[0, 1], [4, 5], [8, 9]]\n", "keeps the flat order"),
+    Mistake("predict_reshape_head0", "head_one", "def predict_reshape_head0():\n    return [[2, 3], [6, 7], [10, 11]]\n",
+            "That is head 1"),
+    Mistake("predict_reshape_head0", "skips_numbers", "def predict_reshape_head0():\n    return [[0, 1], [2, 3], [8, 9]]\n",
+            "never skips"),
+    Mistake("predict_reshape_head0", "wrong_shape", "def predict_reshape_head0():\n    return [0, 1, 2, 3, 4, 5]\n",
+            "a (3, 2) table"),
+    Mistake("predict_rank", "counts_nonzero_rows", "def predict_rank():\n    return 3\n", "row 1 = 2 * row 0"),
+    Mistake("predict_rank", "one_direction", "def predict_rank():\n    return 1\n", "two independent rows"),
+    Mistake("predict_rank", "a_float", "def predict_rank():\n    return 2.0\n", "an int"),
 ]
 
 ALTERNATIVES = {
@@ -227,6 +243,9 @@ def low_rank_approx(X, r):
         out += s[i] * np.outer(U[:, i], Vt[i])
     return out
 ''',
+    "predict_score_shape": "def predict_score_shape():\n    return [5, 7]\n",
+    "predict_reshape_head0": "def predict_reshape_head0():\n    return ((0.0, 1.0), (2.0, 3.0), (4.0, 5.0))\n",
+    "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]]))\n",
 }
 
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
