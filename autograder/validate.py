@@ -93,42 +93,42 @@ def report(nb) -> list[ExerciseReport]:
     return [e for e in exercises.values() if e.tests]
 
 
-def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[object, list[ExerciseReport], list[str]] | None:
-    """What ``grade`` would see: the notebook sanitized against the source, run on the grading engine in
-    evidence mode, its visible tests judged against the reference run. None when that cannot be done
-    here (no solutions/, no engine, an unknown notebook, the instructor's own reference): run locally."""
-    import os
+class LocalOnly(Exception):
+    """The grader's pipeline cannot check this notebook here; the message says why, for the student."""
 
+
+def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[ExerciseReport], list[str]]:
+    """What ``grade`` would see: the notebook sanitized against the source, run on the grading engine in
+    evidence mode, its visible tests judged against the reference run. Raises :class:`LocalOnly` when
+    that cannot be done here (no solutions/, an unknown notebook, the instructor's own reference, a
+    machine where the engine or the reference fails): the caller runs the notebook locally instead."""
     from . import paths
-    from .checks import core
     from .grade import pipeline, sanitize
     from .grade import judge as judging
     from .nbio import parse_notebook
 
     assignment = path.stem
     source_path = paths.solutions_dir() / f"{assignment}.ipynb"
-    if (assignment not in paths.assignments() or not source_path.exists() or not pipeline.engine_available()
-            or path.resolve() == source_path.resolve()):
-        return None
+    if assignment not in paths.assignments() or not source_path.exists():
+        raise LocalOnly("this copy of the course has no solution for it to grade against")
+    if path.resolve() == source_path.resolve():
+        raise LocalOnly("it is the reference solution itself")
     seed = 0  # the visible checks' own inputs, as the student sees them in the notebook
-    old = os.environ.get(core.SEED_ENV)
-    os.environ[core.SEED_ENV] = str(seed)
     try:
         nb = parse_notebook(path.read_bytes().decode("utf-8"), path.name)
-        _, tests = pipeline._source_tests(str(source_path), pipeline.source_hash(assignment))
-        visible = {t.grade_id for t in tests if has_code(t.released)}
+    except Exception as exc:  # noqa: BLE001 - the local run reports an unreadable notebook its own way
+        raise LocalOnly(f"the notebook could not be read ({exc})") from exc
+    _, tests = pipeline._source_tests(str(source_path), pipeline.source_hash(assignment))
+    visible = {t.grade_id for t in tests if has_code(t.released)}
+    try:
         reference = pipeline.run_reference(assignment, str(source_path), seed, timeout, "engine")["evidence"]
-        plan = sanitize.plan(nb, tests)
-        run, _ = pipeline.execute(plan.sources, assignment=assignment, seed=seed, timeout=timeout, engine="engine",
-                                  files=pipeline._files_beside(path))
-        scores = judging.score(run, plan, tests, reference)
-    except Exception:  # noqa: BLE001 - the local run below still tells the student something
-        return None
-    finally:
-        if old is None:
-            os.environ.pop(core.SEED_ENV, None)
-        else:
-            os.environ[core.SEED_ENV] = old
+    except Exception as exc:  # noqa: BLE001 - said, then the local run still tells the student something
+        raise LocalOnly(f"the grader's sandbox could not run the reference here ({exc}); "
+                        "`python -m autograder doctor` says why") from exc
+    plan = sanitize.plan(nb, tests)
+    run, _ = pipeline.execute(plan.sources, assignment=assignment, seed=seed, timeout=timeout, engine="engine",
+                              files=pipeline._files_beside(path))
+    scores = judging.score(run, plan, tests, reference, seed=seed)
     stubbed = {grade_id(c) for c in nb.cells if is_solution_cell(c) and "raise NotImplementedError()" in c.source}
     exercises: dict[str, ExerciseReport] = {}
     for c in nb.cells:
@@ -159,11 +159,12 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
     worst = 0
     for path in notebooks:
         start = time.perf_counter()
-        graded = through_pipeline(path, timeout=timeout)
-        if graded is not None:
-            hidden, exercises, problems = graded
+        try:
+            hidden, exercises, problems = through_pipeline(path, timeout=timeout)
             worst = max(worst, _print_report(path, exercises, hidden, "; ".join(problems) or None, start, out))
             continue
+        except LocalOnly as why:
+            out(f"{path.name}: checked in a local Jupyter kernel, not in the grader's sandbox: {why}")
         nb, problem = run_notebook(path, timeout=timeout)
         exercises = report(nb)
         hidden = sum(float(nbgrader_meta(c).get("points", 0)) for c in nb.cells if is_test_cell(c) and is_hidden_only(c))

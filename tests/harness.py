@@ -10,7 +10,6 @@ two must agree.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import textwrap
 from dataclasses import dataclass
@@ -65,17 +64,14 @@ def notebook(assignment: str) -> Notebook:
 
 @contextlib.contextmanager
 def evidence_mode(sink: list):
-    old = os.environ.get(core.MODE_ENV)
-    os.environ[core.MODE_ENV] = "evidence"
+    old = core.SETTINGS.mode
+    core.SETTINGS.mode = "evidence"
     core.SINKS.append(sink.append)
     try:
         yield
     finally:
         core.SINKS.pop()
-        if old is None:
-            os.environ.pop(core.MODE_ENV, None)
-        else:
-            os.environ[core.MODE_ENV] = old
+        core.SETTINGS.mode = old
 
 
 def _namespace(nb: Notebook, exercise: str, source: str | None) -> dict:

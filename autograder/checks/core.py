@@ -50,13 +50,44 @@ class NotAttempted(CheckFailure):
     """The exercise still holds the stub (it raises NotImplementedError)."""
 
 
+@dataclass
+class Settings:
+    """How checks behave in this process, fixed before any student code runs.
+
+    Read once from the environment (when this module is imported in a kernel, or by
+    :func:`configure_from_environment` in the grader's child just before the notebook's cells), never
+    again at each call: a cell that clears ``os.environ`` or changes directory cannot switch a check
+    out of evidence mode or change the hidden inputs by accident.
+    """
+
+    mode: str = "local"  # "local": compare with the reference here; "evidence": record results for the grader
+    seed: int = 0  # the grader's run seed; hidden inputs follow it
+
+
+SETTINGS = Settings()
+
+
+def configure_from_environment(environ: "dict[str, str] | None" = None) -> Settings:
+    environ = os.environ if environ is None else environ
+    SETTINGS.mode = "evidence" if environ.get(MODE_ENV, "local") == "evidence" else "local"
+    try:
+        SETTINGS.seed = int(environ.get(SEED_ENV, "0"))
+    except ValueError:
+        SETTINGS.seed = 0
+    return SETTINGS
+
+
+configure_from_environment()
+
+
 def mode() -> str:
-    return os.environ.get(MODE_ENV, "local")
+    return SETTINGS.mode
 
 
-def seed_for(name: str) -> int:
-    """A stable per-check seed, shifted by the grader's run seed when set."""
-    return (int(os.environ.get(SEED_ENV, "0")) * 1_000_003 + zlib.crc32(name.encode())) % 2**32
+def seed_for(name: str, seed: int | None = None) -> int:
+    """A stable per-check seed, shifted by the run seed (``seed``, else this process's setting)."""
+    run_seed = SETTINGS.seed if seed is None else int(seed)
+    return (run_seed * 1_000_003 + zlib.crc32(name.encode())) % 2**32
 
 
 # --------------------------------------------------------------------------- data
@@ -539,8 +570,8 @@ class Check:
     def check_id(self, hidden: bool) -> str:
         return f"{self.assignment}:{self.name}:{'hidden' if hidden else 'visible'}"
 
-    def cases(self, hidden: bool) -> list[Case]:
-        rng = np.random.default_rng(seed_for(self.check_id(hidden)))
+    def cases(self, hidden: bool, seed: int | None = None) -> list[Case]:
+        rng = np.random.default_rng(seed_for(self.check_id(hidden), seed))
         return self.build(hidden, rng)
 
     def __call__(self, obj: Any, *, hidden: bool = False) -> None:
@@ -594,10 +625,11 @@ def emit(payload: dict) -> None:
         print(text)
 
 
-def judge(evidence: dict, reference: dict) -> tuple[bool, str]:
+def judge(evidence: dict, reference: dict, *, seed: int | None = None) -> tuple[bool, str]:
     """The grader's verdict on one check call: the student's evidence against the reference's.
 
-    Runs in the grader's process; fails closed on anything missing or malformed.
+    ``seed`` is the run seed both runs used (their hidden inputs follow it). Runs in the grader's
+    process; fails closed on anything missing or malformed.
     """
     try:
         check_id = reference["check"]
@@ -608,7 +640,7 @@ def judge(evidence: dict, reference: dict) -> tuple[bool, str]:
         if check is None:
             _load_assignment(assignment)
             check = REGISTRY[f"{assignment}:{name}"]
-        cases = check.cases(suite == "hidden")
+        cases = check.cases(suite == "hidden", seed)
         got = [Outcome.from_json(o) for o in evidence["outcomes"]]
         want = [Outcome.from_json(o) for o in reference["outcomes"]]
         if not (len(got) == len(want) == len(cases)):

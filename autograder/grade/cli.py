@@ -34,8 +34,14 @@ def _grade(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    print(result.summary)
+    print(result.summary, file=sys.stderr if result.exit_code == EXIT_USAGE else sys.stdout)
     return result.exit_code
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import doctor
+
+    return doctor()
 
 
 def add_grade_parser(subparsers) -> argparse.ArgumentParser:
@@ -59,4 +65,10 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("auto", "engine", "nbclient"), default=defaults.engine,
                    help="auto: the warm sandboxed engine when available, else nbclient (default auto)")
     p.set_defaults(run=_grade)
+
+    d = subparsers.add_parser("doctor", help="check that this machine can grade, and how isolated student code is",
+                              description="Run a probe notebook and one reference solution in the grading sandbox; "
+                                          "say which isolation is in force and what student code could reach. "
+                                          "Exit 1 when grading would fail here.")
+    d.set_defaults(run=_doctor)
     return p

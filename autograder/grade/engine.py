@@ -125,6 +125,21 @@ def describe_isolation(bubblewrap: bool, facts: list[str]) -> str:
     return " + ".join(parts)
 
 
+def not_isolated(isolation: str) -> list[str]:
+    """What student code can still reach under ``isolation`` (a :func:`describe_isolation` text), for people."""
+    gaps = []
+    if "bubblewrap" not in isolation and "no network" not in isolation:
+        gaps.append("the network (student code can open connections)")
+    if "bubblewrap" not in isolation and "private /tmp" not in isolation:
+        gaps.append("your files (student code runs in a private folder but can read and write whatever your user "
+                    "can: the course, the gradebook, your home folder)")
+    if isolation.startswith("root (") or "+ root (" in isolation:
+        gaps.append("identity (student code runs as root: nobody could not read the Python installation)")
+    elif not any(f in isolation for f in ("user nobody", "no capabilities", "user namespace")):
+        gaps.append("identity (student code runs as you)")
+    return gaps
+
+
 def earlier_solutions(assignment: str) -> dict[str, bytes]:
     """The reference notebooks a run of ``assignment`` may read: those numbered before it."""
     from .. import paths
@@ -194,11 +209,14 @@ class WarmParent:
         from .warm import THREAD_VARS, FrameReader
 
         self.bubblewrap = bubblewrap
-        argv = [sys.executable, "-m", "autograder.grade.warm"]
+        argv = [sandbox.interpreter(), "-m", "autograder.grade.warm"]
         if bubblewrap:
             argv = sandbox.bwrap_command(argv)
-        env = {k: v for k, v in os.environ.items()
-               if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "AUTOGRADER_ENGINE_DEBUG")}
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "AUTOGRADER_ENGINE_DEBUG")}
+        if os.environ.get("PYTHONPATH"):  # resolved, like every path the sandbox shows
+            env["PYTHONPATH"] = os.pathsep.join(os.path.realpath(e) for e in os.environ["PYTHONPATH"].split(os.pathsep) if e)
+        if sandbox.user_base():  # HOME is /tmp in there: say where `pip install --user` put the packages
+            env["PYTHONUSERBASE"] = sandbox.user_base()
         env.update(THREAD_VARS)
         env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
                     "PYTHONDONTWRITEBYTECODE": "1"})
@@ -335,7 +353,9 @@ def default_pool() -> WarmPool:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None or _POOL.pid != os.getpid() or _POOL.closed:
-            _POOL = WarmPool()
+            # AUTOGRADER_NO_NAMESPACES=1: resource limits and a private folder only (doctor's advice when
+            # namespaces fail in a way the children cannot detect and skip by themselves)
+            _POOL = WarmPool(namespaces=os.environ.get("AUTOGRADER_NO_NAMESPACES", "") in ("", "0"))
         return _POOL
 
 

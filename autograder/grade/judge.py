@@ -51,7 +51,19 @@ def _error(outputs: list[dict]) -> str:
     return "the cell raised an error"
 
 
-def reference_evidence(run: RunResult, plan: Plan) -> dict[str, list]:
+def _first_failure(run: RunResult) -> str:
+    """Where the run first went wrong (often a set-up cell, long before the test cell that noticed)."""
+    problems = "".join(f"; {p}" for p in run.problems)
+    for cell in run.cells:
+        failed = cell.status not in ("ok",) or any(isinstance(o, dict) and o.get("output_type") == "error"
+                                                   for o in cell.outputs)
+        if failed:
+            what = cell.detail or _error(cell.outputs)
+            return f"; the first cell that failed is cell {cell.index} ({cell.status}: {what}){problems}"
+    return problems
+
+
+def reference_evidence(run: RunResult, plan: Plan, *, seed: int) -> dict[str, list]:
     """The reference's payloads per test cell, after proving the reference passes its own tests."""
     by_index = {c.index: c for c in run.cells}
     reference: dict[str, list] = {}
@@ -59,25 +71,26 @@ def reference_evidence(run: RunResult, plan: Plan) -> dict[str, list]:
         cell = by_index.get(index)
         if cell is None or cell.status != "ok":
             detail = f"{cell.status}: {cell.detail or _error(cell.outputs)}" if cell else "did not run"
-            raise ReferenceError(f"the solution's test cell {gid} did not pass ({detail})")
+            raise ReferenceError(f"the solution's test cell {gid} did not pass ({detail})" + _first_failure(run))
         payloads = evidence_of(cell.outputs)
         if not payloads:
             raise ReferenceError(f"the solution's test cell {gid} recorded no evidence; it cannot be graded safely")
         for payload in payloads:
-            ok, message = core.judge(payload, payload)
+            ok, message = core.judge(payload, payload, seed=seed)
             if not ok:
                 raise ReferenceError(f"the solution's test cell {gid} does not pass against itself: {message}")
         reference[gid] = payloads
     return reference
 
 
-def score(run: RunResult, plan: Plan, tests: list[SourceTest], reference: dict[str, list]) -> list[TestScore]:
+def score(run: RunResult, plan: Plan, tests: list[SourceTest], reference: dict[str, list], *,
+          seed: int) -> list[TestScore]:
     """One score per graded test cell of the source, in source order."""
     by_index = {c.index: c for c in run.cells}
     position = {gid: i for i, gid in plan.tests.items()}
     scores = []
     for test in tests:
-        s = _score_one(by_index.get(position.get(test.grade_id, -1)), test, reference.get(test.grade_id))
+        s = _score_one(by_index.get(position.get(test.grade_id, -1)), test, reference.get(test.grade_id), seed)
         if test.grade_id in plan.tampered:
             s.message = f"test cell changed ({plan.tampered[test.grade_id]}); graded from the original. {s.message}"
             s.status = "tampered"
@@ -85,7 +98,7 @@ def score(run: RunResult, plan: Plan, tests: list[SourceTest], reference: dict[s
     return scores
 
 
-def _score_one(cell, test: SourceTest, reference: list | None) -> TestScore:
+def _score_one(cell, test: SourceTest, reference: list | None, seed: int) -> TestScore:
     def result(status: str, message: str, earned: bool = False) -> TestScore:
         return TestScore(test.grade_id, test.points if earned else 0.0, test.points, status, message)
 
@@ -104,7 +117,7 @@ def _score_one(cell, test: SourceTest, reference: list | None) -> TestScore:
         return result("failed", f"expected {len(reference)} check result(s), found {len(got)}")
     messages = []
     for student, want in zip(got, reference):
-        ok, message = core.judge(student if isinstance(student, dict) else {}, want)
+        ok, message = core.judge(student if isinstance(student, dict) else {}, want, seed=seed)
         if not ok:
             return result("failed", message)
         messages.append(message)

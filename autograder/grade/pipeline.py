@@ -39,6 +39,14 @@ class UsageError(ValueError):
     """Bad arguments or a missing SUBMISSIONS folder: a one-line message, exit status 2."""
 
 
+class ReferenceFailed(RuntimeError):
+    """A solution could not be run as a reference here: the run stops before anyone is graded (exit 2)."""
+
+    def __init__(self, assignment: str, message: str):
+        super().__init__(message)
+        self.assignment = assignment
+
+
 # --------------------------------------------------------------------------- one submission
 
 @dataclass(frozen=True)
@@ -180,7 +188,7 @@ def grade_submission(job: Job) -> dict:
     record["isolation"] = run.isolation
     for text_ in run.problems:
         problem("run", text_)
-    scores = judge.score(run, plan, tests, job.reference)
+    scores = judge.score(run, plan, tests, job.reference, seed=job.seed)
     for s in scores:
         if s.status == "timeout":
             problem("timeout", f"test cell {s.grade_id}: {s.message}")
@@ -210,7 +218,7 @@ def run_reference(assignment: str, source_path: str, seed: int, timeout: float, 
     source = read_notebook(source_path)
     plan = sanitize.reference_plan(source)
     run, used = execute(plan.sources, assignment=assignment, seed=seed, timeout=timeout, engine=engine, hide=hide)
-    return {"evidence": judge.reference_evidence(run, plan), "isolation": run.isolation, "engine": used}
+    return {"evidence": judge.reference_evidence(run, plan, seed=seed), "isolation": run.isolation, "engine": used}
 
 
 def _executor(cfg: GradeConfig, seed: int):
@@ -227,8 +235,6 @@ def _executor(cfg: GradeConfig, seed: int):
 
 
 def _init_worker(seed: int) -> None:
-    # core.judge rebuilds each check's cases; their inputs follow the run seed, as in the student's run.
-    os.environ[core.SEED_ENV] = str(seed)
     os.environ.setdefault("MPLBACKEND", "Agg")
 
 
@@ -299,21 +305,25 @@ def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None 
             todo.append((sub, shash))
 
     progress_line = report.Progress(stream, enabled=cfg.progress)
-    old_seed = os.environ.get(core.SEED_ENV)
     try:
         graded = _run_jobs(cfg, todo, reused, hashes, run_seed, progress_line)
+    except ReferenceFailed as failure:
+        from .doctor import explain_reference_failure
+
+        return ClassResult(2, out=cfg.out, summary=explain_reference_failure(failure.assignment, str(failure)))
     finally:
         progress_line.close()
-        if old_seed is None:
-            os.environ.pop(core.SEED_ENV, None)
-        else:
-            os.environ[core.SEED_ENV] = old_seed
 
     keys = {s.key for s in found}
     results = [r for r in report.read_results(cfg.out) if (r["student_id"], r["assignment_id"]) in keys]
     report.write_outputs(cfg.out, results)
     failed = sum(1 for r in results if any(p.get("fatal") for p in r.get("problems", [])))
     fresh = [r for r in results if r.get("isolation")]
+    isolation = sorted({r["isolation"] for r in fresh})
+    if isolation:  # what this run's student code could and could not reach, for the record
+        write_atomic(cfg.out / "run.json", json.dumps({
+            "seed": run_seed, "isolation": isolation,
+            "not_isolated": sorted({g for i in isolation for g in engine_module.not_isolated(i)})}, indent=1) + "\n")
     summary = report.summary(results, graded=graded, reused=len(reused), failed=failed,
                              seconds=time.monotonic() - started, out=cfg.out,
                              isolation=sorted({r["isolation"] for r in fresh}), jobs=cfg.jobs)
@@ -388,8 +398,8 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list
                         ref = fut.result()
                         write_atomic(_reference_cached(cfg.out, a, hashes[a], seed), json.dumps(ref) + "\n")
                         references[a] = (ref["evidence"], "")
-                    except Exception as exc:  # the solution fails its own tests: every submission says so
-                        references[a] = (None, f"the solution {a}.ipynb could not be run as a reference: {exc}")
+                    except Exception as exc:  # the machine or the course is broken, not the students' work
+                        raise ReferenceFailed(a, str(exc)) from exc
                     for sub, shash in waiting.pop(a, []):
                         submit(sub, shash)
                     continue

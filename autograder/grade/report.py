@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..nbio import exercise_of, write_atomic
+from .engine import not_isolated
 
 SCORES = ("student_id", "assignment_id", "grade_id", "points", "max_points", "status")
 GRADES = ("student_id", "assignment_id", "score", "max_score")
@@ -190,6 +191,10 @@ def summary(results: list[dict], *, graded: int, reused: int, failed: int, secon
             lines.append(f"  {p / n:6.0%}  {a}  {ex}  ({p}/{n})")
     if isolation:
         lines.append("Isolation in force: " + " | ".join(isolation))
+        gaps = sorted({g for i in isolation for g in not_isolated(i)})
+        if gaps:
+            lines.append("NOT isolated on this machine: " + "; ".join(gaps) + ". Run `python -m autograder doctor` "
+                         "for why and what would give more (bubblewrap, user namespaces, or grading as root).")
     if failed:
         lines.append(f"See {out / 'problems.csv'} for the {failed} submission(s) that could not be graded.")
     lines.append(f"Results in {out}")

@@ -20,6 +20,7 @@ import ctypes.util
 import os
 import resource
 import shutil
+import site
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -310,19 +311,53 @@ def die_with_parent() -> None:
 
 # ------------------------------------------------------------------- around the warm parent
 
+def interpreter() -> str:
+    """This interpreter's path with every symlinked folder on the way resolved, the file itself not.
+
+    A virtualenv reached through a link (pyenv-virtualenv's ``~/.pyenv/versions/NAME``) is started
+    at its real place, so that every path it imports from is a real path the sandbox can show; the
+    file stays unresolved because a venv's ``python`` is a link to the base interpreter, and Python
+    finds its venv (``pyvenv.cfg``) from the path it was started with.
+    """
+    return os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+
+
+def user_base() -> str | None:
+    """The real ``pip install --user`` base when its site-packages is in use, else None."""
+    if not site.ENABLE_USER_SITE:
+        return None
+    user_site = site.getusersitepackages()
+    if not (user_site and os.path.isdir(user_site) and user_site in sys.path):
+        return None
+    return os.path.realpath(site.getuserbase())
+
+
 def python_paths() -> list[str]:
-    """Directories the interpreter reads: its prefixes, sys.path entries and the autograder package."""
+    """Directories the interpreter imports from, resolved: its prefixes, its site folders (the user's
+    ``pip --user`` one too), other ``sys.path`` entries and the autograder package; never the course
+    checkout, the current folder, a home folder or ``/`` as a whole."""
     import autograder
 
     package = str(Path(autograder.__file__).resolve().parent)
     course = str(Path(package).parent)  # an editable checkout: it also holds the solutions, never bind it
     out = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
-    out.add(os.path.dirname(os.path.realpath(sys.executable)))
-    # other sys.path entries only when inside a prefix (never the current folder, which may hold anything)
+    out.add(os.path.dirname(os.path.realpath(sys.executable)))  # the base interpreter's bin folder
+    out.add(os.path.dirname(interpreter()))  # a virtualenv's bin folder
     prefixes = tuple(p.rstrip("/") + "/" for p in out)
-    out |= {os.path.realpath(e) for e in sys.path if e and os.path.isdir(e)
-            and os.path.realpath(e).startswith(prefixes)}
-    # a virtualenv inside the checkout (the README's .venv) or under /tmp is shown; the checkout itself never
+    entries = list(sys.path[1:]) + list(site.getsitepackages())
+    if sys.path and os.path.realpath(sys.path[0] or ".").startswith(prefixes):
+        entries.append(sys.path[0])  # the script's folder only when installed in a prefix (a venv's bin)
+    if user_base():
+        entries.append(site.getusersitepackages())
+    unsafe = {"/", os.path.realpath(os.path.expanduser("~")), os.path.realpath(os.getcwd()),
+              *(str(a) for a in Path(course).parents)}
+    for e in entries:
+        if not e or not os.path.isdir(e):
+            continue
+        r = os.path.realpath(e)
+        if r in unsafe or r == course or r.startswith(course + "/"):
+            continue
+        out.add(r)
     keep = {p for p in out if p != "/" and not p.startswith(("/usr/", "/proc/")) and p != "/usr"
             and p != course and not p.startswith(course + "/solutions")}
     keep.add(package)

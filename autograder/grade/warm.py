@@ -22,6 +22,8 @@ import struct
 import sys
 import time
 
+from ..checks import core
+
 HEADER = struct.Struct(">I")
 MAX_FRAME = 512 * 2**20
 THREAD_VARS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -256,6 +258,9 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
     os.chdir(conf.scratch)
     os.environ.clear()
     os.environ.update(child_environment(conf, req.get("env") or {}))
+    # evidence mode and the run seed are fixed now, before any student code: a cell that clears
+    # os.environ later must not turn the checks back into local ones (which hand no evidence over)
+    core.configure_from_environment()
     sandbox.limit(conf, plan)
 
     def forked() -> None:  # a process the student forks must never speak for the run

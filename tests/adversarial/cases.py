@@ -5,8 +5,8 @@ what to write as the submission: a notebook, raw text, or ``(notebook, file name
 each case must have is in :data:`EXPECT`, read by ``test_adversarial.py``.
 
 The honest parts are the reference answers typed into the released notebook's solution cells
-(``right()``); the hostile part is one extra code cell or one changed solution. Notebook 01 is worth
-17 points: build_vocab 3 (visible 1 + hidden 2), every other exercise 2 (1 + 1).
+(``right()``); the hostile part is one extra code cell or one changed solution. The points per
+exercise and per test cell are read from the solution notebook (:data:`POINTS`, :data:`TEST_POINTS`).
 """
 from __future__ import annotations
 
@@ -20,12 +20,26 @@ import nbformat
 
 from autograder import paths
 from benchmarks import grading as bench
-from autograder.nbio import grade_id, is_solution_cell
+from autograder.nbio import exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta
 
 A = "01_tokens_and_ids"
-FULL = 17.0
-POINTS = {"build_vocab": 3.0, "encode": 2.0, "decode": 2.0, "one_hot": 2.0, "embedding_lookup": 2.0,
-          "make_lm_pairs": 2.0, "most_frequent_pair": 2.0, "merge_pair": 2.0}
+
+
+def _points() -> tuple[dict[str, float], dict[str, float]]:
+    """Points per exercise and per test cell, read from the solution (the notebook grows; these follow)."""
+    per_exercise: dict[str, float] = {}
+    per_test: dict[str, float] = {}
+    for cell in nbformat.read(paths.solutions_dir() / f"{A}.ipynb", as_version=4).cells:
+        if is_test_cell(cell):
+            points = float(nbgrader_meta(cell).get("points", 0))
+            per_test[grade_id(cell)] = points
+            per_exercise[exercise_of(grade_id(cell))] = per_exercise.get(exercise_of(grade_id(cell)), 0.0) + points
+    return per_exercise, per_test
+
+
+POINTS, TEST_POINTS = _points()
+FULL = sum(POINTS.values())
+VISIBLE = sum(p for gid, p in TEST_POINTS.items() if not gid.endswith("_hidden"))
 EVIDENCE_MIME = "application/vnd.autograder.evidence+json"
 
 
@@ -293,6 +307,11 @@ def zero_for_fake_evidence_displayed_by_student(ctx):
 
 def only_visible_points_for_evidence_forged_from_the_checks(ctx):
     return add_cell(wrong(), FORGE_FROM_VISIBLE_CHECKS)
+
+
+def full_marks_after_the_environment_is_cleared(ctx):
+    # evidence mode and the seed are fixed before student code runs, not read from os.environ at each check
+    return add_cell(right(), "import os\nos.environ.clear()\nos.chdir('/')")
 
 
 def zero_for_sys_modules_tampering(ctx):
@@ -574,7 +593,9 @@ def full_marks_for_an_nbformat_3_notebook(ctx):
     return nbformat.writes(nbformat.convert(right(), 3))
 
 
-FORGEABLE_ONLY = {f"test_{ex}_hidden": "failed" for ex in POINTS if ex not in ("one_hot", "embedding_lookup")}
+FORGEABLE = ("one_hot", "embedding_lookup")  # hidden checks that compare with NumPy one-liners, not the reference
+FORGEABLE_ONLY = {gid: "failed" for gid in TEST_POINTS
+                  if gid.endswith("_hidden") and exercise_of(gid) not in FORGEABLE}
 EXPECT: dict[str, Expect] = {
     "full_marks_for_honest_submission": Expect(FULL, no_problems=True),
     "zero_for_blank_submission": Expect(0.0),
@@ -584,10 +605,12 @@ EXPECT: dict[str, Expect] = {
     "zero_for_replaced_judge_and_emit": Expect(0.0),
     "zero_for_answers_equal_to_everything": Expect(0.0),
     "zero_for_fake_evidence_displayed_by_student": Expect(0.0),
-    # visible checks (8 points) carry their expected values, and the hidden checks of one_hot and
+    # visible checks carry their expected values, and the hidden checks of one_hot and
     # embedding_lookup compare with NumPy one-liners (np.eye(V)[ids], E[ids]) that a learner may write
     # just as well; every hidden check that compares with the reference solution stays at zero
-    "only_visible_points_for_evidence_forged_from_the_checks": Expect(10.0, FORGEABLE_ONLY),
+    "only_visible_points_for_evidence_forged_from_the_checks": Expect(
+        VISIBLE + sum(TEST_POINTS[f"test_{ex}_hidden"] for ex in FORGEABLE), FORGEABLE_ONLY),
+    "full_marks_after_the_environment_is_cleared": Expect(FULL, no_problems=True),
     "zero_for_sys_modules_tampering": Expect(0.0),
     "zero_for_patched_builtins": Expect(0.0),
     "zero_for_forged_frames_on_the_grader_channel": Expect(0.0, problems=("crashed",)),
@@ -597,14 +620,14 @@ EXPECT: dict[str, Expect] = {
     "full_marks_but_nothing_written_outside_the_scratch_folder": Expect(FULL, no_problems=True),
     "full_marks_but_no_network": Expect(FULL, no_problems=True),
     "timeout_costs_only_the_looping_exercise": Expect(
-        FULL - 2, {"test_one_hot": "timeout", "test_one_hot_hidden": "timeout"}, ("timeout",), lost=("one_hot",)),
+        FULL - POINTS["one_hot"], {"test_one_hot": "timeout", "test_one_hot_hidden": "timeout"}, ("timeout",), lost=("one_hot",)),
     "full_marks_after_a_loop_that_ignores_sigint": Expect(FULL, problems=("timeout",)),
     "full_marks_after_a_loop_that_swallows_keyboardinterrupt": Expect(FULL, problems=("timeout",)),
     "only_decode_lost_when_it_calls_os_exit": Expect(
-        FULL - 2, {"test_decode": "error", "test_decode_hidden": "error"}, ("crashed",), lost=("decode",)),
+        FULL - POINTS["decode"], {"test_decode": "error", "test_decode_hidden": "error"}, ("crashed",), lost=("decode",)),
     "full_marks_despite_sys_exit_and_exit": Expect(FULL, no_problems=True),
     "only_most_frequent_pair_lost_to_a_segfault": Expect(
-        FULL - 2, {"test_most_frequent_pair": "error", "test_most_frequent_pair_hidden": "error"},
+        FULL - POINTS["most_frequent_pair"], {"test_most_frequent_pair": "error", "test_most_frequent_pair_hidden": "error"},
         ("crashed",), lost=("most_frequent_pair",)),
     "full_marks_despite_a_memory_bomb": Expect(FULL, problems=("out of memory|timeout",)),
     "full_marks_despite_a_fork_bomb": Expect(FULL, problems=("timeout",)),
@@ -613,17 +636,17 @@ EXPECT: dict[str, Expect] = {
     "full_marks_despite_input": Expect(FULL, no_problems=True),
     "full_marks_despite_warning_on_stderr": Expect(FULL, no_problems=True),
     "only_build_vocab_lost_when_its_tests_are_edited": Expect(
-        FULL - 3, {"test_build_vocab": "tampered", "test_build_vocab_hidden": "tampered"}, ("tampered",),
+        FULL - POINTS["build_vocab"], {"test_build_vocab": "tampered", "test_build_vocab_hidden": "tampered"}, ("tampered",),
         lost=("build_vocab",)),
     "only_encode_lost_when_its_tests_are_deleted": Expect(
-        FULL - 2, {"test_encode": "tampered", "test_encode_hidden": "tampered"}, ("tampered",), lost=("encode",)),
+        FULL - POINTS["encode"], {"test_encode": "tampered", "test_encode_hidden": "tampered"}, ("tampered",), lost=("encode",)),
     "full_marks_once_for_a_duplicated_test_cell": Expect(FULL, {"test_decode": "tampered"}, ("tampered",)),
     "full_marks_but_not_more_for_changed_points": Expect(
         FULL, {"test_build_vocab": "tampered", "test_encode_hidden": "tampered"}, ("tampered",)),
     "only_build_vocab_lost_despite_a_changed_grade_id": Expect(
-        FULL - 3, {"test_build_vocab_hidden": "tampered"}, ("tampered",), lost=("build_vocab",)),
+        FULL - POINTS["build_vocab"], {"test_build_vocab_hidden": "tampered"}, ("tampered",), lost=("build_vocab",)),
     "only_merge_pair_lost_when_its_metadata_makes_it_ungraded": Expect(
-        FULL - 2, {"test_merge_pair": "tampered", "test_merge_pair_hidden": "tampered"}, ("tampered",),
+        FULL - POINTS["merge_pair"], {"test_merge_pair": "tampered", "test_merge_pair_hidden": "tampered"}, ("tampered",),
         lost=("merge_pair",)),
     "full_marks_for_reordered_cells": Expect(
         FULL, {"test_one_hot": "tampered", "test_merge_pair_hidden": "tampered"}, ("tampered",)),

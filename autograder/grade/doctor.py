@@ -1,0 +1,189 @@
+"""``python -m autograder doctor``: prove that this machine can grade, and say how safely.
+
+Three questions, answered by doing, not by reading settings:
+
+1. Which isolation is in force for student code here (bubblewrap, namespaces, a user that cannot
+   touch the instructor's files, resource limits), and what is *not* isolated.
+2. Does a reference solution run in that sandbox (if not, grading would fail: exit 1)?
+3. What each layer blocks, tried from inside the sandbox: the network, the course checkout, another
+   student's folder, the instructor's home folder, writing outside the scratch folder.
+
+:func:`explain_reference_failure` is the paragraph ``grade`` prints when a reference cannot run.
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import paths
+from . import engine, sandbox
+
+PROBE_ASSIGNMENT = "01_tokens_and_ids"  # the quickest reference to run
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One thing student code must not do, tried inside the sandbox."""
+
+    name: str  # what a person reads: "the network"
+    code: str  # prints "blocked" or "REACHED: <detail>"
+
+
+def _probes(port: int, course: Path, other: Path, home: Path, outside: Path) -> list[Probe]:
+    def attempt(body: str) -> str:
+        return ("try:\n" + "".join(f"    {line}\n" for line in body.strip().splitlines())
+                + "except Exception as exc:\n    print('blocked', type(exc).__name__)\n")
+
+    return [
+        Probe("the network (a server on this machine)",
+              attempt(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=3).close()\n"
+                      "print('REACHED: connected to a server on 127.0.0.1')")),
+        Probe("the course checkout (solutions and hidden tests)",
+              attempt(f"import os\nprint('REACHED:', sorted(os.listdir({str(course / 'solutions')!r}))[:3])")),
+        Probe("another student's submission",
+              attempt(f"print('REACHED:', open({str(other)!r}).read()[:20])")),
+        Probe("your home folder",  # entries on the way to the Python installation are shown on purpose
+              attempt(f"import os\nentries = set(os.listdir({str(home)!r})) - {_on_the_way(home)!r}\n"
+                      "print('REACHED:', len(entries), 'entries') if entries else print('blocked (empty)')")),
+        Probe("writing outside the scratch folder",
+              attempt(f"open({str(outside / 'written-by-student.txt')!r}, 'w').write('x')\n"
+                      "print('REACHED: wrote a file in a folder of yours')")),
+    ]
+
+
+def _on_the_way(folder: Path) -> set[str]:
+    """Names in ``folder`` that lead to a folder of the Python installation the sandbox shows."""
+    names = set()
+    for p in sandbox.python_paths():
+        rel = os.path.relpath(p, folder)
+        if not rel.startswith(".."):
+            names.add(rel.split(os.sep)[0])
+    return names
+
+
+class _Listener:
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.hits = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.hits += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+
+def doctor(*, out=print) -> int:
+    """Print what this machine gives student code; 0 when grading works here, 1 when it would fail."""
+    from .pipeline import run_reference
+
+    real_root = sandbox.is_real_root()
+    out(f"Python: {sys.executable} (runs as {sandbox.interpreter()}; prefix {os.path.realpath(sys.prefix)})")
+    out(f"User: uid {os.getuid()}{' (root)' if real_root else ''}; course: {paths.root()}")
+    out("The sandbox shows student code these folders of the Python installation (read-only): "
+        + ", ".join(sandbox.python_paths()))
+    bwrap = sandbox.which_bwrap()
+    out(f"bubblewrap: {bwrap or 'not installed (Debian/Ubuntu: apt-get install bubblewrap)'}")
+
+    listener = _Listener()
+    with tempfile.TemporaryDirectory(prefix="autograder-doctor-") as tmp:
+        tmp_path = Path(tmp)
+        os.chmod(tmp_path, 0o755)
+        other = tmp_path / "submitted" / "another_student" / "notebook.ipynb"
+        other.parent.mkdir(parents=True)
+        other.write_text('{"secret": "another student\'s answers"}')
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        os.chmod(outside, 0o777)  # so that only the sandbox, not file permissions, stands in the way
+        probes = _probes(listener.port, paths.root(), other, Path.home(), outside)
+        try:
+            run = engine.run_cells([p.code for p in probes], assignment=PROBE_ASSIGNMENT,
+                                   hide=(str(tmp_path / "submitted"), str(outside)))
+        finally:
+            listener.close()
+        written = any(outside.iterdir())
+    out(f"\nIsolation in force: {run.isolation}")
+    for problem in run.problems:
+        out(f"  problem: {problem}")
+    gaps = engine.not_isolated(run.isolation)
+    out("Not isolated: " + ("; ".join(gaps) if gaps else "nothing we know of"))
+    out("\nWhat student code could reach, tried from inside the sandbox:")
+    leaks = 0
+    for probe, cell in zip(probes, run.cells):
+        text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream").strip()
+        if probe.name.startswith("the network") and listener.hits:
+            text = "REACHED: the server saw a connection"
+        if probe.name.startswith("writing") and written:
+            text = "REACHED: a file appeared in a folder of yours"
+        if cell.status != "ok":
+            text = f"{cell.status}: {cell.detail}"
+        blocked = text.startswith("blocked")
+        leaks += not blocked
+        out(f"  {'blocked ' if blocked else 'REACHED '} {probe.name}" + ("" if blocked else f"  ({text})"))
+
+    out(f"\nRunning the reference solution {PROBE_ASSIGNMENT} in the sandbox ...")
+    try:
+        source = paths.solutions_dir() / f"{PROBE_ASSIGNMENT}.ipynb"
+        ref = run_reference(PROBE_ASSIGNMENT, str(source), 1, 60.0, "engine")
+    except Exception as exc:  # noqa: BLE001 - this is what the doctor is for
+        out(explain_reference_failure(PROBE_ASSIGNMENT, str(exc)))
+        return 1
+    out(f"  ok: {len(ref['evidence'])} test cells recorded their results; grading works on this machine.")
+    if leaks:
+        out(f"  {leaks} of {len(probes)} things above are reachable by student code: grade on a machine with "
+            "bubblewrap and user namespaces (or as root) for more isolation.")
+    return 0
+
+
+def explain_reference_failure(assignment: str, message: str) -> str:
+    """One paragraph for a person: which layer failed, the cause, the fix."""
+    module = re.search(r"No module named '([^']+)'", message)
+    if module:
+        layer = f"the sandbox's view of the Python installation (importing {module.group(1)!r} failed)"
+        fix = ("student code sees only this interpreter's own folders: " + ", ".join(sandbox.python_paths())
+               + f". Install what is missing into this environment ({sys.executable} -m pip install -r "
+               "requirements.txt), or tell us about a layout the grader does not show yet.")
+    elif "warm interpreter did not start" in message or "grading process failed" in message:
+        layer = "starting the sandboxed interpreter (bubblewrap or the Python it runs)"
+        fix = ("set AUTOGRADER_NO_BWRAP=1 to grade without bubblewrap (the other layers stay), "
+               "or set AUTOGRADER_ENGINE_DEBUG=1 to see the interpreter's own error.")
+    elif "could not start the notebook" in message or "Errno" in message:
+        call = re.search(r"(OSError|PermissionError|FileNotFoundError): (\[Errno \d+\] [^;:)]+)(: [^;)]*)?", message)
+        layer = ("confining the student's process (namespaces, mounts, its private folder)"
+                 + (f": the system call failed with {call.group(2)}{call.group(3) or ''}" if call else ""))
+        fix = ("set AUTOGRADER_NO_NAMESPACES=1 to grade with resource limits and a private working folder only "
+               "(the summary then says what is not isolated), or grade as root.")
+    else:
+        layer = "the reference solution's own tests"
+        fix = (f"the solution or its checks fail on this machine: run `python -m autograder validate "
+               f"solutions/{assignment}.ipynb`; if the course files were edited, restore them "
+               "(`git status`), or reinstall with `pip install -r requirements.txt`.")
+    return (f"Grading stopped before any student was graded: the reference solution {assignment}.ipynb could not "
+            f"run on this machine, so no submission could be judged fairly.\n"
+            f"  Layer that failed: {layer}.\n"
+            f"  Cause: {message}\n"
+            f"  Fix: {fix}\n"
+            f"  Nothing was recorded for any student. `python -m autograder doctor` checks this machine in one "
+            f"command.")
+
