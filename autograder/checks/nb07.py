@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import lazy
-from .core import Case, call_with, close, const, exercise, known_mistakes, numbers, predicate, raises
-from .nb06 import MATCH
+from .core import (Case, call_with, close, const, describe, equal, exercise, fmt, known_mistakes, numbers, predicate,
+                   raises)
+from .nb06 import MATCH, RECORDED, choice_form, is_, near, number_form, prediction
 
 A = "07_complex_rotations_and_rope"
 check = exercise(A)
@@ -204,3 +205,106 @@ def apply_rope(hidden, rng):
         Case("apply_rope of x with shape (2, 3, 7)", call_with(np.ones((2, 3, 7))),
              lambda: R("apply_rope")(np.ones((2, 3, 7))), close()),
     ]
+
+
+# ------------------------------------------------------------------ pair_score
+
+def _pair_score(q, k, m, n, omega):
+    """The dot product of the points q and k (complex numbers) after turning them by m * omega and n * omega."""
+    a = np.asarray(q) * np.exp(1j * m * omega)
+    b = np.asarray(k) * np.exp(1j * n * omega)
+    return a.real * b.real + a.imag * b.imag
+
+
+def _pair_hint(q, k, m, n, omega):
+    zq, zk = np.asarray(q) * np.exp(1j * m * omega), np.asarray(k) * np.exp(1j * n * omega)
+    return known_mistakes(
+        (lambda: np.real(zq * zk), "That is the real part of q k without the conjugate: for points (a, b) and (c, d) "
+                                   "it gives ac - bd, not the dot product ac + bd. Multiply by the conjugate of the "
+                                   "second, then take the real part."),
+        (lambda: np.real(np.asarray(q) * np.conj(k)), "That is the score with no rotation, or with both points "
+                                                      "turned by the same angle (which changes nothing): the query "
+                                                      "sits at position m, the key at position n. Turn q by "
+                                                      "m * omega and k by n * omega with your rotate_complex."),
+        (lambda: np.imag(zq * np.conj(zk)), "That is the imaginary part of q conj(k), the 2-D cross product: the "
+                                            "dot product is the real part."),
+        (lambda: np.abs(zq * np.conj(zk)), "That is the length |q| |k|: the angle between the two points is lost. "
+                                           "The dot product is the real part of q conj(k)."),
+        (lambda: _pair_score(q, k, n, m, omega), "q and k were turned by each other's angles: q sits at position m, "
+                                                 "k at position n."),
+        **MATCH,
+    )
+
+
+def _pair_case(label, q, k, m, n, omega, want=None):
+    return Case(label, call_with(q, k, m, n, omega), want or (lambda: _pair_score(q, k, m, n, omega)),
+                close(atol=1e-9, rtol=1e-7, dtype="f"), hints=[_pair_hint(q, k, m, n, omega)])
+
+
+def _offset_test(got, want):
+    g = numbers(got)
+    if g is None or g.shape != (3,):
+        return f"expected three scores, got {describe(got)}."
+    if not np.allclose(g, g[0], atol=1e-9):
+        return (f"the same pair scores {fmt(g)} at positions (5, 2), (105, 102) and (1005, 1002): after both "
+                "rotations the score must depend on m - n only. Turn q by m * omega and k by n * omega.")
+    return None
+
+
+@check
+def pair_score(hidden, rng):
+    if not hidden:
+        return [
+            _pair_case("pair_score(1, 1, 0, 0, 1.0): the same point, no turn: 1", 1 + 0j, 1 + 0j, 0, 0, 1.0, const(1.0)),
+            _pair_case("pair_score(1, 1j, 0, 0, 1.0): perpendicular points score 0", 1 + 0j, 1j, 0, 0, 1.0, const(0.0)),
+            _pair_case("pair_score(1, 1, 1, 0, np.pi / 2): q turned a quarter turn is perpendicular to k", 1 + 0j,
+                       1 + 0j, 1, 0, np.pi / 2, const(0.0)),
+            _pair_case("pair_score(2 + 1j, 1 + 3j, 5, 2, 0.5)", 2 + 1j, 1 + 3j, 5, 2, 0.5),
+            Case("pair_score(2 + 1j, 1 + 3j, m, m - 3, 0.5) for m = 5, 105, 1005: one offset, one score",
+                 lambda fn: np.array([float(fn(2 + 1j, 1 + 3j, m, m - 3, 0.5)) for m in (5, 105, 1005)]),
+                 lambda: np.full(3, _pair_score(2 + 1j, 1 + 3j, 5, 2, 0.5)), predicate(_offset_test)),
+        ]
+    q, k = complex(*rng.normal(size=2)), complex(*rng.normal(size=2))
+    m, n = (int(v) for v in rng.integers(0, 500, size=2))
+    omega = float(rng.uniform(0.001, 2.0))
+    return [_pair_case(f"pair_score of two random points at positions {m} and {n}, omega = {omega:.4f}",
+                       q, k, m, n, omega, lambda: R("pair_score")(q, k, m, n, omega)),
+            _pair_case("pair_score(3 - 1j, -2 + 2j, 0, 7, 0.1)", 3 - 1j, -2 + 2j, 0, 7, 0.1,
+                       lambda: R("pair_score")(3 - 1j, -2 + 2j, 0, 7, 0.1))]
+
+
+# ------------------------------------------------------------- predictions
+
+def _example_score(m, n):
+    """The score of the notebook's query and key vectors (seed 0, D = 8) at positions m and n after RoPE."""
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=8), rng.normal(size=8)
+    return float(_rope(q[None], np.array([m]))[0] @ _rope(k[None], np.array([n]))[0])
+
+
+SWAP_CHOICES = ("same", "different")
+
+
+@exercise(A, RECORDED)
+def predict_shifted_score(hidden, rng):
+    answer = _example_score(1005, 1002)
+    return prediction(
+        hidden, "predict_shifted_score(): the score of the same q and k at positions 1005 and 1002",
+        number_form(-1e6, 1e6), answer, close(atol=1e-3, rtol=0),
+        [(near(0.0), "Far-away positions do not make the score vanish: both vectors are turned by 1000 more steps, "
+                     "and R(1005 w)^T R(1002 w) = R(-3 w), the same as at positions 5 and 2."),
+         (near(_example_score(0, 0)), "That is q . k, the score at offset 0: the query is still 3 tokens after "
+                                      "the key, so the score is the one printed for positions 5 and 2."),
+         (near(_example_score(2, 5)), "That is the score with the offset reversed (query 3 before the key): "
+                                      "here the query is 3 after, as at positions 5 and 2.")],
+        "The positions enter only through m - n = 3: the score equals the one at positions 5 and 2.")
+
+
+@exercise(A, RECORDED)
+def predict_swapped_score(hidden, rng):
+    return prediction(
+        hidden, "predict_swapped_score(): is the score at (m, n) = (2, 5) the same as at (5, 2)?",
+        choice_form(SWAP_CHOICES), "different", equal(),
+        [(is_("same"), "The score is q^T R((n - m) w) k: at (5, 2) that is R(-3 w), at (2, 5) R(+3 w), the turn the "
+                       "other way. A rotation is not its own inverse, so the two differ unless q and k happen to be "
+                       "aligned: RoPE knows whether the key comes before or after the query.")])

@@ -107,9 +107,74 @@ def apply_rope(x, positions=None, base=10000.0):
     ang = p[:, None] * base ** (-2 * np.arange(D // 2) / D)
     return x * np.repeat(np.cos(ang), 2, axis=-1)
 ''', "depend only on m - n"),
+    Mistake("pair_score", "no_conjugate", '''
+def pair_score(q, k, m, n, omega):
+    return float(np.real(rotate_complex(q, m * omega) * rotate_complex(k, n * omega)))
+''', "without the conjugate"),
+    Mistake("pair_score", "imaginary_part", '''
+def pair_score(q, k, m, n, omega):
+    return float(np.imag(rotate_complex(q, m * omega) * np.conj(rotate_complex(k, n * omega))))
+''', "imaginary part"),
+    Mistake("pair_score", "length_not_dot", '''
+def pair_score(q, k, m, n, omega):
+    return float(abs(rotate_complex(q, m * omega) * np.conj(rotate_complex(k, n * omega))))
+''', "angle between the two points is lost"),
+    Mistake("pair_score", "both_at_m", '''
+def pair_score(q, k, m, n, omega):
+    return float(np.real(rotate_complex(q, m * omega) * np.conj(rotate_complex(k, m * omega))))
+''', "the key at position n"),
+    Mistake("pair_score", "no_rotation", '''
+def pair_score(q, k, m, n, omega):
+    return float(np.real(q * np.conj(k)))
+''', "score with no rotation"),
+    Mistake("pair_score", "positions_swapped", '''
+def pair_score(q, k, m, n, omega):
+    return float(np.real(rotate_complex(q, n * omega) * np.conj(rotate_complex(k, m * omega))))
+''', "each other's angles"),
+    Mistake("predict_shifted_score", "vanishes_far_away", '''
+def predict_shifted_score():
+    return 0.0
+''', "do not make the score vanish"),
+    Mistake("predict_shifted_score", "offset_zero", '''
+def predict_shifted_score():
+    return -1.468
+''', "score at offset 0"),
+    Mistake("predict_shifted_score", "offset_reversed", '''
+def predict_shifted_score():
+    return -1.6284
+''', "offset reversed"),
+    Mistake("predict_shifted_score", "a_string", '''
+def predict_shifted_score():
+    return "the same"
+''', "one number"),
+    Mistake("predict_swapped_score", "same", '''
+def predict_swapped_score():
+    return "same"
+''', "before or after the query"),
+    Mistake("predict_swapped_score", "capitalised", '''
+def predict_swapped_score():
+    return "Different"
+''', "answer with one of"),
+    Mistake("predict_swapped_score", "a_bool", '''
+def predict_swapped_score():
+    return False
+''', "answer with one of"),
 ]
 
 ALTERNATIVES = {
+    "pair_score": '''
+def pair_score(q, k, m, n, omega):
+    a, b = rotate_complex(q, m * omega), rotate_complex(k, n * omega)
+    return float(np.real(np.conj(a) * b))
+''',
+    "predict_shifted_score": '''
+def predict_shifted_score():
+    return -1.586475
+''',
+    "predict_swapped_score": '''
+def predict_swapped_score():
+    return "different"
+''',
     "rotate_complex": '''
 def rotate_complex(z, theta):
     return z * (np.cos(theta) + 1j * np.sin(theta))
