@@ -134,6 +134,19 @@ def linear_weight_grad(g, x):
 def linear_weight_grad(g, x):
     return -np.outer(g, x)
 ''', "sign flipped"),
+    Mistake("predict_outer_shape", "columns_follow_a", "def predict_outer_shape():\n    return (2, 3)\n", "Rows follow a"),
+    Mistake("predict_outer_shape", "square", "def predict_outer_shape():\n    return (3, 3)\n", "need not match"),
+    Mistake("predict_outer_shape", "dot_shape", "def predict_outer_shape():\n    return (1, 1)\n", "dot product"),
+    Mistake("predict_outer_shape", "not_a_shape", "def predict_outer_shape():\n    return 6\n", "a tuple of two ints"),
+    Mistake("predict_scaled_scores", "dot_ignores_length", "def predict_scaled_scores():\n    return (11.0, 0.984)\n",
+            "grows with the lengths"),
+    Mistake("predict_scaled_scores", "cosine_scales_too", "def predict_scaled_scores():\n    return (55.0, 4.92)\n",
+            "divides by both lengths"),
+    Mistake("predict_scaled_scores", "cosine_is_the_dot", "def predict_scaled_scores():\n    return (55, 55)\n",
+            "between -1 and 1"),
+    Mistake("predict_score_rank", "full_rank", "def predict_score_rank():\n    return 6\n", "at most 2"),
+    Mistake("predict_score_rank", "rank_one", "def predict_score_rank():\n    return 1\n", "d = 2 of them"),
+    Mistake("predict_score_rank", "a_float", "def predict_score_rank():\n    return 2.0\n", "an int"),
 ]
 
 ALTERNATIVES = {
@@ -171,6 +184,9 @@ def project(u, v):
 def linear_weight_grad(g, x):
     return g.reshape(-1, 1) @ x.reshape(1, -1)
 ''',
+    "predict_outer_shape": "def predict_outer_shape():\n    return [3, 2]\n",
+    "predict_scaled_scores": "def predict_scaled_scores():\n    return (5 * 11, 11 / (5 * 5 ** 0.5))\n",
+    "predict_score_rank": "def predict_score_rank():\n    return 2\n",
 }
 
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
