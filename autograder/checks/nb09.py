@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Case, close, exercise, known_mistakes, numbers
+import math
+
+from .core import Case, Check, REGISTRY, close, const, exercise, fmt, known_mistakes, numbers, predicate, raises
+from .nb08 import names_row
 
 A = "09_attention"
 check = exercise(A)
@@ -158,6 +161,20 @@ SDPA_MESSAGES = {
 }
 
 
+class close_or_inverted(close):
+    """close; and an error raised for a mask whose every row keeps a key reads as a mask turned around."""
+
+    def __call__(self, got, want, case):
+        __tracebackhide__ = True
+        if "ValueError" in got.raised and not want.raised:
+            self.fail(case, f"raised ValueError: {got.message}. But every row of this mask keeps at least one key, "
+                            "so no error is due: check each row over the keys (mask.any(dim=-1)), not each column "
+                            "(a key no query may read, like padding, is fine). Or the mask looks inverted: True = "
+                            "allowed here, as in F.scaled_dot_product_attention (nn.MultiheadAttention's attn_mask "
+                            "is the one where True = not allowed).")
+        super().__call__(got, want, case)
+
+
 def _sdpa_case(label, q, k, v, mask=None):
     def call(fn):
         args = [tensor(q), tensor(k), tensor(v)]
@@ -176,7 +193,35 @@ def _sdpa_case(label, q, k, v, mask=None):
 
     variants = {n: (lambda n=n: sdpa_np(q, k, v, mask, n)) for n in SDPA_MESSAGES
                 if mask is not None or "mask" not in n}
-    return Case(label, call, want, close(**TOL), hints=[diagnose(variants, SDPA_MESSAGES)])
+    return Case(label, call, want, close_or_inverted(**TOL), hints=[diagnose(variants, SDPA_MESSAGES)])
+
+
+EMPTY_ROW = ("keeps no key: its softmax would be 0/0 = NaN (PyTorch's own SDPA quietly returns zeros there). "
+             "Raise ValueError naming the row, as 08's masked_softmax does: check (~mask).all(-1), or "
+             "mask.any(-1), after broadcasting the mask to the scores' shape")
+
+
+def _empty_row_case(label, q, k, v, mask, row):
+    """A mask with a row that keeps no key: the contract of 08, 09 and 10 is a ValueError naming that row."""
+    def call(fn):
+        return fn(tensor(q), tensor(k), tensor(v), mask=tensor(mask))
+    return Case(label, call, raises(f"row {row} {EMPTY_ROW}"), empty_row(row))
+
+
+class empty_row(names_row):
+    """A ValueError naming the row is due; a result returned instead is described by what is in it."""
+
+    def __call__(self, got, want, case):
+        __tracebackhide__ = True
+        if want.raised and not got.raised:
+            out = numbers(_output(got.decoded))
+            found = ""
+            if out is not None and out.dtype.kind in "fc":
+                found = (" (it holds NaN: the softmax of a row of -inf is 0/0)" if np.isnan(out).any()
+                         else " (with no NaN: the empty row was filled with something, zeros perhaps, as PyTorch's "
+                              "SDPA does)")
+            self.fail(case, f"returned a result{found} instead of raising ValueError. Row {self.row} {EMPTY_ROW}.")
+        super().__call__(got, want, case)
 
 
 def causal(T):
@@ -194,6 +239,11 @@ def scaled_dot_product_attention(hidden, rng):
                        normal(rng, 2, 3, 4), normal(rng, 2, 5, 4), normal(rng, 2, 5, 6)),
             _sdpa_case("q, k, v (1, 4, 8) with the causal mask torch.tril(torch.ones(4, 4, dtype=torch.bool)) "
                        "(True = allowed)", normal(rng, 1, 4, 8), normal(rng, 1, 4, 8), normal(rng, 1, 4, 8), causal(4)),
+            _sdpa_case("q (3, 4), k and v (4, 4), mask (1, 4) = [[True, True, True, False]]: key 3 is padding, a "
+                       "column no query may read, but every row keeps a key, so there is no error",
+                       normal(rng, 3, 4), normal(rng, 4, 4), normal(rng, 4, 4), np.array([[True, True, True, False]])),
+            _empty_row_case("q, k, v (4, 4) with a mask (4, 4) whose row 2 is all False: row 2", normal(rng, 4, 4),
+                            normal(rng, 4, 4), normal(rng, 4, 4), causal(4) & (np.arange(4) != 2)[:, None], 2),
         ]
     lengths = np.array([6, 2])
     padding = (np.arange(6) < lengths[:, None])[:, None, None, :]  # (2, 1, 1, 6)
@@ -206,6 +256,9 @@ def scaled_dot_product_attention(hidden, rng):
                    normal(rng, 7, 64, scale=0.3), normal(rng, 7, 4)),
         _sdpa_case("q (3, 6, 2), k (3, 6, 2), v (3, 6, 2), causal mask", normal(rng, 3, 6, 2, scale=2.0),
                    normal(rng, 3, 6, 2, scale=2.0), normal(rng, 3, 6, 2), causal(6)),
+        _empty_row_case("q, k, v (2, 5, 4) with a mask (2, 5, 5) whose row 3 of example 1 is all False: row (1, 3)",
+                        normal(rng, 2, 5, 4), normal(rng, 2, 5, 4), normal(rng, 2, 5, 4),
+                        np.stack([causal(5), causal(5) & (np.arange(5) != 3)[:, None]]), 3),
     ]
 
 
@@ -222,8 +275,8 @@ MHA_MESSAGES = {
     "keys_from_x": "Keys and values come from x, not from context: for cross-attention they must be "
                    "projections of context.",
     "wq_for_keys": "The keys look projected with w_q: use w_k for keys and w_v for values.",
-    "inverted_mask": "The mask looks inverted: in this course True = allowed (it is PyTorch's attn_mask "
-                     "that uses True = not allowed).",
+    "inverted_mask": "The mask looks inverted: in this course True = allowed, as in F.scaled_dot_product_attention "
+                     "(it is nn.MultiheadAttention's attn_mask that uses True = not allowed).",
     "no_output_projection": "The output projection is missing: pass the merged heads through w_o.",
 }
 
@@ -331,7 +384,7 @@ def _mha_case(label, p, x, context=None, mask=None, rope=None, q_start=None):
         want = lambda: torch_mha(p, x, context, mask)
     else:
         want = lambda: tensor(mha_np(p, x, context, mask, **rope_kw))
-    return Case(label, call, want, close(**TOL), hints=[diagnose(variants, messages)])
+    return Case(label, call, want, close_or_inverted(**TOL), hints=[diagnose(variants, messages)])
 
 
 def cache_mask(q_start, Tq, Tk):
@@ -380,3 +433,96 @@ def MultiHeadAttention(hidden, rng):
         _mha_case("MultiHeadAttention(8, 2) (rope=False) with q_start=5: without RoPE q_start changes nothing",
                   mha_params(rng, 8, 2), normal(rng, 2, 4, 8), mask=causal(4), q_start=5),
     ]
+
+
+# ------------------------------------------------------------------ questions (predictions)
+
+class Question(Check):
+    """A prediction the learner commits before a cell reveals the answer: the visible test checks only
+    its form ("prediction recorded"); the hidden test grades the value and explains a wrong one."""
+
+    def __call__(self, obj, *, hidden: bool = False) -> None:
+        __tracebackhide__ = True
+        self.success = ("Your prediction is right." if hidden
+                        else "Prediction recorded: the next cell reveals the answer.")
+        super().__call__(obj, hidden=hidden)
+
+
+def question(build) -> Question:
+    q = Question(A, build.__name__, build)
+    REGISTRY[f"{A}:{build.__name__}"] = q
+    return q
+
+
+def _plain(value):
+    value = value.data.tolist() if hasattr(value, "data") and hasattr(value, "kind") else value
+    return list(value) if isinstance(value, (tuple, list)) else value
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _form(n: int | None):
+    """The visible test: a number (n None) or a tuple of n numbers has been given."""
+    def test(got, want):
+        g = _plain(got)
+        if n is None:
+            return None if _is_number(g) else f"answer with a number (an int or a float), got {fmt(g)}."
+        ok = isinstance(g, list) and len(g) == n and all(map(_is_number, g))
+        return None if ok else f"answer with a tuple of {n} numbers, got {fmt(g)}."
+    return test
+
+
+def _prediction(hidden, label, answer, n, hints, explain, atol=0.0):
+    if not hidden:
+        return [Case(f"{label}: your prediction", lambda fn: fn(), const(None), predicate(_form(n)))]
+    wrong = [(lambda a=a: a, m) for a, m in hints]
+    return [Case(f"{label}: is the prediction right?", lambda fn: fn(), const(answer), close(atol=atol, rtol=0.0),
+                 hints=[known_mistakes(*wrong, atol=atol, rtol=0.0), lambda got, want: explain])]
+
+
+@question
+def predict_score_shape(hidden, rng):
+    return _prediction(hidden, "predict_score_shape()", (5, 7), 2, [
+        ((7, 5), "That is K Q^T: the table of Q K^T has one row per query (5 target tokens) and one column per key "
+                 "(7 source tokens)."),
+        ((4, 4), "That is Q^T K, a sum over positions: Q K^T sums over the 4 features and keeps the positions, one "
+                 "row per query and one column per key."),
+        ((5, 5), "A square table is self-attention's: here the 5 queries read 7 keys, and cross-attention's table "
+                 "is (5, 7)."),
+        ((7, 7), "A square table is self-attention's: here the 5 queries read 7 keys, and cross-attention's table "
+                 "is (5, 7)."),
+        ((5, 4), "(5, 4) is Q itself, or the output softmax(Q K^T) V: the score table has one entry per (query, key) "
+                 "pair, (5, 7)."),
+    ], "Q K^T multiplies (5, 4) by (4, 7): the inner 4 features are summed, leaving one row per query and one "
+       "column per key, (5, 7).")
+
+
+@question
+def predict_sharp_weight(hidden, rng):
+    return _prediction(hidden, "predict_sharp_weight()", 1 / (1 + 2 * math.exp(-10)), None, [
+        (math.e / (math.e + 2), "Multiplying the scores is not adding to them: softmax ignores a constant added to "
+                                "every score, but scaling them by 10 makes the gaps 10 times wider: e^10 / (e^10 + 2)."),
+        (1 / 3, "Scaling up makes the weights sharper, not flatter: the gap between the largest score and the others "
+                "grows from 1 to 10, so the first key takes e^10 / (e^10 + 2) = 0.9999."),
+        (0.1, "The weight is not the score divided by 10: softmax([10, 0, 0]) = [e^10, 1, 1] / (e^10 + 2)."),
+        (10 / 12, "Softmax exponentiates: the first weight is e^10 / (e^10 + 1 + 1), not 10 / (10 + 1 + 1)."),
+    ], "softmax([10, 0, 0]) = [e^10, 1, 1] / (e^10 + 2): the first key takes 0.9999 of the weight. Larger scores "
+       "make the softmax sharper, which is why 09 divides by sqrt(d_k).", atol=0.005)
+
+
+@question
+def predict_path_steps(hidden, rng):
+    return _prediction(hidden, "predict_path_steps()", (99, 1), 2, [
+        ((100, 1), "From position 0 to position 99 the state is updated at positions 1, 2, ..., 99: 99 steps, not 100."),
+        ((98, 1), "From position 0 to position 99 the state is updated at positions 1, 2, ..., 99: 99 steps."),
+        ((99, 99), "Attention is not a chain: the query at position 99 reads the key at position 0 directly, one step "
+                   "whatever the distance."),
+        ((100, 100), "Attention is not a chain: the query at position 99 reads the key at position 0 directly, one "
+                     "step whatever the distance; the recurrence needs 99."),
+        ((1, 99), "The two are swapped: the recurrence passes through every position in between (99 steps); "
+                  "attention reads position 0 directly (1 step)."),
+        ((99, 0), "Reading position 0 is itself one step: the query at 99 meets the key at 0 in one attention layer."),
+    ], "A recurrence carries position 0 to 99 through 99 updates of its state; one attention layer reads "
+       "position 0 from position 99 directly: (99, 1).")

@@ -179,6 +179,59 @@ class MultiHeadAttention(nn.Module):
 ''', "output projection is missing"),
 ]
 
+SDPA_TEMPLATE = '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        mask = torch.broadcast_to(mask, scores.shape)
+        CHECK
+        scores = scores.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w @ v, w
+'''
+
+
+def sdpa_mistake(label, expect, check):
+    return Mistake("scaled_dot_product_attention", label, SDPA_TEMPLATE.replace("CHECK", check), expect)
+
+
+MISTAKES += [
+    sdpa_mistake("empty_row_gives_nan", "it holds NaN: the softmax of a row of -inf is 0/0", "pass"),
+    sdpa_mistake("empty_row_gives_zeros_like_pytorch", "with no NaN: the empty row was filled",
+                 "scores = torch.where(mask.any(-1, keepdim=True), scores, torch.zeros_like(scores))\n"
+                 "        mask = mask | ~mask.any(-1, keepdim=True)"),
+    sdpa_mistake("empty_row_error_does_not_name_the_row", "name the row that keeps no key",
+                 'if not mask.any(-1).all():\n            raise ValueError("the mask keeps no key somewhere")'),
+    sdpa_mistake("empty_columns_checked_instead_of_rows", "not each column",
+                 'if not mask.any(-2).all():\n            raise ValueError(f"column {int((~mask.any(-2)).nonzero()[0][-1])} keeps no query")'),
+    sdpa_mistake("assert_instead_of_value_error", "should raise ValueError",
+                 'assert mask.any(-1).all(), "a row keeps no key"'),
+    sdpa_mistake("only_an_all_false_mask_is_caught", "keeps no key: its softmax would be 0/0 = NaN",
+                 'if not mask.any():\n            raise ValueError("the mask allows nothing: row 0")'),
+    Mistake("predict_score_shape", "k_q_transposed", "def predict_score_shape():\n    return (7, 5)\n", "That is K Q^T"),
+    Mistake("predict_score_shape", "sum_over_positions", "def predict_score_shape():\n    return (4, 4)\n",
+            "Q^T K, a sum over positions"),
+    Mistake("predict_score_shape", "square_like_self_attention", "def predict_score_shape():\n    return (5, 5)\n",
+            "square table is self-attention's"),
+    Mistake("predict_score_shape", "the_output_shape", "def predict_score_shape():\n    return (5, 4)\n",
+            "one entry per (query, key) pair"),
+    Mistake("predict_sharp_weight", "scaling_like_a_shift", "def predict_sharp_weight():\n    return 0.576\n",
+            "Multiplying the scores is not adding to them"),
+    Mistake("predict_sharp_weight", "flatter_not_sharper", "def predict_sharp_weight():\n    return 1 / 3\n",
+            "sharper, not flatter"),
+    Mistake("predict_sharp_weight", "no_exponential", "def predict_sharp_weight():\n    return 10 / 12\n",
+            "Softmax exponentiates"),
+    Mistake("predict_sharp_weight", "unrecognised", "def predict_sharp_weight():\n    return 0.7\n",
+            "which is why 09 divides by sqrt(d_k)"),
+    Mistake("predict_path_steps", "counts_positions_not_steps", "def predict_path_steps():\n    return (100, 1)\n",
+            "99 steps, not 100"),
+    Mistake("predict_path_steps", "attention_as_a_chain", "def predict_path_steps():\n    return (99, 99)\n",
+            "Attention is not a chain"),
+    Mistake("predict_path_steps", "swapped", "def predict_path_steps():\n    return (1, 99)\n", "swapped"),
+    Mistake("predict_path_steps", "reading_is_free", "def predict_path_steps():\n    return (99, 0)\n",
+            "Reading position 0 is itself one step"),
+]
+
 ROPE_TEMPLATE = '''
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, n_heads, bias=True, rope=False, rope_base=10000.0):
@@ -239,6 +292,10 @@ ALTERNATIVES = {
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = torch.einsum("...qd,...kd->...qk", q * q.shape[-1] ** -0.5, k)
     if mask is not None:
+        blocked = (~mask).expand_as(scores).all(dim=-1)  # (..., T_q)
+        if blocked.any():
+            where = blocked.nonzero().tolist()[0]
+            raise ValueError(f"query {where[-1]} (index {where}) has every key masked")
         scores = torch.where(mask, scores, torch.tensor(float("-inf")))
     scores = scores - scores.amax(dim=-1, keepdim=True)
     e = scores.exp()
@@ -272,6 +329,12 @@ class MultiHeadAttention(nn.Module):
         return self.w_o(out.permute(0, 2, 1, 3).flatten(-2))  # (B, T, d_model)
 ''',
 }
+
+ALTERNATIVES.update({
+    "predict_score_shape": "def predict_score_shape():\n    return [5, 7]\n",
+    "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return math.exp(10) / (math.exp(10) + 2)\n",
+    "predict_path_steps": "def predict_path_steps():\n    return 99, 1\n",
+})
 
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
  test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
