@@ -617,3 +617,57 @@ def sample_token(hidden, rng):
         _sample_case("2000 draws of sample_token([1000, 999, 998], rng)", [1000.0, 999.0, 998.0], seeds[2]),
         _same_stream_case("sample_token with the same seed twice gives the same tokens", list(zz), seeds[3]),
     ]
+
+
+# ------------------------------------------------------------------------------ questions
+
+ask = question(A)
+
+
+@ask
+def predict_shift_and_scale(hidden, rng):
+    plain, sharp = float(_sm([2.0, 1.0, 0.0])[0]), float(_sm([4.0, 2.0, 0.0])[0])
+    shift = ("Adding the same number to every logit changes nothing: e^3 multiplies the numerator and the "
+             "denominator alike, so (a) stays 0.665.")
+    double = ("Doubling the logits doubles every difference between them, which sharpens the distribution: "
+              "(b) is softmax([4, 2, 0])[0] = 0.867 (a temperature of 1/2).")
+    hints = [known_mistakes(
+        ((lambda: (plain, plain)), double),
+        ((lambda: (sharp, sharp)), shift),
+        ((lambda: (5 / 12, 4 / 6)), "Softmax exponentiates before it normalises: e^5 / (e^5 + e^4 + e^3), not "
+                                    "5 / (5 + 4 + 3). Only differences between logits matter."),
+        ((lambda: (plain, 0.5 * plain)), double),
+        ((lambda: (plain, plain ** 2)), double),
+        atol=0.01, rtol=0.0)]
+    return prediction_cases(hidden, "predict_shift_and_scale()", (plain, sharp), "number,number", hints=hints,
+                            atol=0.01, explain="(a) is 0.665, unchanged: only differences between logits "
+                                               "matter. (b) is 0.867: doubling is a temperature of 1/2.")
+
+
+@ask
+def predict_better_model(hidden, rng):
+    wrong = {
+        "B": ("Perplexity is per token, and a word token covers 5 characters here. Compare the total "
+                        "NLL of the same text: A spends 300 ln 20 = 898.7 nats, B 1500 ln 2 = 1039.7; per "
+                        "character 0.599 against 0.693. A gives the text the higher probability."),
+        "same": ("The totals differ: A spends 300 ln 20 = 898.7 nats on the text, B 1500 ln 2 = 1039.7 "
+                           "nats, so A gives it the higher probability (e^-898.7 against e^-1039.7)."),
+    }
+    hints = [lambda got, want: wrong.get(got) if isinstance(got, str) and got in wrong else None]
+    return prediction_cases(hidden, "predict_better_model()", "A", "choice", hints=hints, choices=("A", "B", "same"))
+
+
+@ask
+def predict_score_variance(hidden, rng):
+    hints = [known_mistakes(
+        ((lambda: 1.0), "Each product q_i k_i has variance 1, but the score adds 64 of them, and variances of "
+                        "independent terms add: 64."),
+        ((lambda: 8.0), "8 = sqrt(64) is the standard deviation of q . k; its variance is 64."),
+        ((lambda: 0.0), "The mean of q . k is 0, but the scores spread around it: variance 64 (64 independent "
+                        "terms of variance 1)."),
+        ((lambda: 4096.0), "Variances of independent terms add: 64 terms of variance 1 give 64, not 64^2."),
+        ((lambda: 0.125), "The variance grows with the width: 64 terms of variance 1 give 64."),
+        atol=0.5, rtol=0.0)]
+    return prediction_cases(hidden, "predict_score_variance()", 64.0, "number", hints=hints, atol=0.5,
+                            explain="64: each product q_i k_i has variance 1 and the 64 independent products "
+                                    "add their variances.")

@@ -281,6 +281,57 @@ def sample_token(logits, rng, temperature=1.0):
     p = softmax(np.asarray(logits) / temperature)
     return rng.choice(len(p), size=1, p=p)
 ''', "return one token id"),
+    # -------------------------------------------------- predict_shift_and_scale
+    Mistake("predict_shift_and_scale", "doubling_changes_nothing", '''
+def predict_shift_and_scale():
+    return 0.665, 0.665
+''', "doubling the logits doubles every difference"),
+    Mistake("predict_shift_and_scale", "adding_sharpens", '''
+def predict_shift_and_scale():
+    return 0.867, 0.867
+''', "adding the same number to every logit changes nothing"),
+    Mistake("predict_shift_and_scale", "logits_as_weights", '''
+def predict_shift_and_scale():
+    return 5 / 12, 4 / 6
+''', "exponentiates before it normalises"),
+    Mistake("predict_shift_and_scale", "doubling_halves", '''
+def predict_shift_and_scale():
+    return 0.665, 0.33
+''', "doubles every difference"),
+    Mistake("predict_shift_and_scale", "one_number", '''
+def predict_shift_and_scale():
+    return 0.665
+''', "tuple of 2 numbers"),
+    # ----------------------------------------------------- predict_better_model
+    Mistake("predict_better_model", "lower_perplexity_wins", '''
+def predict_better_model():
+    return "B"
+''', "perplexity is per token"),
+    Mistake("predict_better_model", "same", '''
+def predict_better_model():
+    return "same"
+''', "the totals differ"),
+    Mistake("predict_better_model", "not_a_choice", '''
+def predict_better_model():
+    return "model A"
+''', "answer with one of"),
+    # --------------------------------------------------- predict_score_variance
+    Mistake("predict_score_variance", "variance_of_one_product", '''
+def predict_score_variance():
+    return 1
+''', "variances of independent terms add"),
+    Mistake("predict_score_variance", "standard_deviation", '''
+def predict_score_variance():
+    return 8.0
+''', "standard deviation"),
+    Mistake("predict_score_variance", "mean_zero_so_zero", '''
+def predict_score_variance():
+    return 0.0
+''', "scores spread"),
+    Mistake("predict_score_variance", "d_squared", '''
+def predict_score_variance():
+    return 64 ** 2
+''', "not 64^2"),
 ]
 
 ALTERNATIVES = {
@@ -358,6 +409,23 @@ def greedy_token(logits):
 def sample_token(logits, rng, temperature=1.0):
     p = softmax_temperature(logits, temperature)
     return int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"))
+''',
+    "predict_shift_and_scale": '''
+import math
+def predict_shift_and_scale():
+    a = math.exp(5) / (math.exp(5) + math.exp(4) + math.exp(3))
+    b = 1 / (1 + math.exp(-2) + math.exp(-4))
+    return (round(a, 3), round(b, 3))
+''',
+    "predict_better_model": '''
+def predict_better_model():
+    import math
+    return "A" if 300 * math.log(20) < 1500 * math.log(2) else "B"
+''',
+    "predict_score_variance": '''
+def predict_score_variance():
+    d = 64
+    return d * 1 * 1
 ''',
 }
 
