@@ -20,24 +20,13 @@ import nbformat
 
 from autograder import paths
 from benchmarks import grading as bench
-from autograder.nbio import exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta
+from autograder.nbio import exercise_of, exercise_points, grade_id, is_solution_cell, test_points
 
 A = "01_tokens_and_ids"
 
 
-def _points() -> tuple[dict[str, float], dict[str, float]]:
-    """Points per exercise and per test cell, read from the solution (the notebook grows; these follow)."""
-    per_exercise: dict[str, float] = {}
-    per_test: dict[str, float] = {}
-    for cell in nbformat.read(paths.solutions_dir() / f"{A}.ipynb", as_version=4).cells:
-        if is_test_cell(cell):
-            points = float(nbgrader_meta(cell).get("points", 0))
-            per_test[grade_id(cell)] = points
-            per_exercise[exercise_of(grade_id(cell))] = per_exercise.get(exercise_of(grade_id(cell)), 0.0) + points
-    return per_exercise, per_test
-
-
-POINTS, TEST_POINTS = _points()
+_SOURCE = nbformat.read(paths.solutions_dir() / f"{A}.ipynb", as_version=4)
+POINTS, TEST_POINTS = exercise_points(_SOURCE), test_points(_SOURCE)  # the notebook grows; these follow
 FULL = sum(POINTS.values())
 VISIBLE = sum(p for gid, p in TEST_POINTS.items() if not gid.endswith("_hidden"))
 EVIDENCE_MIME = "application/vnd.autograder.evidence+json"
@@ -61,6 +50,9 @@ class Expect:
     problems: tuple[str, ...] = ()  # problem kinds problems.csv must list ("a|b": either will do)
     no_problems: bool = False  # problems.csv must list nothing for it
     lost: tuple[str, ...] = ()  # exercises that must score zero (all others full)
+    # the promise rests on a private filesystem or no network: it cannot hold where namespaces are refused
+    # (tests/no_userns.py), and the summary says so there instead
+    needs_isolation: bool = False
 
 
 # --------------------------------------------------------------------------- notebook helpers
@@ -614,11 +606,11 @@ EXPECT: dict[str, Expect] = {
     "zero_for_sys_modules_tampering": Expect(0.0),
     "zero_for_patched_builtins": Expect(0.0),
     "zero_for_forged_frames_on_the_grader_channel": Expect(0.0, problems=("crashed",)),
-    "zero_for_reading_the_solutions": Expect(0.0),
-    "zero_for_reading_another_students_submission": Expect(0.0),
-    "zero_for_reading_and_writing_the_gradebook_and_out_folder": Expect(0.0),
-    "full_marks_but_nothing_written_outside_the_scratch_folder": Expect(FULL, no_problems=True),
-    "full_marks_but_no_network": Expect(FULL, no_problems=True),
+    "zero_for_reading_the_solutions": Expect(0.0, needs_isolation=True),
+    "zero_for_reading_another_students_submission": Expect(0.0, needs_isolation=True),
+    "zero_for_reading_and_writing_the_gradebook_and_out_folder": Expect(0.0, needs_isolation=True),
+    "full_marks_but_nothing_written_outside_the_scratch_folder": Expect(FULL, no_problems=True, needs_isolation=True),
+    "full_marks_but_no_network": Expect(FULL, no_problems=True, needs_isolation=True),
     "timeout_costs_only_the_looping_exercise": Expect(
         FULL - POINTS["one_hot"], {"test_one_hot": "timeout", "test_one_hot_hidden": "timeout"}, ("timeout",), lost=("one_hot",)),
     "full_marks_after_a_loop_that_ignores_sigint": Expect(FULL, problems=("timeout",)),

@@ -19,9 +19,10 @@ import pytest
 
 from autograder import paths
 from benchmarks import grading as bench
-from autograder.nbio import grade_id, is_solution_cell
+from autograder.nbio import exercise_points, grade_id, is_solution_cell
 
 A = "01_tokens_and_ids"
+FULL = sum(exercise_points(nbformat.read(paths.solutions_dir() / f"{A}.ipynb", as_version=4)).values())
 
 
 

@@ -47,7 +47,7 @@ def both(scheduler, tmp_path_factory, g):
     return local, remote
 
 
-def test_cluster_scores_equal_the_local_path(both):
+def test_cluster_scores_equal_the_local_path(both, g):
     local, remote = both
     assert local.proc.returncode == remote.proc.returncode == 1  # invalid_json could not be graded, both ways
     key = lambda r: (r["student_id"], r["assignment_id"], r["grade_id"])  # noqa: E731
@@ -56,7 +56,7 @@ def test_cluster_scores_equal_the_local_path(both):
     assert {k[0] for k in ours} == {"right000", "blank000", "fails_encode", "reads_own_file", "invalid_json"}
     assert theirs == ours
     assert remote.rows("grades.csv") == local.rows("grades.csv")
-    assert remote.total("right000") == 17.0 and remote.total("blank000") == 0.0
+    assert remote.total("right000") == g.FULL and remote.total("blank000") == 0.0
     assert remote.scores("reads_own_file")["test_decode"] == remote.scores("right000")["test_decode"]  # file came
     assert [p["problem"] for p in remote.rows("problems.csv")] == [p["problem"] for p in local.rows("problems.csv")]
 

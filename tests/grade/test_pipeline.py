@@ -20,10 +20,12 @@ import pytest
 
 from autograder import paths
 from autograder.grade import report
+from autograder.nbio import exercise_points, read_notebook
 
 pytestmark = pytest.mark.grading
 A = "01_tokens_and_ids"
-FULL = 17.0  # points of notebook 01
+POINTS = exercise_points(read_notebook(paths.solutions_dir() / f"{A}.ipynb"))  # notebook 01 grows
+FULL = sum(POINTS.values())
 TIMEOUT = "10"  # seconds per cell: honest cells take well under one
 
 
@@ -94,7 +96,7 @@ def test_honest_answers_get_full_marks_and_blank_gets_none(trouble):
 def test_a_wrong_exercise_costs_only_its_tests(trouble):
     scores = trouble.scores("fails_encode")
     assert scores["test_encode"] == (0, "failed") and scores["test_encode_hidden"] == (0, "failed")
-    assert trouble.total("fails_encode") == FULL - 2
+    assert trouble.total("fails_encode") == FULL - POINTS["encode"]
 
 
 def test_invalid_json_is_a_problem_and_the_class_goes_on(trouble):
@@ -136,13 +138,13 @@ def test_tampered_test_cells_are_restored_graded_and_flagged(trouble, student, g
 def test_emptied_test_cells_do_not_pass_a_wrong_answer(trouble):
     scores = trouble.scores("edited_tests_fails_encode")
     assert scores["test_encode"] == (0, "tampered") and scores["test_encode_hidden"] == (0, "tampered")
-    assert trouble.total("edited_tests_fails_encode") == FULL - 2
+    assert trouble.total("edited_tests_fails_encode") == FULL - POINTS["encode"]
 
 
 def test_an_infinite_loop_costs_its_exercise_not_the_notebook(trouble):
     scores = trouble.scores("timeout_decode")
     assert scores["test_decode"] == (0, "timeout") and scores["test_decode_hidden"] == (0, "timeout")
-    assert trouble.total("timeout_decode") == FULL - 2
+    assert trouble.total("timeout_decode") == FULL - POINTS["decode"]
     assert any(p == "timeout" for p, _ in trouble.problems("timeout_decode"))
 
 
@@ -192,7 +194,7 @@ def test_nbgrader_export_reads_the_gradebook(trouble, tmp_path):
     ours = {(r["student_id"], r["assignment_id"]): (float(r["score"]), float(r["max_score"]))
             for r in trouble.rows("grades.csv")}
     assert exported[("passes_all", A)] == (FULL, FULL)
-    assert exported[("fails_encode", A)] == (FULL - 2, FULL)
+    assert exported[("fails_encode", A)] == (FULL - POINTS["encode"], FULL)
     assert {k: v for k, v in exported.items() if k in ours} == ours
 
 
@@ -303,5 +305,5 @@ def test_the_nbclient_fallback_gives_the_same_verdicts(tmp_path, g):
     assert graded.proc.returncode == 0, graded.rows("problems.csv")
     assert graded.total("passes_all") == FULL and graded.total("blank") == 0
     assert graded.scores("timeout_decode")["test_decode"] == (0, "timeout")
-    assert graded.total("timeout_decode") == FULL - 2
+    assert graded.total("timeout_decode") == FULL - POINTS["decode"]
     assert "nbclient fallback" in graded.proc.stdout

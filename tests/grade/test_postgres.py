@@ -151,8 +151,8 @@ def test_grades_land_in_postgres_and_nbgrader_export_reads_them(server, tmp_path
     assert graded.proc.returncode == 0, graded.proc.stderr[-3000:]
     assert not (graded.out / "gradebook.db").exists(), "--db was given: no SQLite gradebook"
     ours = totals(graded)
-    assert ours[("right000", A)] == 17.0 and ours[("blank000", A)] == 0.0
-    assert 0 < ours[("wrong000", A)] < 17.0
+    assert ours[("right000", A)] == g.FULL and ours[("blank000", A)] == 0.0
+    assert 0 < ours[("wrong000", A)] < g.FULL
     assert exported(nbgrader_export(tmp_path / "course", db)) == ours
 
     # Grading again: nothing new is graded, the database keeps one submission per student.

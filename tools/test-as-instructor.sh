@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Run what an instructor runs, as an ordinary (non-root) user with the README's own install: a fresh
+# copy of this checkout in that user's home, `python3 -m venv .venv && .venv/bin/pip install -r
+# requirements.txt` as that user, then the grading, adversarial, validate and setup tests, once with
+# the user namespaces this machine allows and once where namespaces are refused (tests/no_userns.py).
+# Needs root (it creates the user); tools/test.sh calls it when run as root. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+  echo "tools/test-as-instructor.sh creates a user: run it as root (tools/test.sh does when it can)" >&2
+  exit 2
+fi
+user=${AUTOGRADER_TEST_USER:-agrader}
+id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+home=$(getent passwd "$user" | cut -d: -f6)
+dest="$home/course"
+start=$(date +%s)
+
+# A copy of the working tree as the user would clone it (no .git, no root's virtualenv).
+rm -rf "$dest"
+mkdir -p "$dest"
+tar --exclude=./.venv --exclude=./.git --exclude='*/__pycache__' --exclude='*.egg-info' -cf - . | tar -C "$dest" -xf -
+chown -R "$user:" "$dest"
+
+# The README's install, as that user, with Debian's interpreter (root's pyenv build is not readable by others).
+python=/usr/bin/python3
+as_user() { runuser -u "$user" -- env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+as_user bash -c "cd '$dest' && $python -m venv .venv && .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt"
+echo "instructor $user: installed in $(( $(date +%s) - start )) s" >&2
+
+tests=(tests/grade/test_setups.py tests/adversarial tests/test_validate.py)
+status=0
+as_user bash -c "cd '$dest' && .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup ${tests[*]} $*" || status=1
+# where namespaces are refused (containers, Ubuntu 24.04): the promises that still hold there
+as_user bash -c "cd '$dest' && AUTOGRADER_TEST_NO_NAMESPACES=1 .venv/bin/python -m pytest -p no:cacheprovider -q tests/adversarial $*" || status=1
+echo "instructor $user: done in $(( $(date +%s) - start )) s" >&2
+exit $status
