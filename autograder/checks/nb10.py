@@ -8,12 +8,14 @@ an answer matches. The attention pieces reuse notebook 09's NumPy models.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
 
-from .core import Case, close, equal, exercise, known_mistakes, predicate, raises
-from .nb09 import TOL, _torch, causal, diagnose, mha_np, normal, tensor
+from .core import Array, Case, CheckFailure, close, describe, equal, exercise, fmt, known_mistakes, numbers, predicate, raises
+from .nb06 import RECORDED, choice_form, int_form, is_, near, number_form, prediction
+from .nb09 import TOL, _torch, causal, diagnose, mha_np, normal, rope_np, softmax, tensor
 
 A = "10_decoder_block"
 check = exercise(A)
@@ -31,8 +33,10 @@ def block_shapes(d, d_ff, prefix=""):
     return {prefix + k: v for k, v in shapes.items()}
 
 
-def gpt_shapes(V, ctx, d, d_ff, L):
-    shapes = {"tok_emb.weight": (V, d), "pos_emb.weight": (ctx, d)}
+def gpt_shapes(V, ctx, d, d_ff, L, pos="learned"):
+    shapes = {"tok_emb.weight": (V, d)}
+    if pos == "learned":
+        shapes["pos_emb.weight"] = (ctx, d)
     for i in range(L):
         shapes.update(block_shapes(d, d_ff, f"blocks.{i}."))
     shapes.update({"ln_f.weight": (d,), "ln_f.bias": (d,), "head.weight": (V, d), "head.bias": (V,)})
@@ -108,14 +112,14 @@ def ff_np(p, x, variant=None, prefix=""):
     return linear_np(gelu_np(h, variant), p, prefix + "fc2")
 
 
-def block_np(p, x, H, variant=None, prefix=""):
+def block_np(p, x, H, variant=None, prefix="", rope=False):
     g = lambda n: p[prefix + n]
     x = np.asarray(x, dtype=np.float64)
     T = x.shape[1]
     ln = lambda t, i: ln_np(t, g(f"ln{i}.weight"), g(f"ln{i}.bias"))
     weights = {"H": H, **{f"{k}{n}": g(f"attn.w_{n}.{'weight' if k == 'W' else 'bias'}") for n in "qkvo" for k in "Wb"}}
     mask = {"no_mask": None, "pytorch_mask": ~causal(T)}.get(variant, causal(T))
-    attn = lambda t: mha_np(weights, t, None, mask)
+    attn = lambda t: mha_np(weights, t, None, mask, rope=rope)
     ff = lambda t: ff_np(p, t, variant if variant in ("relu", "tanh_gelu") else None, prefix + "ff.")
     if variant == "post_norm":
         x = ln(x + attn(x), 1)
@@ -134,17 +138,62 @@ def block_np(p, x, H, variant=None, prefix=""):
     return x + ff(ln(x, 2))
 
 
-def gpt_np(p, cfg, ids, variant=None):
-    V, ctx, d, H, d_ff, L = cfg
+def sinusoids_np(T, d, base=10000.0, start=0):
+    """Notebook 06's table for positions start .. start + T - 1: sin at even features, cos at odd ones."""
+    angles = np.arange(start, start + T)[:, None] * base ** (-2.0 * np.arange(d // 2) / d)  # (T, d/2)
+    pe = np.empty((T, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe
+
+
+def embed_np(p, cfg, ids, pos="learned", start=0, variant=None):
+    d = cfg[2]
     T = ids.shape[1]
     x = p["tok_emb.weight"][ids].astype(np.float64)
-    if variant != "no_positions":
-        x = x + p["pos_emb.weight"][:T]
+    s = 0 if variant == "embed_no_start" else start
+    if variant == "no_positions":
+        return x
+    if pos == "learned":
+        return x + p["pos_emb.weight"][s:s + T]
+    if pos == "sinusoidal":
+        table = sinusoids_np(T, d, start=s)
+        if variant == "sin_cos_swapped":
+            table = table.reshape(T, d // 2, 2)[..., ::-1].reshape(T, d)
+        return x + table
+    return x
+
+
+def gpt_np(p, cfg, ids, variant=None, pos="learned"):
+    V, ctx, d, H, d_ff, L = cfg
+    x = embed_np(p, cfg, ids, pos, 0, variant)
     for i in range(L):
-        x = block_np(p, x, H, prefix=f"blocks.{i}.")
+        x = block_np(p, x, H, prefix=f"blocks.{i}.", rope=pos == "rope" and variant != "rope_ignored")
     if variant != "no_final_norm":
         x = ln_np(x, p["ln_f.weight"], p["ln_f.bias"])
     return linear_np(x, p, "head")
+
+
+def maps_np(p, cfg, ids, pos="learned", variant=None):
+    """The attention weights (L, H, T, T) of every head on one sequence ids (T,), or a known wrong variant."""
+    V, ctx, d, H, d_ff, L = cfg
+    T, D = len(ids), d // H
+    x = embed_np(p, cfg, np.asarray(ids)[None], pos)  # (1, T, d)
+    x0 = x
+    maps = []
+    for i in range(L):
+        g = lambda n: p[f"blocks.{i}.{n}"]
+        src = x0 if variant == "no_advance" else x
+        h = src if variant == "no_ln1" else ln_np(src, g("ln1.weight"), g("ln1.bias"))
+        q = (h @ g("attn.w_q.weight").T.astype(np.float64) + g("attn.w_q.bias")).reshape(1, T, H, D).transpose(0, 2, 1, 3)
+        k = (h @ g("attn.w_k.weight").T.astype(np.float64) + g("attn.w_k.bias")).reshape(1, T, H, D).transpose(0, 2, 1, 3)
+        if pos == "rope" and variant != "rope_ignored":
+            q, k = rope_np(q, np.arange(T)), rope_np(k, np.arange(T))
+        scores = q @ np.swapaxes(k, -1, -2) / (1.0 if variant == "no_scale" else np.sqrt(D))  # (1, H, T, T)
+        if variant != "no_mask":
+            scores = np.where(causal(T), scores, -np.inf)
+        maps.append(softmax(scores, axis=-2 if variant == "query_axis" else -1)[0])
+        x = block_np(p, x, H, prefix=f"blocks.{i}.", rope=pos == "rope")
+    return np.stack(maps)  # (L, H, T, T)
 
 
 # ------------------------------------------------------------------ PyTorch references
@@ -173,12 +222,17 @@ def run_torch_block(layer, x):
         return layer(x, src_mask=not_allowed)
 
 
-def torch_gpt(p, cfg, ids):
+def torch_gpt(p, cfg, ids, pos="learned"):
+    """Logits from PyTorch's own layers (learned or sinusoidal positions); RoPE has no PyTorch layer: NumPy."""
     torch = _torch()
     F = torch.nn.functional
     V, ctx, d, H, d_ff, L = cfg
+    if pos == "rope":
+        return tensor(gpt_np(p, cfg, np.asarray(ids), pos="rope"))
     ids = torch.tensor(ids)
-    x = F.embedding(ids, tensor(p["tok_emb.weight"])) + tensor(p["pos_emb.weight"])[: ids.shape[1]]
+    T = ids.shape[1]
+    table = tensor(p["pos_emb.weight"])[:T] if pos == "learned" else tensor(sinusoids_np(T, d))
+    x = F.embedding(ids, tensor(p["tok_emb.weight"])) + table
     for i in range(L):
         x = run_torch_block(torch_block(p, d, H, d_ff, f"blocks.{i}."), x)
     x = F.layer_norm(x, (d,), tensor(p["ln_f.weight"]), tensor(p["ln_f.bias"]), 1e-5)
@@ -322,12 +376,26 @@ def _block_case(label, p, H, x):
     def call(cls):
         torch = _torch()
         module = load(cls(d, H, d_ff), p)
-        with torch.no_grad():
+        with torch.no_grad(), _empty_rows_explained():
             return module(tensor(x))
 
     variants = {n: (lambda n=n: block_np(p, x, H, n)) for n in BLOCK_MESSAGES}
     return Case(label, call, lambda: run_torch_block(torch_block(p, d, H, d_ff), tensor(x)), close(**TOL),
                 hints=[diagnose(variants, BLOCK_MESSAGES), _uses("LayerNorm and FeedForward")])
+
+
+@contextmanager
+def _empty_rows_explained():
+    """09's attention raises on a row with no allowed key (the course's one contract for such rows); in a
+    block under a causal mask that only happens with an inverted mask, so say so."""
+    try:
+        yield
+    except ValueError as exc:
+        if "no key" not in str(exc) and "keeps no" not in str(exc):
+            raise
+        raise ValueError(f"{exc}. Under a causal mask every row keeps its own key, so the mask looks inverted: our "
+                         "MultiHeadAttention wants True = allowed (torch.tril), the opposite of PyTorch's torch.triu "
+                         "mask.") from None
 
 
 def _uses(parts: str):
@@ -344,7 +412,7 @@ def _block_causality_case(p, H, x):
         module = load(cls(d, H, d_ff), p)
         changed = x.copy()
         changed[:, -1] += 1.0
-        with torch.no_grad():
+        with torch.no_grad(), _empty_rows_explained():
             a, b = module(tensor(x)), module(tensor(changed))
         return float((a[:, :-1] - b[:, :-1]).abs().max())
 
@@ -423,24 +491,73 @@ def count_block_params(hidden, rng):
 # ------------------------------------------------------------------------------ TinyGPT
 
 GPT_MESSAGES = {
-    "no_positions": "The logits ignore the position embeddings: add pos_emb(torch.arange(T)) to the token "
-                    "embeddings.",
+    "no_positions": "The logits ignore the positions: embed adds pos_emb(positions) (learned) or the rows of "
+                    "pos_table (sinusoidal) to the token embeddings.",
     "no_final_norm": "The final LayerNorm is missing: apply ln_f before head.",
+    "sin_cos_swapped": "The sinusoidal table has cos and sin swapped: build it with sinusoidal_positions "
+                       "(sin at even features, cos at odd ones).",
+    "rope_ignored": "The rope model's scores ignore the positions: build every block with rope=True "
+                    "(DecoderBlock(..., rope=pos == 'rope')), so each attention layer rotates q and k.",
+    "embed_no_start": "embed ignores start: the tokens sit at positions start .. start + T - 1, "
+                      "torch.arange(start, start + T).",
 }
+POSITIONS = ("learned", "sinusoidal", "rope")
 
 
-def _gpt_case(label, cfg, ids, rng):
-    p = make_params(rng, gpt_shapes(cfg[0], cfg[1], cfg[2], cfg[4], cfg[5]))
+def _gpt_case(label, cfg, ids, rng, pos="learned"):
+    p = make_params(rng, gpt_shapes(cfg[0], cfg[1], cfg[2], cfg[4], cfg[5], pos))
 
     def call(cls):
         torch = _torch()
-        module = load(cls(*cfg), p)
+        module = load(cls(*cfg) if pos == "learned" else cls(*cfg, pos=pos), p)
         with torch.no_grad():
             return module(torch.tensor(ids))
 
-    variants = {n: (lambda n=n: gpt_np(p, cfg, ids, n)) for n in GPT_MESSAGES}
-    return Case(label, call, lambda: torch_gpt(p, cfg, ids), close(**TOL),
+    variants = {n: (lambda n=n: gpt_np(p, cfg, ids, n, pos)) for n in GPT_MESSAGES if n != "embed_no_start"}
+    return Case(label, call, lambda: torch_gpt(p, cfg, ids, pos), close(**TOL),
                 hints=[diagnose(variants, GPT_MESSAGES), _uses("LayerNorm and DecoderBlock")])
+
+
+def _embed_case(label, cfg, ids, start, rng, pos):
+    p = make_params(rng, gpt_shapes(cfg[0], cfg[1], cfg[2], cfg[4], cfg[5], pos))
+
+    def call(cls):
+        torch = _torch()
+        module = load(cls(*cfg, pos=pos), p)
+        with torch.no_grad():
+            return module.embed(torch.tensor(ids), start)
+
+    variants = {n: (lambda n=n: embed_np(p, cfg, ids, pos, start, n))
+                for n in ("embed_no_start", "no_positions", "sin_cos_swapped")}
+    return Case(label, call, lambda: tensor(embed_np(p, cfg, ids, pos, start)), close(**TOL),
+                hints=[diagnose(variants, GPT_MESSAGES)])
+
+
+def _param_count_case(cfg, pos):
+    V, ctx, d, H, d_ff, L = cfg
+    want = sum(int(np.prod(shape)) for shape in gpt_shapes(V, ctx, d, d_ff, L, pos).values())
+
+    def call(cls):
+        torch = _torch()
+        torch.manual_seed(0)
+        return int(sum(p.numel() for p in cls(*cfg, pos=pos).parameters()))
+
+    def hint(got, want):
+        if not isinstance(got, int):
+            return None
+        extra = got - want
+        if extra == ctx * d and pos == "sinusoidal":
+            return ("The sinusoidal table is a parameter here, so the optimiser would train it: it is fixed, store "
+                    "it with self.register_buffer('pos_table', table, persistent=False).")
+        if extra == ctx * d and pos == "rope":
+            return "The rope model has a position table too: with pos='rope' the positions enter inside attention only."
+        if extra == -ctx * d and pos == "learned":
+            return "The learned model has no position table: pos_emb = nn.Embedding(context_len, d_model)."
+        return None
+
+    return Case(f"TinyGPT{cfg[:6]} with pos={pos!r} has {want:,d} parameters"
+                + (" (no position table: its positions are fixed or inside attention)" if pos != "learned" else ""),
+                call, lambda: want, equal(), hints=[hint])
 
 
 def _gpt_too_long(cfg, T):
@@ -451,6 +568,30 @@ def _gpt_too_long(cfg, T):
             return cls(*cfg)(torch.zeros(1, T, dtype=torch.long))
     return Case(f"TinyGPT(vocab_size={cfg[0]}, context_len={cfg[1]}, ...) on ids of shape (1, {T}): longer than "
                 "context_len", call, raises(f"sequence length {T} exceeds context_len={cfg[1]}"), close(**TOL))
+
+
+def _bad_pos_case(cfg, pos):
+    def call(cls):
+        torch = _torch()
+        torch.manual_seed(0)
+        return cls(*cfg, pos=pos).pos
+
+    return Case(f"TinyGPT(..., pos={pos!r}): a ValueError naming the choices 'learned', 'sinusoidal', 'rope'",
+                call, raises(f"pos must be 'learned', 'sinusoidal' or 'rope', got {pos!r}"), _NamesChoices())
+
+
+class _NamesChoices(close):
+    """An expected ValueError whose message names the three choices of pos."""
+
+    def __call__(self, got, want, case):
+        __tracebackhide__ = True
+        if "ValueError" in got.raised and not all(c in got.message for c in POSITIONS):
+            self.fail(case, f"raised ValueError({got.message!r}): name the choices in the message, so the reader "
+                            "learns what is allowed: 'learned', 'sinusoidal' or 'rope'.")
+        if not got.raised:
+            self.fail(case, f"should raise ValueError for an unknown pos, but the model was built (pos = "
+                            f"{fmt(got.decoded)}): check pos against the three choices first.")
+        super().__call__(got, want, case)
 
 
 @check
@@ -465,12 +606,30 @@ def TinyGPT(hidden, rng):
             _gpt_too_long(cfg, 7),
             _gpt_case("TinyGPT(11, 6, 8, 2, 16, 2) on ids (1, 3), shorter than context_len", cfg,
                       rng.integers(0, 11, size=(1, 3)), rng),
+            _gpt_case("TinyGPT(11, 6, 8, 2, 16, 2, pos='sinusoidal') on ids (2, 6): notebook 06's table added",
+                      cfg, rng.integers(0, 11, size=(2, 6)), rng, "sinusoidal"),
+            _gpt_case("TinyGPT(11, 6, 8, 2, 16, 2, pos='rope') on ids (2, 6): q and k rotated in every layer",
+                      cfg, rng.integers(0, 11, size=(2, 6)), rng, "rope"),
+            _param_count_case(cfg, "sinusoidal"),
+            _param_count_case(cfg, "rope"),
+            _embed_case("TinyGPT(11, 6, 8, 2, 16, 2).embed(ids (2, 3), start=2): tokens at positions 2, 3, 4",
+                        cfg, rng.integers(0, 11, size=(2, 3)), 2, rng, "learned"),
+            _bad_pos_case(cfg, "absolute"),
         ]
     other = (13, 8, 12, 3, 24, 3)
     return [
         _gpt_case("TinyGPT(13, 8, 12, 3, 24, 3) on ids (3, 8)", other, rng.integers(0, 13, size=(3, 8)), rng),
         _gpt_too_long(other, 12),
         _gpt_case("TinyGPT(5, 4, 4, 1, 8, 1) on ids (2, 2)", (5, 4, 4, 1, 8, 1), rng.integers(0, 5, size=(2, 2)), rng),
+        _gpt_case("TinyGPT(13, 8, 12, 3, 24, 2, pos='sinusoidal') on ids (2, 5)", (13, 8, 12, 3, 24, 2),
+                  rng.integers(0, 13, size=(2, 5)), rng, "sinusoidal"),
+        _gpt_case("TinyGPT(13, 8, 12, 3, 24, 2, pos='rope') on ids (2, 8)", (13, 8, 12, 3, 24, 2),
+                  rng.integers(0, 13, size=(2, 8)), rng, "rope"),
+        _param_count_case(other, "learned"),
+        _param_count_case(other, "sinusoidal"),
+        _embed_case("TinyGPT(13, 8, 12, 3, 24, 3, pos='sinusoidal').embed(ids (1, 2), start=5)", other,
+                    rng.integers(0, 13, size=(1, 2)), 5, rng, "sinusoidal"),
+        _bad_pos_case(other, "rotary"),
     ]
 
 
@@ -751,3 +910,562 @@ def generate(hidden, rng):
                        int(rng.integers(1000))),
         _reproducible_case("two calls with equally seeded generators give the same tokens"),
     ]
+
+
+# ---------------------------------------------------------------------------- questions
+
+@exercise(A, RECORDED)
+def predict_ffn_share(hidden, rng):
+    d, f = 768, 3072
+    ff = 2 * d * f + f + d
+    total = 4 * (d * d + d) + ff + 4 * d
+    return prediction(
+        hidden, "predict_ffn_share(): the share of ff in the parameters of DecoderBlock(768, 12, 3072)",
+        number_form(0, 1), ff / total, close(atol=0.02, rtol=0),
+        [(near(1 / 3, 0.04), "That is attention's share, not the feed-forward network's: attention has four d x d "
+                             "matrices (4 d^2), the network two d x 4d ones (8 d^2), twice as many: about 2/3."),
+         (near(0.5, 0.04), "The two are not equal: attention's four matrices are d x d (4 d^2 in all), the "
+                           "feed-forward network's two are d x 4d (8 d^2): it holds about 2/3."),
+         (lambda got: numbers(got) is not None and float(numbers(got)) < 0.3,
+          "Attention is the famous part, not the large one: its four d x d matrices hold 4 d^2 weights, the "
+          "feed-forward network's two d x 4d matrices 8 d^2: the network has about 2/3 of the block.")],
+        "Count in units of d^2: attention 4 (four d x d projections), feed-forward 8 (two d x 4d matrices); "
+        "biases and norms are O(d). So the feed-forward share is about 8 / 12 = 2/3.")
+
+
+@exercise(A, RECORDED)
+def predict_changed_positions(hidden, rng):
+    return prediction(
+        hidden, "predict_changed_positions(): positions (of 8) whose logits change when only the token at "
+                "position 5 is replaced", int_form(0, 8), 3, equal(),
+        [(is_(8), "Attention mixes positions, but only backwards: under the causal mask positions 0 .. 4 never "
+                  "read position 5, so their logits cannot move. Only 5, 6 and 7 change."),
+         (is_(1), "Position 5's own logits change, but so do those of positions 6 and 7, which read position 5 "
+                  "through attention: 3 positions."),
+         (is_(2), "Positions 6 and 7 read position 5, and position 5's own logits change too (its input did): "
+                  "3 positions."),
+         (is_(5), "Positions 0 .. 4 come before position 5 and cannot read it (causal mask); the ones that change "
+                  "are 5, 6 and 7."),
+         (is_(6), "Positions 0 .. 5 would be 'up to and including 5', but the mask works the other way: a position "
+                  "reads the past, so the change reaches 5 and the positions after it, 6 and 7.")],
+        "Under the causal mask a change at position 5 reaches position 5 and every later position, 6 and 7: 3.")
+
+
+NO_POSITION_CHOICES = ("bigram", "halfway", "entropy rate")
+
+
+@exercise(A, RECORDED)
+def predict_no_positions(hidden, rng):
+    return prediction(
+        hidden, "predict_no_positions(): where the model without positions lands", choice_form(NO_POSITION_CHOICES),
+        "entropy rate", equal(),
+        [(is_("bigram"), "Without positions attention is not a bag of words here: the causal mask breaks its "
+                         "symmetry (a position reads exactly the tokens before it, so the size of its context "
+                         "leaks into the output), and each word of this grammar shows its role. The model still "
+                         "finds the subject for the verb: it lands near the entropy rate."),
+         (is_("halfway"), "It does better than that: the causal mask gives a sense of order (each position reads "
+                          "only the tokens before it), and in this grammar each word shows its role, so positions "
+                          "add little: the model lands near the entropy rate.")])
+
+
+# --------------------------------------------------------------------------- train_step
+
+def _step_setup(seed, V=7, T=5, B=3):
+    """A small model (an embedding and a linear layer), stale gradients on it, an SGD optimiser and a batch."""
+    torch = _torch()
+    g = torch.Generator().manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Embedding(V, 6), torch.nn.Linear(6, V))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 2.0)
+            p.grad = torch.full_like(p, 0.5)  # left over from an earlier step
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    xb = torch.randint(0, V, (B, T), generator=g)
+    yb = torch.randint(0, V, (B, T), generator=g)
+    return model, opt, xb, yb
+
+
+def _flat(model):
+    torch = _torch()
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def _reference_step(seed, max_norm, variant=None):
+    torch = _torch()
+    model, opt, xb, yb = _step_setup(seed)
+    if variant != "no_zero_grad":
+        opt.zero_grad()
+    logits = model(xb)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1))
+    loss.backward()
+    if variant == "clip_value":
+        torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)
+    elif variant == "clip_after_step":
+        opt.step()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        return loss.item(), _flat(model)
+    elif variant != "no_clip":
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    opt.step()
+    return loss.item(), _flat(model)
+
+
+STEP_MESSAGES = {
+    "no_zero_grad": "The old gradients were not cleared: PyTorch adds new gradients to .grad, so call "
+                    "optimizer.zero_grad() before backward.",
+    "no_clip": "The step used unclipped gradients: call torch.nn.utils.clip_grad_norm_(model.parameters(), "
+               "max_norm) between backward and optimizer.step() (clipping after the step is too late: the step "
+               "has already used them).",
+    "clip_value": "Each gradient entry was clipped to [-max_norm, max_norm] (clip_grad_value_): clip the global "
+                  "norm of all gradients together, clip_grad_norm_, which keeps their direction.",
+}
+
+
+def _step_case(label, seed, max_norm):
+    def call(fn):
+        model, opt, xb, yb = _step_setup(seed)
+        loss = fn(model, opt, xb, yb, max_norm)
+        return loss, _flat(model)
+
+    def test(got, want):
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return f"expected the loss, got {describe_short(got)}."
+        loss, params = got
+        if isinstance(loss, Array) and loss.kind == "tensor":
+            return ("returned the loss as a tensor: return loss.item(), a float (a tensor would keep the whole "
+                    "computation graph alive and cannot be averaged with NumPy).")
+        if not isinstance(loss, float):
+            return f"expected the loss as a float, got {describe_short(loss)}."
+        w_loss, w_params = want
+        if not math.isclose(loss, w_loss, rel_tol=1e-5, abs_tol=1e-6):
+            return f"returned loss {loss:.6f}, expected {w_loss:.6f} (the mean lm_loss of the batch before the step)."
+        g, w = numbers(params), numbers(w_params)
+        if g is not None and w is not None and g.shape == w.shape and np.allclose(g, w, atol=1e-5, rtol=1e-4):
+            return None
+        return "the parameters after the step differ from one clipped step."
+
+    hint = known_mistakes(*((lambda n=n: _reference_step(seed, max_norm, n)[1], STEP_MESSAGES[n])
+                            for n in STEP_MESSAGES), atol=1e-5, rtol=1e-4)
+    return Case(label, call, lambda: _reference_step(seed, max_norm), predicate(test),
+                hints=[lambda got, want: hint(got[1], want[1]) if isinstance(got, tuple) and len(got) == 2 else None])
+
+
+def describe_short(value):
+    return describe(value)
+
+
+@check
+def train_step(hidden, rng):
+    if not hidden:
+        return [_step_case("train_step on a small model with leftover gradients, SGD lr 0.1, max_norm=0.5 "
+                           "(the gradient norm is larger: clipping acts)", 1, 0.5),
+                _step_case("train_step with max_norm=1000 (clipping does nothing)", 2, 1000.0)]
+    return [_step_case("train_step, max_norm=0.1", int(rng.integers(100, 1000)), 0.1),
+            _step_case("train_step, max_norm=2.0", int(rng.integers(1000, 2000)), 2.0)]
+
+
+# ------------------------------------------------------------------------ kv_cache_bytes
+
+def _kv_case(label, args, kwargs=None):
+    kwargs = kwargs or {}
+    L, T, d = args
+    b, n = kwargs.get("bytes_per_value", 2), kwargs.get("batch", 1)
+    right = 2 * L * T * d * b * n
+    wrong = [
+        (right // 2, "That counts one of the two: the cache holds a key AND a value vector per position and layer."),
+        (right // L, "That is one layer's cache: every layer keeps its own keys and values."),
+        (right * 8, "That is bits, not bytes: bytes_per_value already counts bytes."),
+        (right // b, "bytes_per_value is missing: each number takes bytes_per_value bytes (2 in fp16)."),
+        (right // n, "batch is missing: every sequence of the batch has its own cache."),
+    ]
+
+    def hint(got, want):
+        g = got.data.item() if isinstance(got, Array) and got.data.shape == () else got
+        if isinstance(g, float):
+            return "Return an int (a number of bytes): no division is needed."
+        found = [message for value, message in wrong if isinstance(g, int) and g == value != right]
+        return " Or: ".join(found) or None
+
+    return Case(label, lambda fn: fn(*args, **kwargs), lambda: right, equal(), hints=[hint])
+
+
+@check
+def kv_cache_bytes(hidden, rng):
+    if not hidden:
+        return [_kv_case("kv_cache_bytes(12, 1024, 768): GPT-2 small at 1024 tokens in fp16, 37,748,736 bytes",
+                         (12, 1024, 768)),
+                _kv_case("kv_cache_bytes(2, 32, 64, bytes_per_value=4, batch=3)", (2, 32, 64),
+                         dict(bytes_per_value=4, batch=3))]
+    return [_kv_case("kv_cache_bytes(32, 4096, 4096, batch=8)", (32, 4096, 4096), dict(batch=8)),
+            _kv_case("kv_cache_bytes(3, 10, 16, bytes_per_value=1)", (3, 10, 16), dict(bytes_per_value=1)),
+            _kv_case("kv_cache_bytes(5, 7, 6, 4, 2)", (5, 7, 6), dict(bytes_per_value=4, batch=2))]
+
+
+# ------------------------------------------------- a TinyGPT of our own, to run cached generation on
+
+@lru_cache(maxsize=None)
+def gpt_class():
+    """A TinyGPT like the notebook's (same attribute names, notebook 09's attention), built when torch is at
+    hand: the grader's sandbox holds the reference of 09 but not of 10, so the checks bring their own model."""
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+    from ..reference import import_notebook
+
+    MHA = import_notebook("09_attention").MultiHeadAttention
+
+    class FeedForward(nn.Module):
+        def __init__(self, d, d_ff):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(d, d_ff), nn.Linear(d_ff, d)
+
+        def forward(self, x):
+            return self.fc2(F.gelu(self.fc1(x)))
+
+    class Block(nn.Module):
+        def __init__(self, d, H, d_ff, rope):
+            super().__init__()
+            self.ln1, self.attn = nn.LayerNorm(d), MHA(d, H, rope=rope)
+            self.ln2, self.ff = nn.LayerNorm(d), FeedForward(d, d_ff)
+
+        def forward(self, x):
+            T = x.shape[1]
+            x = x + self.attn(self.ln1(x), mask=torch.ones(T, T, dtype=torch.bool).tril())
+            return x + self.ff(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self, V, ctx, d, H, d_ff, L, pos="learned"):
+            super().__init__()
+            self.context_len, self.pos = ctx, pos
+            if pos == "learned":
+                self.pos_emb = nn.Embedding(ctx, d)
+            elif pos == "sinusoidal":
+                self.register_buffer("pos_table", tensor(sinusoids_np(ctx, d)), persistent=False)
+            self.tok_emb = nn.Embedding(V, d)
+            self.blocks = nn.ModuleList([Block(d, H, d_ff, pos == "rope") for _ in range(L)])
+            self.ln_f, self.head = nn.LayerNorm(d), nn.Linear(d, V)
+            self.embedded = 0  # positions that went through embed: the work a cache saves
+
+        def embed(self, ids, start=0):
+            self.embedded += ids.numel()
+            x = self.tok_emb(ids)
+            positions = torch.arange(start, start + ids.shape[1])
+            if self.pos == "learned":
+                x = x + self.pos_emb(positions)
+            elif self.pos == "sinusoidal":
+                x = x + self.pos_table[positions]
+            return x
+
+        def forward(self, ids):
+            if ids.shape[1] > self.context_len:
+                raise ValueError(f"sequence length {ids.shape[1]} exceeds context_len={self.context_len}")
+            x = self.embed(ids)
+            for block in self.blocks:
+                x = block(x)
+            return self.head(self.ln_f(x))
+
+    return GPT
+
+
+def check_model(cfg, pos, seed):
+    """A GPT of gpt_class made the same way every time from seed, its queries and keys scaled up so that
+    attention is sharp and depends on positions: a wrong offset then changes the tokens."""
+    V, ctx, d, H, d_ff, L = cfg
+    params = make_params(np.random.default_rng(seed), gpt_shapes(V, ctx, d, d_ff, L, pos))
+    for name in params:
+        if ".attn.w_q." in name or ".attn.w_k." in name:
+            params[name] = params[name] * np.float32(3.0)
+        if name.startswith("head."):
+            params[name] = params[name] * np.float32(0.5)  # softer logits: sampling sees every change
+    return load(gpt_class()(*cfg, pos=pos), params).eval()
+
+
+def plain_generate(model, ids, n, temperature, generator):
+    """generate, the reference loop: rerun the last context_len tokens at every step."""
+    torch = _torch()
+    with torch.no_grad():
+        for _ in range(n):
+            logits = model(ids[:, -model.context_len:])[:, -1]
+            if temperature == 0:
+                nxt = logits.argmax(-1, keepdim=True)
+            else:
+                nxt = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator)
+            ids = torch.cat([ids, nxt], 1)
+    return ids
+
+
+def cached_variant(model, ids, n, temperature, generator, variant):
+    """Known wrong caches: the offset forgotten in the positions, the mask or the rotation; the cache not kept."""
+    torch = _torch()
+    from ..reference import import_notebook
+
+    nb09 = import_notebook("09_attention")
+    caches = []
+
+    def step(new, start):
+        B, m = new.shape
+        x = model.embed(new, 0 if variant == "embed_offset" else start)
+        allowed = torch.ones(m, start + m, dtype=torch.bool).tril(diagonal=0 if variant == "mask_offset" else start)
+        for i, block in enumerate(model.blocks):
+            a, h = block.attn, block.ln1(x)
+            H = a.n_heads
+            q, k, v = (w(h).view(B, m, H, -1).transpose(1, 2) for w in (a.w_q, a.w_k, a.w_v))
+            if a.rope:
+                positions = np.arange(m) + (0 if variant == "rope_offset" else start)
+                q, k = nb09.apply_rope_torch(q, positions, a.rope_base), nb09.apply_rope_torch(k, positions, a.rope_base)
+            if start > 0 and variant != "no_cache":
+                k, v = torch.cat([caches[i][0], k], 2), torch.cat([caches[i][1], v], 2)
+            caches[i:i + 1] = [(k, v)]
+            mask = allowed if variant != "no_cache" or start == 0 else None
+            out, _ = nb09.scaled_dot_product_attention(q, k, v, mask)
+            x = x + a.w_o(out.transpose(1, 2).reshape(B, m, -1))
+            x = x + block.ff(block.ln2(x))
+        return model.head(model.ln_f(x[:, -1]))
+
+    with torch.no_grad():
+        logits, cached = step(ids, 0), ids.shape[1]
+        for _ in range(n):
+            nxt = (logits.argmax(-1, keepdim=True) if temperature == 0 else
+                   torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator))
+            ids = torch.cat([ids, nxt], 1)
+            if cached < model.context_len:
+                logits, cached = step(nxt, cached), cached + 1
+            else:
+                logits = step(ids[:, -model.context_len:], 0)
+    return ids
+
+
+CACHE_MESSAGES = {
+    "embed_offset": "The new token was embedded at position 0: embed it at its own position, "
+                    "model.embed(new, start) with start = the number of tokens already cached.",
+    "rope_offset": "The rotary model's new query and key were rotated as if at position 0: pass start to "
+                   "project_heads, so they turn by their real position.",
+    "mask_offset": "The mask forgets the offset: query i sits at position start + i and may read every cached key "
+                   "up to it, torch.ones(n, start + n, dtype=torch.bool).tril(diagonal=start).",
+    "no_cache": "The new token attends only to itself: append its key and value to the block's cache "
+                "(torch.cat along the positions axis, dim=2) and attend over all of them.",
+}
+
+
+def _cached_case(label, cfg, pos, prompt, n, temperature, seed):
+    def run(fn):
+        torch = _torch()
+        try:
+            return fn(check_model(cfg, pos, seed), torch.tensor(prompt), n, temperature,
+                      torch.Generator().manual_seed(seed))
+        except RuntimeError as exc:
+            if "size" not in str(exc):
+                raise
+            raise RuntimeError(f"{exc}. The keys and the mask disagree in length: the cache must hold every key so "
+                               "far, so append the new key and value to the block's cache (torch.cat along the "
+                               "positions axis, dim=2) and build the mask (n, start + n).") from None
+
+    def want():
+        torch = _torch()
+        return plain_generate(check_model(cfg, pos, seed), torch.tensor(prompt), n, temperature,
+                              torch.Generator().manual_seed(seed))
+
+    def hint(got, want):
+        g = numbers(got)
+        if g is None:
+            return None
+        if g.shape == (len(prompt), n):
+            return "Return the whole sequence: the prompt ids followed by the new tokens, (B, T + max_new_tokens)."
+        for name, message in CACHE_MESSAGES.items():
+            try:
+                wrong = run(lambda *a: cached_variant(*a, variant=name))
+            except Exception:
+                continue
+            w = wrong.numpy()
+            if w.shape == g.shape and np.array_equal(w, g) and not np.array_equal(w, want.data):
+                return message
+        if len(prompt[0]) + n > cfg[1]:
+            return ("The sequence runs past context_len: when it would, crop to the last context_len tokens, empty "
+                    "the caches and prefill again (positions all shift, so every cached key is stale).")
+        return None
+
+    return Case(label, run, want, equal(), hints=[hint])
+
+
+def _cache_work_case(cfg, prompt, n):
+    T = len(prompt[0])
+
+    def run(fn):
+        torch = _torch()
+        model = check_model(cfg, "learned", 5)
+        fn(model, torch.tensor(prompt), n, 0.0)
+        return model.embedded // len(prompt)
+
+    def test(got, want):
+        if isinstance(got, int) and got <= T + n:
+            return None
+        return (f"{got} positions per sequence went through the model, where a cache needs at most {T + n} "
+                f"(the {T} prompt tokens once, then one per new token): reuse the cached keys and values instead "
+                "of running the whole window again.")
+
+    return Case(f"generate_cached(model, ids (2, {T}), {n}): each position is embedded once (prefill {T}, then "
+                "one per step)", run, lambda: T + n, predicate(test))
+
+
+@check
+def generate_cached(hidden, rng):
+    small = (11, 12, 8, 2, 16, 2)  # vocab_size, context_len, d_model, n_heads, d_ff, n_layers
+    if not hidden:
+        return [
+            _cached_case("generate_cached(model, ids (2, 3), 6, temperature=0), pos='learned': the tokens of generate",
+                         small, "learned", [[1, 2, 3], [4, 4, 0]], 6, 0.0, 1),
+            _cached_case("the same sampled at temperature 1 with generator seed 2, pos='sinusoidal'",
+                         small, "sinusoidal", [[5, 1, 3], [0, 9, 9]], 8, 1.0, 2),
+            _cached_case("pos='rope', temperature 1: queries and keys rotated at their positions",
+                         small, "rope", [[7, 2], [3, 3]], 9, 1.0, 3),
+            _cache_work_case(small, [[1, 2, 3], [4, 5, 6]], 8),
+            _cached_case("pos='learned', ids (1, 4) and 20 new tokens: past context_len 12, crop and prefill again",
+                         small, "learned", [[1, 5, 2, 7]], 20, 1.0, 4),
+        ]
+    return [
+        _cached_case("generate_cached, pos='rope', ids (3, 4), 7 tokens, greedy", small, "rope",
+                     rng.integers(0, 11, size=(3, 4)).tolist(), 7, 0.0, 11),
+        _cached_case("generate_cached, pos='sinusoidal', ids (1, 1), 11 tokens, temperature 0.7", small, "sinusoidal",
+                     [[3]], 11, 0.7, 12),
+        _cached_case("generate_cached, pos='rope', ids (2, 10), 9 tokens, temperature 1: past context_len",
+                     small, "rope", rng.integers(0, 11, size=(2, 10)).tolist(), 9, 1.0, 13),
+        _cached_case("generate_cached, pos='learned', ids (2, 14): the prompt is longer than context_len",
+                     small, "learned", rng.integers(0, 11, size=(2, 14)).tolist(), 3, 1.0, 14),
+    ]
+
+
+# ------------------------------------------------------------------------- attention_maps
+
+MAPS_MESSAGES = {
+    "no_mask": "The weights are not causal: apply the causal mask (torch.tril, True = allowed) before the softmax.",
+    "no_ln1": "The queries and keys were computed from x itself: the block's attention reads block.ln1(x).",
+    "no_advance": "Every layer's weights were computed from the embeddings: move on with x = block(x) after each "
+                  "block, since the next layer reads what this one wrote.",
+    "rope_ignored": "The rope model's queries and keys were not rotated: project_heads(block.attn, h) rotates them "
+                    "when block.attn.rope is set.",
+    "no_scale": "The scores were not divided by sqrt(D), D = d_model // n_heads.",
+    "query_axis": "Each column sums to 1 instead of each row: the softmax runs over the keys, the last axis.",
+}
+
+
+def _maps_case(label, cfg, pos, ids, rng):
+    p = make_params(rng, gpt_shapes(cfg[0], cfg[1], cfg[2], cfg[4], cfg[5], pos))
+
+    def call(fn):
+        torch = _torch()
+        model = load(gpt_class()(*cfg, pos=pos), p).eval()
+        return fn(model, torch.tensor(ids))
+
+    variants = {n: (lambda n=n: maps_np(p, cfg, ids, pos, n)) for n in MAPS_MESSAGES}
+    return Case(label, call, lambda: tensor(maps_np(p, cfg, ids, pos)), close(**TOL),
+                hints=[diagnose(variants, MAPS_MESSAGES)])
+
+
+@check
+def attention_maps(hidden, rng):
+    if not hidden:
+        return [_maps_case("attention_maps(model, ids (6,)) of TinyGPT(11, 8, 8, 2, 16, 2): shape (2, 2, 6, 6)",
+                           (11, 8, 8, 2, 16, 2), "learned", rng.integers(0, 11, size=6), rng),
+                _maps_case("attention_maps of a rope TinyGPT(11, 8, 8, 2, 16, 3) on ids (5,)",
+                           (11, 8, 8, 2, 16, 3), "rope", rng.integers(0, 11, size=5), rng)]
+    return [_maps_case("attention_maps, TinyGPT(13, 10, 12, 3, 24, 2, pos='sinusoidal'), ids (9,)",
+                       (13, 10, 12, 3, 24, 2), "sinusoidal", rng.integers(0, 13, size=9), rng),
+            _maps_case("attention_maps, TinyGPT(7, 4, 4, 1, 8, 1), ids (1,)", (7, 4, 4, 1, 8, 1), "learned",
+                       rng.integers(0, 7, size=1), rng),
+            _maps_case("attention_maps, rope TinyGPT(9, 12, 16, 4, 32, 2), ids (12,)", (9, 12, 16, 4, 32, 2), "rope",
+                       rng.integers(0, 9, size=12), rng)]
+
+
+# ------------------------------------------------------------------------ agreement_scores
+
+def _agreement_case(label, maps, pairs):
+    q = np.array([a for a, _ in pairs])
+    k = np.array([b for _, b in pairs])
+    wrong = known_mistakes(
+        (lambda: maps[:, :, k, q].mean(-1), "The pairs were read as (key, query): maps[l, h, query, key] is how much "
+                                           "the query reads the key, and a later key gets weight 0 under the mask."),
+        (lambda: maps[:, :, q, k].sum(-1), "That is the sum over the pairs: take the mean, so the score does not "
+                                          "grow with the number of sentences."),
+        (lambda: maps[:, :, q, k].mean(-1).mean(0), "The layers were averaged together: return one score per head "
+                                                    "of every layer, shape (n_layers, n_heads)."),
+        (lambda: maps[:, :, q, :].mean(-2)[..., k].mean(-1), "Every query was paired with every key: pair each "
+                                                              "query only with its own key."),
+        atol=1e-6, rtol=1e-5)
+    return Case(label, lambda fn: fn(tensor(maps), list(pairs)), lambda: tensor(maps[:, :, q, k].mean(-1)),
+                close(**TOL), hints=[wrong])
+
+
+def _random_maps(rng, L, H, T):
+    s = np.where(causal(T), rng.normal(size=(L, H, T, T)) * 2, -np.inf)
+    return softmax(s).astype(np.float32)
+
+
+@check
+def agreement_scores(hidden, rng):
+    if not hidden:
+        return [_agreement_case("agreement_scores(maps (2, 2, 6, 6), pairs [(4, 1), (5, 2)])",
+                                _random_maps(rng, 2, 2, 6), [(4, 1), (5, 2)]),
+                _agreement_case("agreement_scores(maps (3, 4, 9, 9), pairs [(3, 1), (8, 5), (7, 2)])",
+                                _random_maps(rng, 3, 4, 9), [(3, 1), (8, 5), (7, 2)])]
+    return [_agreement_case("agreement_scores(maps (1, 2, 5, 5), pairs [(4, 0)])", _random_maps(rng, 1, 2, 5), [(4, 0)]),
+            _agreement_case("agreement_scores(maps (2, 3, 12, 12), four pairs)", _random_maps(rng, 2, 3, 12),
+                            [(3, 1), (6, 2), (11, 7), (9, 8)])]
+
+
+# ---------------------------------------------------------------------------- the learner's own stack
+
+STACK = {  # name in notebook 10 -> the learner's notebook that defines it
+    "MultiHeadAttention": "09_attention",
+    "scaled_dot_product_attention": "09_attention",
+    "sinusoidal_positions": "06_sinusoids_and_positions",
+    "is_causal": "08_causality_and_masking",
+}
+
+
+def learner_stack(folder=".") -> dict:
+    """The learner's own versions of STACK, read from their saved notebooks in folder: for each name, (the
+    object, a note) when its checks (visible and hidden) pass there, else (None, why the reference stays)."""
+    from pathlib import Path
+
+    from ..nbio import is_solution_cell, read_notebook
+    from ..reference import IMPORTED_TAGS
+    from .core import REGISTRY, capture
+
+    modules, result = {}, {}
+    for name, assignment in STACK.items():
+        path = Path(folder) / f"{assignment}.ipynb"
+        if assignment not in modules:
+            try:
+                nb = read_notebook(path)
+                namespace = {"__name__": f"learner_{assignment[:2]}"}
+                for cell in nb.cells:
+                    if cell.cell_type == "code" and (IMPORTED_TAGS & set(cell.metadata.get("tags", []))
+                                                     or is_solution_cell(cell)):
+                        source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                            for line in cell.source.splitlines())  # magics are for notebooks
+                        exec(compile(source, str(path), "exec"), namespace)
+                modules[assignment] = namespace
+            except FileNotFoundError:
+                modules[assignment] = f"{path} not found (save it next to this notebook)"
+            except Exception as exc:  # the learner's notebook may hold anything
+                modules[assignment] = f"{path} did not run: {type(exc).__name__}: {exc}"
+        namespace = modules[assignment]
+        if isinstance(namespace, str):
+            result[name] = (None, namespace)
+            continue
+        if name not in namespace:
+            result[name] = (None, f"{path.name} defines no {name}")
+            continue
+        obj, check_ = namespace[name], REGISTRY[f"{assignment}:{name}"]
+        try:
+            passed = 0
+            for case in check_.cases(False) + check_.cases(True):
+                want = capture(case.want)
+                if "ReferenceUnavailable" not in want.raised:  # a case that needs the course's solutions
+                    case.compare(capture(lambda c=case: c.call(obj)), want, case)
+                    passed += 1
+            result[name] = (obj, f"from {path.name}, {passed} checks pass")
+        except CheckFailure as failure:
+            result[name] = (None, f"yours does not pass its checks yet: {str(failure)[:160]}")
+        except Exception as exc:
+            result[name] = (None, f"yours could not be checked: {type(exc).__name__}: {exc}")
+    return result

@@ -46,18 +46,42 @@ class DecoderBlock(nn.Module):
 
 GPT = '''
 class TinyGPT(nn.Module):
-    def __init__(self, vocab_size, context_len, d_model, n_heads, d_ff, n_layers):
+    def __init__(self, vocab_size, context_len, d_model, n_heads, d_ff, n_layers, pos="learned"):
         super().__init__()
-        self.context_len = context_len
+{init}
+        self.context_len, self.pos = context_len, pos
         self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Embedding(context_len, d_model)
-        self.blocks = nn.ModuleList([DecoderBlock(d_model, n_heads, d_ff) for _ in range(n_layers)])
+        self.blocks = nn.ModuleList([DecoderBlock(d_model, n_heads, d_ff, rope=pos == "rope")
+                                     for _ in range(n_layers)])
         self.ln_f = LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
+
+    def embed(self, ids, start=0):
+{embed}
 
     def forward(self, ids):
         B, T = ids.shape
 {body}
+'''
+
+INIT_OK = '''
+if pos not in ("learned", "sinusoidal", "rope"):
+    raise ValueError(f"unknown pos {pos!r}: use 'learned', 'sinusoidal' or 'rope'")
+if pos == "learned":
+    self.pos_emb = nn.Embedding(context_len, d_model)
+elif pos == "sinusoidal":
+    self.register_buffer("pos_table", torch.tensor(sinusoidal_positions(context_len, d_model)).float(),
+                         persistent=False)
+'''
+
+EMBED_OK = '''
+x = self.tok_emb(ids)
+p = torch.arange(start, start + ids.shape[1])
+if self.pos == "learned":
+    x = x + self.pos_emb(p)
+elif self.pos == "sinusoidal":
+    x = x + self.pos_table[p]
+return x
 '''
 
 GEN = '''
@@ -81,8 +105,8 @@ def block(body):
     return BLOCK.format(body=indent(body, 8))
 
 
-def gpt(body):
-    return GPT.format(body=indent(body, 8))
+def gpt(body=None, init=INIT_OK, embed=EMBED_OK):
+    return GPT.format(body=indent(body or GPT_OK, 8), init=indent(init, 8), embed=indent(embed, 8))
 
 
 def gen(body):
@@ -92,7 +116,7 @@ def gen(body):
 GPT_OK = '''
 if T > self.context_len:
     raise ValueError("too long")
-x = self.tok_emb(ids) + self.pos_emb(torch.arange(T))
+x = self.embed(ids)
 for b in self.blocks:
     x = b(x)
 return self.head(self.ln_f(x))
@@ -163,30 +187,39 @@ def count_block_params(d_model, d_ff):
 def count_block_params(d_model, d_ff):
     return 4.0 * (d_model ** 2 + d_model) + 2 * d_model * d_ff + d_ff + 5 * d_model
 ''', "expected an int"),
-    Mistake("TinyGPT", "no_position_embeddings", gpt('''
-if T > self.context_len:
-    raise ValueError("too long")
-x = self.tok_emb(ids)
-for b in self.blocks:
-    x = b(x)
-return self.head(self.ln_f(x))
-'''), "position embeddings"),
+    Mistake("TinyGPT", "no_position_embeddings", gpt(embed="return self.tok_emb(ids)"), "ignore the positions"),
     Mistake("TinyGPT", "does_not_raise", gpt('''
-x = self.tok_emb(ids) + self.pos_emb(torch.arange(T))
+x = self.embed(ids)
 for b in self.blocks:
     x = b(x)
 return self.head(self.ln_f(x))
 '''), "should raise ValueError"),
-    Mistake("TinyGPT", "no_final_norm", gpt('''
-if T > self.context_len:
-    raise ValueError("too long")
-x = self.tok_emb(ids) + self.pos_emb(torch.arange(T))
-for b in self.blocks:
-    x = b(x)
-return self.head(x)
-'''), "final LayerNorm"),
+    Mistake("TinyGPT", "no_final_norm", gpt(GPT_OK.replace("self.head(self.ln_f(x))", "self.head(x)")),
+            "final LayerNorm"),
     Mistake("TinyGPT", "raises_at_context_len", gpt(GPT_OK.replace("T > self.context_len", "T >= self.context_len")),
             "raised ValueError"),
+    Mistake("TinyGPT", "sinusoidal_table_as_parameter", gpt(init=INIT_OK.replace(
+        'self.register_buffer("pos_table", ', "self.pos_table = nn.Parameter(").replace(",\n                         persistent=False)", ")")),
+        "register_buffer"),
+    Mistake("TinyGPT", "rope_model_keeps_a_learned_table", gpt(init=INIT_OK.replace('if pos == "learned":', 'if pos in ("learned", "rope"):')),
+            "inside attention only"),
+    Mistake("TinyGPT", "unknown_pos_falls_back_to_learned", gpt(init='''
+if pos == "sinusoidal":
+    self.register_buffer("pos_table", torch.tensor(sinusoidal_positions(context_len, d_model)).float(),
+                         persistent=False)
+elif pos != "rope":
+    self.pos_emb = nn.Embedding(context_len, d_model)
+''', embed=EMBED_OK.replace('if self.pos == "learned":', 'if hasattr(self, "pos_emb"):')), "check pos against the three choices"),
+    Mistake("TinyGPT", "error_does_not_name_the_choices", gpt(init=INIT_OK.replace(
+        "f\"unknown pos {pos!r}: use 'learned', 'sinusoidal' or 'rope'\"", "\"unknown position scheme\"")),
+        "name the choices"),
+    Mistake("TinyGPT", "embed_ignores_start", gpt(embed=EMBED_OK.replace("torch.arange(start, start + ids.shape[1])",
+                                                                         "torch.arange(ids.shape[1])")),
+            "embed ignores start"),
+    Mistake("TinyGPT", "own_table_with_cos_first", gpt(init=INIT_OK.replace(
+        "torch.tensor(sinusoidal_positions(context_len, d_model)).float()",
+        "torch.tensor(sinusoidal_positions(context_len, d_model)).float().view(context_len, -1, 2).flip(-1)"
+        ".reshape(context_len, d_model)")), "cos and sin swapped"),
     Mistake("lm_loss", "summed", '''
 def lm_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum")
@@ -288,10 +321,27 @@ def count_block_params(d_model, d_ff):
     "TinyGPT": gpt('''
 if ids.size(1) > self.context_len:
     raise ValueError(f"{ids.size(1)} tokens do not fit in a context of {self.context_len}")
-h = self.tok_emb(ids) + self.pos_emb.weight[:T]
+h = self.embed(ids, start=0)
 for layer in self.blocks:
     h = layer(h)
 return self.head(self.ln_f(h))
+''', init='''
+choices = {"learned", "sinusoidal", "rope"}
+if pos not in choices:
+    raise ValueError(f"pos={pos!r} is none of {sorted(choices)}")
+if pos == "learned":
+    self.pos_emb = nn.Embedding(context_len, d_model)
+if pos == "sinusoidal":
+    angles = torch.arange(context_len)[:, None] * 10000.0 ** (-torch.arange(0, d_model, 2) / d_model)
+    self.register_buffer("pos_table", torch.stack([angles.sin(), angles.cos()], -1).flatten(1), persistent=False)
+''', embed='''
+T = ids.shape[-1]
+out = self.tok_emb(ids)
+if self.pos == "learned":
+    out = out + self.pos_emb.weight[start:start + T]
+if self.pos == "sinusoidal":
+    out = out + self.pos_table[start:start + T]
+return out
 '''),
     "lm_loss": '''
 def lm_loss(logits, targets):
@@ -314,6 +364,267 @@ def generate(model, ids, max_new_tokens, temperature=1.0, generator=None):
     return out
 ''',
 }
+
+
+CACHED = """
+def generate_cached(model, ids, max_new_tokens, temperature=1.0, generator=None):
+    caches = {}
+
+    def step(new, start):
+        B, n = new.shape
+        x = model.embed(new, EMBED_START)
+        allowed = torch.ones(n, start + n, dtype=torch.bool).tril(diagonal=MASK_DIAGONAL)
+        for i, block in enumerate(model.blocks):
+            q, k, v = project_heads(block.attn, block.ln1(x), ROPE_START)
+            if start > 0:
+                k, v = CONCAT
+            caches[i] = (k, v)
+            out, _ = scaled_dot_product_attention(q, k, v, allowed)
+            x = x + block.attn.w_o(out.transpose(1, 2).reshape(B, n, -1))
+            x = x + block.ff(block.ln2(x))
+        return model.head(model.ln_f(x[:, -1]))
+
+    with torch.no_grad():
+        logits, cached = step(ids[:, -model.context_len:], 0), min(ids.shape[1], model.context_len)
+        for _ in range(max_new_tokens):
+            if temperature == 0:
+                nxt = logits.argmax(-1, keepdim=True)
+            else:
+                nxt = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator)
+            ids = torch.cat([ids, nxt], 1)
+            if cached < model.context_len:
+                logits, cached = step(nxt, cached), cached + 1
+            else:
+                logits = step(ids[:, -model.context_len:], 0)
+    return ids
+"""
+
+
+def cached(embed_start="start", mask_diagonal="start", rope_start="start",
+           concat="torch.cat([caches[i][0], k], 2), torch.cat([caches[i][1], v], 2)"):
+    return (CACHED.replace("EMBED_START", embed_start).replace("MASK_DIAGONAL", mask_diagonal)
+            .replace("ROPE_START", rope_start).replace("CONCAT", concat))
+
+
+MAPS = """
+def attention_maps(model, ids):
+    T = ids.shape[0]
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    maps = []
+    with torch.no_grad():
+        x = model.embed(ids[None])
+        for block in model.blocks:
+{body}
+    return torch.stack(maps)
+"""
+
+
+def maps(body):
+    return MAPS.format(body=indent(body, 12))
+
+
+MISTAKES += [
+    Mistake("predict_ffn_share", "attention_share", "def predict_ffn_share():\n    return 1 / 3\n",
+            "attention's share"),
+    Mistake("predict_ffn_share", "half_and_half", "def predict_ffn_share():\n    return 0.5\n", "are not equal"),
+    Mistake("predict_ffn_share", "attention_is_the_big_part", "def predict_ffn_share():\n    return 0.1\n",
+            "famous part"),
+    Mistake("predict_ffn_share", "a_percentage", "def predict_ffn_share():\n    return 67\n", "between 0 and 1"),
+    Mistake("predict_changed_positions", "every_position", "def predict_changed_positions():\n    return 8\n",
+            "only backwards"),
+    Mistake("predict_changed_positions", "only_itself", "def predict_changed_positions():\n    return 1\n",
+            "positions 6 and 7"),
+    Mistake("predict_changed_positions", "the_earlier_ones", "def predict_changed_positions():\n    return 5\n",
+            "cannot read it"),
+    Mistake("predict_no_positions", "a_bag_of_words", "def predict_no_positions():\n    return 'bigram'\n",
+            "not a bag of words"),
+    Mistake("predict_no_positions", "halfway", "def predict_no_positions():\n    return 'halfway'\n",
+            "does better than that"),
+    Mistake("predict_no_positions", "not_a_choice", "def predict_no_positions():\n    return 'entropy'\n",
+            "answer with one of"),
+    Mistake("train_step", "no_zero_grad", """
+def train_step(model, optimizer, xb, yb, max_norm):
+    loss = lm_loss(model(xb), yb)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return loss.item()
+""", "optimizer.zero_grad()"),
+    Mistake("train_step", "no_clipping", """
+def train_step(model, optimizer, xb, yb, max_norm):
+    optimizer.zero_grad()
+    loss = lm_loss(model(xb), yb)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""", "unclipped gradients"),
+    Mistake("train_step", "clips_after_the_step", """
+def train_step(model, optimizer, xb, yb, max_norm):
+    optimizer.zero_grad()
+    loss = lm_loss(model(xb), yb)
+    loss.backward()
+    optimizer.step()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    return loss.item()
+""", "clipping after the step is too late"),
+    Mistake("train_step", "clips_each_value", """
+def train_step(model, optimizer, xb, yb, max_norm):
+    optimizer.zero_grad()
+    loss = lm_loss(model(xb), yb)
+    loss.backward()
+    torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)
+    optimizer.step()
+    return loss.item()
+""", "clip_grad_value_"),
+    Mistake("train_step", "returns_the_tensor", """
+def train_step(model, optimizer, xb, yb, max_norm):
+    optimizer.zero_grad()
+    loss = lm_loss(model(xb), yb)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return loss
+""", "loss.item()"),
+    Mistake("kv_cache_bytes", "keys_only", """
+def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
+    return n_layers * context_len * d_model * bytes_per_value * batch
+""", "key and a value"),
+    Mistake("kv_cache_bytes", "one_layer", """
+def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
+    return 2 * context_len * d_model * bytes_per_value * batch
+""", "every layer keeps"),
+    Mistake("kv_cache_bytes", "bits", """
+def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
+    return 2 * n_layers * context_len * d_model * bytes_per_value * 8 * batch
+""", "bits, not bytes"),
+    Mistake("kv_cache_bytes", "ignores_batch", """
+def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
+    return 2 * n_layers * context_len * d_model * bytes_per_value
+""", "batch is missing"),
+    Mistake("kv_cache_bytes", "in_megabytes_float", """
+def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
+    return 2 * n_layers * context_len * d_model * bytes_per_value * batch / 1.0
+""", "return an int"),
+    Mistake("generate_cached", "new_token_embedded_at_0", cached(embed_start="0"), "embedded at position 0"),
+    Mistake("generate_cached", "rope_offset_forgotten", cached(rope_start="0"), "pass start to project_heads"),
+    Mistake("generate_cached", "mask_offset_forgotten", cached(mask_diagonal="0"), "forgets the offset"),
+    Mistake("generate_cached", "cache_not_kept", cached(concat="k, v"), "append the new key and value"),
+    Mistake("generate_cached", "no_cache_at_all", """
+def generate_cached(model, ids, max_new_tokens, temperature=1.0, generator=None):
+    return generate(model, ids, max_new_tokens, temperature, generator)
+""", "reuse the cached keys"),
+    Mistake("attention_maps", "no_mask", maps("""
+q, k, v = project_heads(block.attn, block.ln1(x))
+maps.append(scaled_dot_product_attention(q, k, v)[1][0])
+x = block(x)
+"""), "not causal"),
+    Mistake("attention_maps", "no_ln1", maps("""
+q, k, v = project_heads(block.attn, x)
+maps.append(scaled_dot_product_attention(q, k, v, allowed)[1][0])
+x = block(x)
+"""), "block.ln1(x)"),
+    Mistake("attention_maps", "never_moves_on", maps("""
+q, k, v = project_heads(block.attn, block.ln1(x))
+maps.append(scaled_dot_product_attention(q, k, v, allowed)[1][0])
+"""), "x = block(x)"),
+    Mistake("attention_maps", "no_scale", maps("""
+q, k, v = project_heads(block.attn, block.ln1(x))
+scores = (q @ k.transpose(-2, -1)).masked_fill(~allowed, float("-inf"))
+maps.append(torch.softmax(scores, -1)[0])
+x = block(x)
+"""), "sqrt(D)"),
+    Mistake("agreement_scores", "query_and_key_swapped", """
+def agreement_scores(maps, pairs):
+    return torch.stack([maps[:, :, k, q] for q, k in pairs], -1).mean(-1)
+""", "(key, query)"),
+    Mistake("agreement_scores", "summed", """
+def agreement_scores(maps, pairs):
+    return sum(maps[:, :, q, k] for q, k in pairs)
+""", "take the mean"),
+    Mistake("agreement_scores", "layers_averaged", """
+def agreement_scores(maps, pairs):
+    return torch.stack([maps[:, :, q, k] for q, k in pairs], -1).mean(-1).mean(0)
+""", "one score per head"),
+]
+
+ALTERNATIVES.update({
+    "predict_ffn_share": "def predict_ffn_share():\n    return 0.66\n",
+    "predict_changed_positions": "def predict_changed_positions():\n    return len(range(5, 8))\n",
+    "predict_no_positions": "def predict_no_positions():\n    return 'entropy ' + 'rate'\n",
+    "train_step": """
+def train_step(model, optimizer, xb, yb, max_norm):
+    for p in model.parameters():
+        p.grad = None
+    logits = model(xb)
+    loss = F.cross_entropy(logits.flatten(0, 1), yb.flatten())
+    loss.backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    optimizer.step()
+    return float(loss)
+""",
+    "kv_cache_bytes": """
+def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
+    per_position = 2 * d_model * bytes_per_value  # a key and a value
+    return per_position * context_len * n_layers * batch
+""",
+    "generate_cached": """
+def generate_cached(model, ids, max_new_tokens, temperature=1.0, generator=None):
+    out = ids
+    keys = values = None
+    ctx = model.context_len
+    with torch.no_grad():
+        for step in range(max_new_tokens + 1):
+            fresh = keys is None or keys[0].shape[2] >= ctx
+            new = out[:, -ctx:] if fresh else out[:, -1:]
+            start = 0 if fresh else keys[0].shape[2]
+            if fresh:
+                keys, values = [None] * len(model.blocks), [None] * len(model.blocks)
+            x = model.embed(new, start)
+            n = new.shape[1]
+            mask = torch.arange(start + n)[None, :] <= start + torch.arange(n)[:, None]
+            for i, block in enumerate(model.blocks):
+                q, k, v = project_heads(block.attn, block.ln1(x), start)
+                keys[i] = k if keys[i] is None else torch.cat((keys[i], k), dim=-2)
+                values[i] = v if values[i] is None else torch.cat((values[i], v), dim=-2)
+                o, _ = scaled_dot_product_attention(q, keys[i], values[i], mask)
+                x = x + block.attn.w_o(o.transpose(1, 2).flatten(2))
+                x = x + block.ff(block.ln2(x))
+            if step == max_new_tokens:
+                break
+            logits = model.head(model.ln_f(x[:, -1, :]))
+            if temperature == 0:
+                nxt = logits.argmax(-1, keepdim=True)
+            else:
+                nxt = torch.multinomial(F.softmax(logits / temperature, dim=-1), 1, generator=generator)
+            out = torch.cat((out, nxt), 1)
+    return out
+""",
+    "attention_maps": """
+def attention_maps(model, ids):
+    T = len(ids)
+    out = []
+    with torch.no_grad():
+        h = model.embed(ids.unsqueeze(0))
+        for block in model.blocks:
+            q, k, _ = project_heads(block.attn, block.ln1(h), 0)
+            s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+            s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
+            out.append(s.softmax(-1).squeeze(0))
+            h = block(h)
+    return torch.stack(out)
+""",
+    "agreement_scores": """
+def agreement_scores(maps, pairs):
+    total = torch.zeros(maps.shape[:2])
+    for q, k in pairs:
+        total += maps[:, :, q, k]
+    return total / len(pairs)
+""",
+})
 
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
  test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,

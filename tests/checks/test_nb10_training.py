@@ -23,7 +23,8 @@ def corpus(nb):
 
 def test_library_cells_give_the_names_the_figure_script_imports(nb):
     for name in ("make_corpus", "train_tiny_gpt", "entropy_rate", "ngram_baselines", "MODEL_CONFIG", "windows",
-                 "is_grammatical", "generate_cached"):
+                 "is_grammatical", "generate_cached", "val_loss_at", "project_heads", "agreement_pairs",
+                 "after_embedding", "draw_encoder_decoder"):
         assert hasattr(nb, name), f"import_notebook('10_decoder_block') has no {name}"
 
 
@@ -78,18 +79,43 @@ def test_short_graded_run_takes_under_10_seconds_and_starts_learning(nb, corpus)
     assert history["val_loss"][-1] < math.log(27) - 0.3
 
 
-def test_cached_generation_gives_exactly_the_plain_loop_tokens(nb):
+def test_cached_generation_gives_the_plain_loop_tokens_for_every_pos_also_past_the_window(nb):
     import torch
 
-    torch.manual_seed(0)
-    model = nb.TinyGPT(27, 16, 32, 4, 64, 2).eval()
     prompt = torch.tensor([[0, 1, 5], [3, 3, 4]])
-    for temperature in (0.0, 0.8):
-        plain = nb.generate(model, prompt, 13, temperature, torch.Generator().manual_seed(4))
-        cached = nb.generate_cached(model, prompt, 13, temperature, torch.Generator().manual_seed(4))
-        assert torch.equal(plain, cached)
-    with pytest.raises(ValueError):
-        nb.generate_cached(model, prompt, 14)
+    for pos in ("learned", "sinusoidal", "rope"):
+        torch.manual_seed(0)
+        model = nb.TinyGPT(27, 16, 32, 4, 64, 2, pos=pos).eval()
+        for temperature in (0.0, 0.8):
+            plain = nb.generate(model, prompt, 30, temperature, torch.Generator().manual_seed(4))  # 33 > 16
+            cached = nb.generate_cached(model, prompt, 30, temperature, torch.Generator().manual_seed(4))
+            assert torch.equal(plain, cached), (pos, temperature)
+
+
+def test_agreement_pairs_point_from_the_token_before_the_verb_to_the_subject(nb):
+    words = ". the red cats near the river chase the dog . the bird sleeps .".split()
+    assert nb.agreement_pairs(words) == [(6, 3)]  # river -> cats; "bird sleeps" has nothing to look back over
+    assert nb.agreement_pairs("cats chase the dog . the".split()) == []  # no sentence starts inside the window
+
+
+def test_grammar_has_an_agreement_the_model_must_learn(nb):
+    """The verb's number follows the subject's: a wrong agreement is not a sentence of the grammar."""
+    assert nb.is_grammatical("the red cats near the river chase the dog .".split())
+    assert not nb.is_grammatical("the red cats near the river chases the dog .".split())
+
+
+def test_short_runs_of_every_training_in_the_notebook_fit_the_graded_budget(nb, corpus):
+    """The graded run trains four models (three positions and the ablation) for 30 steps each."""
+    train, val, vocab = corpus
+    cpu = time.process_time()
+    for pos in ("learned", "sinusoidal", "rope", "learned"):
+        import torch
+
+        torch.manual_seed(0)
+        model = nb.TinyGPT(len(vocab), **nb.MODEL_CONFIG, pos=pos)
+        nb.train_tiny_gpt(train, val, len(vocab), model=model, steps=30, n_val_windows=128)
+    cpu = time.process_time() - cpu
+    assert cpu < 15, f"four short runs took {cpu:.1f} s of CPU"
 
 
 @pytest.mark.slow
