@@ -8,6 +8,7 @@ generated and from what, and normalise metadata so the output is byte-stable.
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +75,29 @@ class ReleaseResult:
     unchanged: list[Path]
 
 
+def source_link(assignment: str) -> Path:
+    """nbgrader's ``source/<assignment>/<assignment>.ipynb``: a link to the solution, never a second copy."""
+    return paths.root() / "source" / assignment / f"{assignment}.ipynb"
+
+
+def _link_target(assignment: str) -> str:
+    return f"../../solutions/{assignment}.ipynb"
+
+
+def _source_link_current(assignment: str) -> bool:
+    link = source_link(assignment)
+    return link.is_symlink() and str(link.readlink()) == _link_target(assignment)
+
+
+def _write_source_link(assignment: str) -> None:
+    link = source_link(assignment)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    tmp = link.with_name(f".{link.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(_link_target(assignment))
+    os.replace(tmp, link)  # atomic, like every file we keep
+
+
 def release(*, check: bool = False, assignments: list[str] | None = None) -> ReleaseResult:
     """Regenerate ``notebooks/`` from ``solutions/``; with ``check`` only report what is stale."""
     result = ReleaseResult([], [], [])
@@ -89,6 +113,13 @@ def release(*, check: bool = False, assignments: list[str] | None = None) -> Rel
         else:
             write_atomic(target, text)
             result.written.append(target)
+        if _source_link_current(assignment):
+            continue
+        if check:
+            result.stale.append(source_link(assignment))
+        else:
+            _write_source_link(assignment)
+            result.written.append(source_link(assignment))
     if not check:
         known = {f"{a}.ipynb" for a in paths.assignments()}
         result.stale.extend(p for p in paths.notebooks_dir().glob("*.ipynb") if p.name not in known)

@@ -24,7 +24,10 @@ chown -R "$user:" "$dest"
 
 # The README's install, as that user, with Debian's interpreter (root's pyenv build is not readable by others).
 python=/usr/bin/python3
-as_user() { runuser -u "$user" -- env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+# pip's own settings pass through (a machine's local wheel folder, e.g. the CPU build of torch), nothing else
+pip_env=()
+while IFS= read -r line; do pip_env+=("$line"); done < <(env | grep '^PIP_' || true)
+as_user() { runuser -u "$user" -- env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "${pip_env[@]}" "$@"; }
 as_user bash -c "cd '$dest' && $python -m venv .venv && .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt"
 echo "instructor $user: installed in $(( $(date +%s) - start )) s" >&2
 

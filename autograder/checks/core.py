@@ -625,7 +625,16 @@ def emit(payload: dict) -> None:
         print(text)
 
 
-def judge(evidence: dict, reference: dict, *, seed: int | None = None) -> tuple[bool, str]:
+@dataclass(frozen=True)
+class Verdict:
+    """The grader's decision on one check call; ``attempted`` is False when the answer is still the stub."""
+
+    ok: bool
+    message: str
+    attempted: bool = True
+
+
+def verdict(evidence: dict, reference: dict, *, seed: int | None = None) -> Verdict:
     """The grader's verdict on one check call: the student's evidence against the reference's.
 
     ``seed`` is the run seed both runs used (their hidden inputs follow it). Runs in the grader's
@@ -635,7 +644,7 @@ def judge(evidence: dict, reference: dict, *, seed: int | None = None) -> tuple[
         check_id = reference["check"]
         assignment, name, suite = check_id.split(":")
         if evidence.get("check") != check_id:
-            return False, f"expected results of {check_id}, found {evidence.get('check')!r}"
+            return Verdict(False, f"expected results of {check_id}, found {evidence.get('check')!r}")
         check = REGISTRY.get(f"{assignment}:{name}")
         if check is None:
             _load_assignment(assignment)
@@ -644,14 +653,22 @@ def judge(evidence: dict, reference: dict, *, seed: int | None = None) -> tuple[
         got = [Outcome.from_json(o) for o in evidence["outcomes"]]
         want = [Outcome.from_json(o) for o in reference["outcomes"]]
         if not (len(got) == len(want) == len(cases)):
-            return False, f"expected {len(cases)} results, found {len(got)}"
+            return Verdict(False, f"expected {len(cases)} results, found {len(got)}")
         for case, g, w in zip(cases, got, want):
             case.compare(g, w, case)
+    except NotAttempted as failure:
+        return Verdict(False, str(failure), attempted=False)
     except CheckFailure as failure:
-        return False, str(failure)
+        return Verdict(False, str(failure))
     except Exception as exc:  # malformed evidence never earns points
-        return False, f"unreadable results ({type(exc).__name__}: {exc})"
-    return True, f"{name}: {len(cases)} checks passed"
+        return Verdict(False, f"unreadable results ({type(exc).__name__}: {exc})")
+    return Verdict(True, f"{name}: {len(cases)} checks passed")
+
+
+def judge(evidence: dict, reference: dict, *, seed: int | None = None) -> tuple[bool, str]:
+    """:func:`verdict` as ``(ok, message)``."""
+    v = verdict(evidence, reference, seed=seed)
+    return v.ok, v.message
 
 
 def _load_assignment(assignment: str) -> None:

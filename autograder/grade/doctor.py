@@ -164,6 +164,11 @@ def explain_reference_failure(assignment: str, message: str) -> str:
         fix = ("student code sees only this interpreter's own folders: " + ", ".join(sandbox.python_paths())
                + f". Install what is missing into this environment ({sys.executable} -m pip install -r "
                "requirements.txt), or tell us about a layout the grader does not show yet.")
+    elif "failed to map segment" in message or "MemoryError" in message or "Cannot allocate memory" in message:
+        layer = "the memory limit on student code (RLIMIT_AS): the interpreter could not map a library"
+        fix = ("the limit is the warm interpreter's own size plus a budget; a Python installation larger "
+               "than we measured (several CUDA libraries, say) can still hit it: install the CPU build of "
+               "torch, or grade with --engine nbclient (no sandbox) and tell us.")
     elif "warm interpreter did not start" in message or "grading process failed" in message:
         layer = "starting the sandboxed interpreter (bubblewrap or the Python it runs)"
         fix = ("set AUTOGRADER_NO_BWRAP=1 to grade without bubblewrap (the other layers stay), "

@@ -24,7 +24,7 @@ class Limits:
     """Bounds on one submission's run. Each default is generous for honest work on 2 cores."""
 
     cell_timeout: float = 60.0  # seconds of wall time per cell before it is interrupted
-    memory_bytes: int = 3 * 2**30  # address space; torch alone maps ~1 GiB
+    memory_bytes: int = 2 * 2**30  # address space beyond what the warm interpreter maps (torch: 1 GiB, 3 with CUDA)
     cpu_seconds: int = 600  # CPU time for the whole notebook, a backstop behind the per-cell timeout
     processes: int = 64  # threads count as processes for RLIMIT_NPROC
     output_bytes: int = 2 * 2**20  # per cell, across streams and displays; the rest is cut and noted

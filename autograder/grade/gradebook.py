@@ -13,9 +13,9 @@ moment makes the transaction start again.
 from __future__ import annotations
 
 import copy
-import datetime
 import warnings
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader import utils as nbgrader_utils
@@ -26,6 +26,18 @@ from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, ClearSolution
 
 from ..nbio import read_notebook
 from ..release import STUB
+from .course import late_penalty
+from .course import late_plugin as course_late_plugin
+
+
+def _parse_time(text: str | None):
+    """The submission time the pipeline recorded (ISO 8601, UTC) as nbgrader stores it (naive UTC)."""
+    if not text:
+        return None
+    try:
+        return nbgrader_utils.parse_utc(text)
+    except (ValueError, OverflowError):
+        return None
 
 
 LOCK_KEY = 0x6E626772  # the advisory lock every grader of one PostgreSQL gradebook takes for shared rows
@@ -62,8 +74,21 @@ def shared_lock(db_url: str):
         engine.dispose()
 
 
+@dataclass
+class Recorded:
+    """What the gradebook says of one submission, after formgrader: the record the CSVs and feedback show."""
+
+    scores: dict[str, float]  # grade_id -> the score that counts (a manual score if set, plus extra credit)
+    overridden: dict[str, float | None]  # grade_id -> the automatic score, for grades a person changed
+    comments: dict[str, str]  # grade_id of a solution cell -> a person's comment on it
+    submitted_at: str  # ISO 8601 UTC, "" when unknown
+    seconds_late: float
+    late_penalty: float
+
+
 class GradebookWriter:
-    def __init__(self, db_url: str, *, course_id: str = ""):
+    def __init__(self, db_url: str, *, course_id: str = "", late_plugin=None):
+        self.late_plugin = late_plugin or course_late_plugin()
         self.db_url = db_url = normalize_url(db_url)
         with shared_lock(db_url):  # two graders creating the same new database would both create its tables
             self.gb = Gradebook(db_url, course_id)
@@ -103,20 +128,22 @@ class GradebookWriter:
         notebook = self.gb.find_notebook(assignment, assignment)
         self.known[assignment] = {c.name for c in notebook.grade_cells}
 
-    def save_result(self, result: dict) -> None:
-        """Record one graded submission (a result record of the pipeline), replacing its earlier scores,
-        in one transaction."""
+    def save_result(self, result: dict, *, submission_changed: bool = False) -> list[str]:
+        """Record one graded submission (a result record of the pipeline), replacing its earlier automatic
+        scores, in one transaction. A person's scores and comments stay, unless ``submission_changed``:
+        then they were given to another version of the work and are dropped; the returned lines say which."""
         for attempt in range(RETRIES):
             try:
-                self._save_result(result)
+                dropped = self._save_result(result, submission_changed)
                 self.gb.db.commit()
-                return
+                return dropped
             except (IntegrityError, OperationalError):  # another grader added this student at the same moment
                 self.gb.db.rollback()
                 if attempt == RETRIES - 1:
                     raise
+        return []
 
-    def _save_result(self, result: dict) -> None:
+    def _save_result(self, result: dict, submission_changed: bool) -> list[str]:
         """The rows of one submission, flushed but not committed (nbgrader's own helpers commit each step)."""
         db = self.gb.db
         student, assignment = result["student_id"], result["assignment_id"]
@@ -126,13 +153,17 @@ class GradebookWriter:
             db.add(Student(id=student))
             db.flush()
         if assignment not in self.known or not result.get("scores"):
-            return
+            return []
+        timestamp = _parse_time(result.get("submitted_at"))
         try:
-            self.gb.find_submission(assignment, student)
+            submission = self.gb.find_submission(assignment, student)
         except MissingEntry:
             with warnings.catch_warnings():  # building the rows as add_submission does trips autoflush warnings
                 warnings.simplefilter("ignore")
-                self._add_submission(assignment, student)
+                submission = self._add_submission(assignment, student, timestamp)
+        submission.timestamp = timestamp  # a resubmission's new time; None when timestamp.txt is missing
+        notebook = self.gb.find_submission_notebook(assignment, assignment, student)
+        dropped = self._drop_manual(notebook) if submission_changed else []
         for score in result["scores"]:
             if score["grade_id"] not in self.known[assignment]:
                 continue
@@ -140,12 +171,36 @@ class GradebookWriter:
             grade.auto_score = float(score["points"])
             # SaveAutoGrades' rule: a manual score or no auto score needs a person
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+        db.flush()
+        self._assign_late_penalty(submission, notebook, student)
+        return dropped
 
-    def _add_submission(self, assignment: str, student: str) -> None:
+    @staticmethod
+    def _drop_manual(notebook) -> list[str]:
+        dropped = []
+        for grade in notebook.grades:
+            if grade.manual_score is not None or grade.extra_credit:
+                dropped.append(f"{grade.name} (a person gave {grade.manual_score:g})" if grade.manual_score
+                               is not None else f"{grade.name} (extra credit {grade.extra_credit:g})")
+                grade.manual_score, grade.extra_credit = None, None
+        for comment in notebook.comments:
+            if comment.manual_comment:
+                dropped.append(f"the comment on {comment.name}")
+                comment.manual_comment = None
+        return dropped
+
+    def _assign_late_penalty(self, submission, notebook, student: str) -> None:
+        """nbgrader's AssignLatePenalties, from the due date in the gradebook and the submission time."""
+        duedate = submission.assignment.duedate
+        late = (submission.timestamp - duedate).total_seconds() if submission.timestamp and duedate else 0.0
+        score = sum(float(g.score or 0.0) for g in notebook.grades)
+        notebook.late_submission_penalty = late_penalty(self.late_plugin, student, score, late)
+
+    def _add_submission(self, assignment: str, student: str, timestamp):
         """nbgrader's ``Gradebook.add_submission`` without its commit: the submission mirrors the assignment."""
         submission = SubmittedAssignment(
             assignment=self.gb.find_assignment(assignment), student=self.gb.find_student(student),
-            timestamp=nbgrader_utils.parse_utc(datetime.datetime.now(datetime.timezone.utc)))
+            timestamp=timestamp)
         for notebook in submission.assignment.notebooks:
             nb = SubmittedNotebook(notebook=notebook, assignment=submission)
             for grade_cell in notebook.grade_cells:
@@ -157,6 +212,29 @@ class GradebookWriter:
                 Grade(cell_id=task_cell.id, notebook=nb)
         self.gb.db.add(submission)
         self.gb.db.flush()
+        return submission
+
+    def recorded(self) -> dict[tuple[str, str], Recorded]:
+        """Every submission as the gradebook has it now (our scores, a person's changes, lateness)."""
+        self.gb.db.expire_all()
+        out = {}
+        for submission in self.gb.db.query(SubmittedAssignment).all():
+            scores, overridden, comments, penalty = {}, {}, {}, 0.0
+            for notebook in submission.notebooks:
+                penalty += float(notebook.late_submission_penalty or 0.0)
+                for grade in notebook.grades:
+                    scores[grade.name] = float(grade.score or 0.0)
+                    if grade.manual_score is not None or grade.extra_credit:
+                        overridden[grade.name] = grade.auto_score
+                for comment in notebook.comments:
+                    if comment.manual_comment:
+                        comments[comment.name] = comment.manual_comment
+            when = submission.timestamp
+            due = submission.assignment.duedate
+            late = max(0.0, (when - due).total_seconds()) if when and due else 0.0
+            out[(submission.student.id, submission.assignment.name)] = Recorded(
+                scores, overridden, comments, when.isoformat() + "Z" if when else "", late, penalty)
+        return out
 
     def close(self) -> None:
         self.gb.close()

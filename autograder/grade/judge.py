@@ -14,7 +14,7 @@ from .engine import RunResult
 from .sanitize import Plan, SourceTest
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-STATUSES = ("passed", "failed", "error", "timeout", "missing", "tampered")
+STATUSES = ("passed", "failed", "not attempted", "error", "timeout", "missing", "tampered")
 
 
 class ReferenceError(RuntimeError):
@@ -117,8 +117,8 @@ def _score_one(cell, test: SourceTest, reference: list | None, seed: int) -> Tes
         return result("failed", f"expected {len(reference)} check result(s), found {len(got)}")
     messages = []
     for student, want in zip(got, reference):
-        ok, message = core.judge(student if isinstance(student, dict) else {}, want, seed=seed)
-        if not ok:
-            return result("failed", message)
-        messages.append(message)
+        v = core.verdict(student if isinstance(student, dict) else {}, want, seed=seed)
+        if not v.ok:
+            return result("failed" if v.attempted else "not attempted", v.message)
+        messages.append(v.message)
     return result("passed", "; ".join(messages), earned=True)

@@ -23,10 +23,14 @@ from typing import TextIO
 
 from .. import paths
 from ..checks import core
-from ..nbio import NotebookError, parse_notebook, read_notebook, write_atomic
+import nbformat
+
+from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, parse_notebook, read_notebook, write_atomic
 from ..release import student_notebook
 from . import engine as engine_module
 from . import fallback, judge, report, sanitize
+from .autograded import autograded_notebook
+from .course import Course, find_course, read_timestamp
 from .config import GradeConfig
 from .discover import Problem, Submission, discover
 from .engine import Limits, RunResult
@@ -189,6 +193,13 @@ def grade_submission(job: Job) -> dict:
     for text_ in run.problems:
         problem("run", text_)
     scores = judge.score(run, plan, tests, job.reference, seed=job.seed)
+    source, _ = _source_tests(job.source_path, job.source_hash)
+    solution_ids = {grade_id(c) for c in source.cells if is_solution_cell(c)}
+    # for formgrader and generate_feedback; the main process writes it and keeps it out of the saved record
+    record["_autograded"] = nbformat.writes(autograded_notebook(nb, plan, run, tests, scores, solution_ids))
+    unfinished = {exercise_of(s.grade_id) for s in scores if s.status not in ("passed", "not attempted")}
+    record["code"] = {grade_id(c): c.source for c in nb.cells  # the learner's own code, for their feedback
+                      if is_solution_cell(c) and grade_id(c) in unfinished}
     for s in scores:
         if s.status == "timeout":
             problem("timeout", f"test cell {s.grade_id}: {s.message}")
@@ -270,11 +281,20 @@ def _reference_cached(out: Path, assignment: str, shash: str, seed: int) -> Path
 
 def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None = None, timeout: float = 60.0,
                 db_url: str | None = None, force: bool = False, engine: str = "auto", seed: int | None = None,
-                course_id: str = "", progress: bool = True, stream: TextIO | None = None,
-                cluster: str | None = None) -> ClassResult:
-    """Grade every submission under ``submissions``; see GRADING.md for what lands in ``out``."""
-    cfg = GradeConfig(Path(submissions), out, jobs, timeout, db_url, force, engine, seed, course_id, progress,
-                      cluster)
+                course_id: str | None = None, progress: bool = True, stream: TextIO | None = None,
+                cluster: str | None = None, students: tuple[str, ...] = (),
+                assignments: tuple[str, ...] = ()) -> ClassResult:
+    """Grade every submission under ``submissions`` (or those of ``students`` / ``assignments`` only; the
+    CSVs keep everyone graded before); see docs/grading.md for what lands in ``out``.
+
+    When ``submissions`` is an nbgrader course's ``submitted/`` folder, the course's gradebook, course id,
+    ``autograded/`` folder and late-submission plugin are used (see :mod:`.course`)."""
+    course = find_course(Path(submissions)) if Path(submissions).is_dir() else None
+    if course is not None:
+        db_url = db_url or course.db_url
+        course_id = course.course_id if course_id is None else course_id
+    cfg = GradeConfig(Path(submissions), out, jobs, timeout, db_url, force, engine, seed, course_id or "",
+                      progress, cluster)
     stream = stream or sys.stderr
     started = time.monotonic()
     if not cfg.submissions.is_dir():
@@ -288,25 +308,41 @@ def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None 
         raise UsageError(f"no solutions/*.ipynb under {paths.root()}: nothing to grade against")
     cfg.out.mkdir(parents=True, exist_ok=True)
     run_seed = _seed(cfg.out, cfg.seed)
-    found = discover(cfg.submissions, assignments, exclude=cfg.out)
-    hashes = {a: source_hash(a) for a in {s.assignment_id for s in found} if a in assignments}
+    known = paths.assignments()
+    unknown = [a for a in assignments if a not in known]
+    if unknown:
+        raise UsageError(f"--assignment {unknown[0]!r} is not an assignment of this course; known: {', '.join(known)}")
+    found = [s for s in discover(cfg.submissions, known, exclude=cfg.out)
+             if (not students or s.student_id in students) and (not assignments or s.assignment_id in assignments)]
+    if (students or assignments) and not found:
+        raise UsageError(f"no submission of {', '.join(students) or 'any student'} for "
+                         f"{', '.join(assignments) or 'any assignment'} under {cfg.submissions}")
+    hashes = {a: source_hash(a) for a in {s.assignment_id for s in found} if a in known}
 
     todo: list[tuple[Submission, str]] = []
     reused: list[dict] = []
+    previous: dict[tuple[str, str], str] = {}  # the hash a saved result was graded from
+    submitted_at = {s.key: _submitted_at(cfg.submissions, s) for s in found}
     for sub in found:
         shash = submission_hash(sub)
         saved = report.load_result(cfg.out, sub.student_id, sub.assignment_id)
+        if saved is not None and saved.get("submission_hash"):
+            previous[sub.key] = saved["submission_hash"]
         current = (saved is not None and saved.get("submission_hash") == shash and saved.get("seed") == run_seed
                    and saved.get("source_hash") == hashes.get(sub.assignment_id, "")
                    and saved.get("version") == RESULT_VERSION)
         if current and not cfg.force:
+            if saved.get("submitted_at", "") != submitted_at[sub.key]:  # resubmitted the same notebook
+                saved["submitted_at"] = submitted_at[sub.key]
+                report.save_result(cfg.out, saved)
             reused.append(saved)
         else:
             todo.append((sub, shash))
 
     progress_line = report.Progress(stream, enabled=cfg.progress)
+    run = _Run(cfg, course, previous, submitted_at)
     try:
-        graded = _run_jobs(cfg, todo, reused, hashes, run_seed, progress_line)
+        graded, recorded = _run_jobs(run, todo, reused, hashes, run_seed, progress_line)
     except ReferenceFailed as failure:
         from .doctor import explain_reference_failure
 
@@ -314,9 +350,8 @@ def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None 
     finally:
         progress_line.close()
 
-    keys = {s.key for s in found}
-    results = [r for r in report.read_results(cfg.out) if (r["student_id"], r["assignment_id"]) in keys]
-    report.write_outputs(cfg.out, results)
+    results = report.read_results(cfg.out)  # everyone graded into --out, not only this run's subset
+    report.write_outputs(cfg.out, results, recorded)
     failed = sum(1 for r in results if any(p.get("fatal") for p in r.get("problems", [])))
     fresh = [r for r in results if r.get("isolation")]
     isolation = sorted({r["isolation"] for r in fresh})
@@ -330,13 +365,56 @@ def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None 
     return ClassResult(1 if failed else 0, graded, len(reused), failed, cfg.out, results, summary)
 
 
-def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list[dict], hashes: dict[str, str],
-              seed: int, progress_line: "report.Progress") -> int:
+def _submitted_at(submissions: Path, sub: Submission) -> str:
+    """When nbgrader says the work was submitted (its timestamp.txt), ISO 8601 in UTC; "" when unknown."""
+    when = read_timestamp(submissions / sub.student_id / sub.assignment_id)
+    return when.isoformat() + "Z" if when else ""
+
+
+@dataclass
+class _Run:
+    """What the main thread needs besides the jobs: where results go and what they replace."""
+
+    cfg: GradeConfig
+    course: Course | None
+    previous: dict[tuple[str, str], str]  # (student, assignment) -> the submission hash graded before
+    submitted_at: dict[tuple[str, str], str]
+
+    def autograded_dir(self) -> Path:
+        return self.course.autograded if self.course else self.cfg.out / "autograded"
+
+    def keep(self, result: dict, writer) -> None:
+        """Save one fresh result: its autograded notebook, the gradebook (which may drop a person's
+        grades of an older version), the saved record and its feedback page."""
+        key = (result["student_id"], result["assignment_id"])
+        result["submitted_at"] = self.submitted_at.get(key, "")
+        notebook = result.pop("_autograded", None)
+        if notebook is not None:
+            folder = self.autograded_dir() / key[0] / key[1]
+            write_atomic(folder / f"{key[1]}.ipynb", notebook)
+            stamp = self.cfg.submissions / key[0] / key[1] / "timestamp.txt"
+            if stamp.is_file():
+                write_atomic(folder / "timestamp.txt", stamp.read_text(encoding="utf-8", errors="replace"))
+        changed = key in self.previous and self.previous[key] != result.get("submission_hash")
+        dropped = writer.save_result(result, submission_changed=changed)
+        if dropped:
+            result.setdefault("problems", []).append(dataclasses.asdict(Problem(
+                key[0], key[1], "manual grade dropped",
+                "the submission changed after it was graded by hand, so these were removed: " + "; ".join(dropped)
+                + ". Grade it again in formgrader.")))
+        report.save_result(self.cfg.out, result)
+
+
+def _run_jobs(run: _Run, todo: list[tuple[Submission, str]], reused: list[dict], hashes: dict[str, str],
+              seed: int, progress_line: "report.Progress") -> tuple[int, dict]:
     """Run the references, then the submissions, on a pool; save each result as it arrives.
 
-    The main thread is the only writer: results, feedback and the gradebook are written here.
+    The main thread is the only writer: results, autograded notebooks and the gradebook are written
+    here. Returns how many were graded and what the gradebook records for every submission.
     """
     from .gradebook import GradebookWriter
+
+    cfg = run.cfg
 
     needed = sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes})
     references: dict[str, tuple[dict | None, str]] = {}
@@ -377,13 +455,14 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list
             for _ in range(max(0, min(cfg.jobs, len(todo)) - len(pending_refs))):
                 pool.submit(engine_module.default_pool().warm, 1)
         # Opening a new gradebook costs seconds (nbgrader asks alembic for its version): overlap it with the runs.
-        writer = GradebookWriter(cfg.db_url, course_id=cfg.course_id)
+        writer = GradebookWriter(cfg.db_url, course_id=cfg.course_id,
+                                 late_plugin=run.course.late_plugin if run.course else None)
         for a in sorted(hashes):
             writer.save_assignment(a, paths.solutions_dir() / f"{a}.ipynb")
         for result in reused:
-            writer.save_result(result)  # idempotent; a new --db gets every grade
+            writer.save_result(result)  # idempotent (a person's grades stay); a new --db gets every grade
         if not todo:
-            return 0
+            return 0, writer.recorded()
         progress_line.start(len(todo))
         for a in list(waiting):
             if a not in hashes or a in references:
@@ -408,11 +487,10 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list
                     result = fut.result()
                 except Exception as exc:  # a grader worker died: this submission is reported, the class goes on
                     result = _failed_record(sub, seed, hashes, f"{type(exc).__name__}: {exc}")
-                report.save_result(cfg.out, result)
-                writer.save_result(result)
-                report.write_feedback(cfg.out, result)
+                run.keep(result, writer)
                 graded += 1
                 progress_line.advance()
+        recorded = writer.recorded()
     except BaseException:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -423,7 +501,7 @@ def _run_jobs(cfg: GradeConfig, todo: list[tuple[Submission, str]], reused: list
             for warning in writer.warnings:
                 print(f"warning: {warning}", file=progress_line.stream)
     pool.shutdown(wait=True)
-    return graded
+    return graded, recorded
 
 
 def _failed_record(sub: Submission, seed: int, hashes: dict[str, str], why: str) -> dict:

@@ -6,19 +6,25 @@ rebuilt from the saved results, so they always agree with them.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..nbio import exercise_of, write_atomic
+from . import feedback
 from .engine import not_isolated
 
-SCORES = ("student_id", "assignment_id", "grade_id", "points", "max_points", "status")
-GRADES = ("student_id", "assignment_id", "score", "max_score")
+if TYPE_CHECKING:
+    from .gradebook import Recorded
+
+SCORES = ("student_id", "assignment_id", "grade_id", "points", "max_points", "status", "auto_points", "overridden",
+          "comment")
+GRADES = ("student_id", "assignment_id", "score", "max_score", "auto_score", "overridden", "submitted_at",
+          "seconds_late", "late_penalty")
 PROBLEMS = ("student_id", "assignment_id", "problem", "detail")
+LMS = "lms.csv"  # one row per student, one column per assignment: what an LMS gradebook imports
 
 
 # --------------------------------------------------------------------------- saved results
@@ -65,59 +71,63 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def write_outputs(out: Path, results: list[dict]) -> None:
+def final(result: dict, recorded: "Recorded | None") -> dict:
+    """The result as the gradebook has it: a person's scores and comments, lateness and its penalty.
+
+    Adds to a copy of the result: per test ``points`` (what counts), ``auto_points`` and ``overridden``;
+    ``comments`` per exercise; ``score``, ``auto_score``, ``submitted_at``, ``seconds_late``, ``late_penalty``.
+    """
+    r = json.loads(json.dumps(result))
+    scores = r.get("scores", [])
+    rec = recorded
+    for t in scores:
+        t["auto_points"] = t["points"]
+        t["overridden"] = bool(rec and t["grade_id"] in rec.overridden)
+        if rec and t["grade_id"] in rec.scores:
+            t["points"] = rec.scores[t["grade_id"]]
+    r["comments"] = dict(rec.comments) if rec else {}
+    r["auto_score"] = sum(t["auto_points"] for t in scores)
+    r["late_penalty"] = rec.late_penalty if rec else 0.0
+    r["score"] = max(0.0, sum(t["points"] for t in scores) - r["late_penalty"])
+    r["max_score"] = sum(t["max_points"] for t in scores)
+    r["submitted_at"] = (rec.submitted_at if rec else "") or r.get("submitted_at", "")
+    r["seconds_late"] = rec.seconds_late if rec else 0.0
+    return r
+
+
+def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None) -> None:
+    """The CSVs, the LMS export and every feedback page, from the saved results and the gradebook's record."""
+    recorded = recorded or {}
     scores, grades, problems = [], [], []
-    for r in results:
+    lms: dict[str, dict[str, float]] = {}
+    for result in results:
+        r = final(result, recorded.get((result["student_id"], result["assignment_id"])))
         s, a = r["student_id"], r["assignment_id"]
         for t in r.get("scores", []):
-            scores.append((s, a, t["grade_id"], _num(t["points"]), _num(t["max_points"]), t["status"]))
+            scores.append((s, a, t["grade_id"], _num(t["points"]), _num(t["max_points"]), t["status"],
+                           _num(t["auto_points"]), "yes" if t["overridden"] else "",
+                           r["comments"].get(exercise_of(t["grade_id"]), "")))
         if r.get("scores"):
-            grades.append((s, a, _num(sum(t["points"] for t in r["scores"])),
-                           _num(sum(t["max_points"] for t in r["scores"]))))
+            overridden = sum(t["overridden"] for t in r["scores"])
+            grades.append((s, a, _num(r["score"]), _num(r["max_score"]), _num(r["auto_score"]),
+                           str(overridden) if overridden else "", r["submitted_at"], _num(r["seconds_late"]),
+                           _num(r["late_penalty"])))
+            lms.setdefault(s, {})[a] = r["score"]
         for p in r.get("problems", []):
             problems.append((s, a, p["problem"], p["detail"]))
         write_feedback(out, r)
     write_atomic(out / "scores.csv", _csv(scores, SCORES))
     write_atomic(out / "grades.csv", _csv(grades, GRADES))
     write_atomic(out / "problems.csv", _csv(problems, PROBLEMS))
-
-
-FEEDBACK_STYLE = """body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left;vertical-align:top}
-.passed{color:#009E73}.failed,.error,.timeout,.missing{color:#D55E00}.tampered{color:#0072B2}
-td.msg{font-family:ui-monospace,monospace;font-size:.9em;white-space:pre-wrap}"""
-
-
-def feedback_html(result: dict) -> str:
-    """The student's page: each test's name, points and the grader's message, never a test's source."""
-    e = html.escape
-    scores = result.get("scores", [])
-    earned = sum(t["points"] for t in scores)
-    total = sum(t["max_points"] for t in scores)
-    rows = "\n".join(
-        f'<tr><td>{e(t["grade_id"])}</td><td>{e(exercise_of(t["grade_id"]))}</td>'
-        f'<td>{e(_num(t["points"]))} / {e(_num(t["max_points"]))}</td>'
-        f'<td class="{e(t["status"])}">{e(t["status"])}</td><td class="msg">{e(t.get("message", ""))}</td></tr>'
-        for t in scores)
-    problems = "".join(f"<li><b>{e(p['problem'])}</b>: {e(p['detail'])}</li>" for p in result.get("problems", []))
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>{e(result["assignment_id"])}: feedback for {e(result["student_id"])}</title>
-<style>{FEEDBACK_STYLE}</style></head>
-<body>
-<h1>{e(result["assignment_id"])}</h1>
-<p>Student: {e(result["student_id"])}. Score: <b>{e(_num(earned))} of {e(_num(total))}</b> points.</p>
-{f"<h2>Problems with this submission</h2><ul>{problems}</ul>" if problems else ""}
-<table><thead><tr><th>test</th><th>exercise</th><th>points</th><th>status</th><th>message</th></tr></thead>
-<tbody>
-{rows}
-</tbody></table>
-</body></html>
-"""
+    columns = sorted({a for per in lms.values() for a in per})
+    rows = [(s, *(_num(per[a]) if a in per else "" for a in columns), _num(sum(per.values())))
+            for s, per in sorted(lms.items())]
+    write_atomic(out / LMS, _csv(rows, ("student_id", *columns, "total")))
 
 
 def write_feedback(out: Path, result: dict) -> None:
-    write_atomic(out / "feedback" / result["student_id"] / f"{result['assignment_id']}.html", feedback_html(result))
+    """The learner's page (``result`` as :func:`final` gives it)."""
+    write_atomic(out / "feedback" / result["student_id"] / f"{result['assignment_id']}.html", feedback.page(result))
 
 
 # --------------------------------------------------------------------------- terminal

@@ -73,7 +73,7 @@ class Plan:
 
     hide: list[str] = field(default_factory=list)  # directories to cover with an empty tmpfs
     keep: list[str] = field(default_factory=list)  # directories under a hidden one to show again, read-only
-    memory_bytes: int = 3 * 2**30
+    memory_bytes: int = 2 * 2**30
     cpu_seconds: int = 600
     processes: int = 64
     file_bytes: int = 64 * 2**20
@@ -234,7 +234,9 @@ def limit(conf: Confinement, plan: Plan) -> None:
             pass
 
     setl(resource.RLIMIT_CORE, 0)
-    setl(resource.RLIMIT_AS, plan.memory_bytes)
+    # on top of what the warm interpreter already maps: a CUDA build of torch maps 3 GB of address space
+    # before any student code runs (the CPU build under 1 GB), and a fixed cap would fail every import
+    setl(resource.RLIMIT_AS, mapped_bytes() + plan.memory_bytes)
     setl(resource.RLIMIT_CPU, plan.cpu_seconds, plan.cpu_seconds + 5)
     setl(resource.RLIMIT_FSIZE, plan.file_bytes)
     setl(resource.RLIMIT_NPROC, plan.processes)
@@ -257,6 +259,18 @@ def limit(conf: Confinement, plan: Plan) -> None:
     except OSError:
         pass
     conf.facts.append("rlimits (memory, CPU, processes, file size)")
+
+
+def mapped_bytes() -> int:
+    """This process's address space now (VmSize), 0 when /proc cannot tell."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 _CAP_VERSION_3 = 0x20080522

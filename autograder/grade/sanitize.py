@@ -37,6 +37,9 @@ class Plan:
     tests: dict[int, str]
     tampered: dict[str, str] = field(default_factory=dict)  # grade_id -> what changed
     notes: list[tuple[str, str]] = field(default_factory=list)  # (problem, detail) for problems.csv
+    # the notebook as it ran, for the autograded copy: ("markdown", cell), ("code", cell) or ("test", grade_id);
+    # the code and test items are ``sources`` in order
+    items: list[tuple[str, object]] = field(default_factory=list)
 
 
 def source_tests(source: NotebookNode, released: NotebookNode) -> list[SourceTest]:
@@ -103,6 +106,8 @@ def plan(student: NotebookNode, tests: list[SourceTest]) -> Plan:
                 items.append(("code", cell))
                 if is_solution_cell(cell):
                     solutions_seen.add(gid)
+            elif cell.cell_type == "markdown":
+                items.append(("markdown", cell))
             continue
         if test.grade_id in seen:
             flag(test.grade_id, "a copy of this test cell was removed")
@@ -133,8 +138,9 @@ def plan(student: NotebookNode, tests: list[SourceTest]) -> Plan:
         if kind == "test":
             result.tests[len(result.sources)] = what
             result.sources.append(by_gid[what].source)
-        else:
+        elif kind == "code":
             result.sources.append(what.source)
+    result.items = items
     for gid, what in result.tampered.items():
         result.notes.append(("tampered", f"test cell {gid}: {what}"))
     return result

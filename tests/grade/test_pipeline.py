@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from autograder import paths
-from autograder.grade import report
+from autograder.grade import feedback, report
 from autograder.nbio import exercise_points, read_notebook
 
 pytestmark = pytest.mark.grading
@@ -89,7 +89,7 @@ def test_honest_answers_get_full_marks_and_blank_gets_none(trouble):
     assert trouble.total("passes_all") == FULL
     assert {s for _, s in trouble.scores("passes_all").values()} == {"passed"}
     assert trouble.total("blank") == 0
-    assert {s for _, s in trouble.scores("blank").values()} == {"failed"}
+    assert {s for _, s in trouble.scores("blank").values()} == {"not attempted"}
     assert not trouble.problems("passes_all") and not trouble.problems("blank")
 
 
@@ -167,19 +167,23 @@ def test_terminal_shows_progress_and_a_summary_with_pass_rates_and_isolation(tro
     assert len(lines) == 8 and rates == sorted(rates), "every exercise, hardest first"
 
 
-def test_feedback_names_tests_and_never_shows_hidden_test_source(trouble):
+def test_feedback_groups_by_exercise_and_never_shows_hidden_test_source(trouble):
     page = (trouble.out / "feedback" / "fails_encode" / f"{A}.html").read_text()
-    assert "test_encode_hidden" in page and "0 / 1" in page
+    assert '<section aria-label="encode">' in page and "hidden test" in page and "0 / 2 points" in page
+    assert "Your code" in page and "vocab.get(t, 0) + 1" in page, "the learner's own code for a failed exercise"
+    blank = (trouble.out / "feedback" / "blank" / f"{A}.html").read_text()
+    assert "not attempted" in blank and ">failed<" not in blank, "a stub is 'not attempted', never 'failed'"
     for student in ("passes_all", "fails_encode", "deleted_test", "edited_tests_fails_encode"):
         page = (trouble.out / "feedback" / student / f"{A}.html").read_text()
         assert "BEGIN HIDDEN TESTS" not in page and "hidden=True" not in page
 
 
 def test_feedback_escapes_everything():
-    page = report.feedback_html({"student_id": "<b>eve</b>", "assignment_id": A, "problems": [
+    page = feedback.page({"student_id": "<b>eve</b>", "assignment_id": A, "problems": [
         {"problem": "tampered", "detail": "<script>alert(1)</script>"}], "scores": [
-        {"grade_id": "test_x", "points": 0, "max_points": 1, "status": "failed", "message": "got <img src=x>"}]})
-    assert "<script>" not in page and "<img" not in page and "<b>eve" not in page
+        {"grade_id": "test_x", "points": 0, "max_points": 1, "status": "failed", "message": "got <img src=x>"}],
+        "code": {"x": "def x(): return '<script>'"}, "comments": {"x": "<i>well</i>"}})
+    assert "<script>" not in page and "<img" not in page and "<b>eve" not in page and "<i>well" not in page
     assert "&lt;script&gt;" in page
 
 

@@ -1,0 +1,86 @@
+"""The autograded copy of a submission, as nbgrader's ``autograde`` would leave it for formgrader.
+
+``autograded/<student>/<assignment>/<assignment>.ipynb`` holds the notebook as it ran: the student's
+cells with their outputs, and every graded test cell restored from the source with the grader's
+verdict as its output (a passing line, or the check's message as an error), so that a reviewer in
+formgrader sees why a test failed and ``nbgrader generate_feedback`` can render it. Test cells carry
+the text the student was given: hidden tests stay hidden, in formgrader and in released feedback.
+"""
+from __future__ import annotations
+
+import copy
+
+import nbformat
+from nbformat import NotebookNode
+
+from ..checks.core import EVIDENCE_MIME
+from ..nbio import grade_id, is_solution_cell
+from .engine import RunResult
+from .judge import TestScore
+from .sanitize import Plan, SourceTest
+
+MAX_OUTPUT_CHARS = 200_000  # per cell: a reviewer's page, not an archive of a flood
+
+
+def autograded_notebook(student: NotebookNode, plan: Plan, run: RunResult, tests: list[SourceTest],
+                        scores: list[TestScore], solution_ids: set[str]) -> NotebookNode:
+    """The submission as it ran (see the module's docstring); ``solution_ids`` are the source's solution cells."""
+    by_gid = {t.grade_id: t for t in tests}
+    verdicts = {s.grade_id: s for s in scores}
+    cells_run = {c.index: c for c in run.cells}
+    nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(student.get("metadata", {})))
+    position = 0
+    for kind, what in plan.items:
+        if kind == "markdown":
+            nb.cells.append(copy.deepcopy(what))
+            continue
+        ran = cells_run.get(position)
+        if kind == "test":
+            test = by_gid[what]
+            cell = nbformat.v4.new_code_cell(test.released)
+            cell.metadata = {"nbgrader": copy.deepcopy(test.released_meta)}
+            if test.cell_id:
+                cell.id = test.cell_id
+            cell.outputs = _verdict(verdicts.get(test.grade_id))
+        else:
+            cell = copy.deepcopy(what)
+            if is_solution_cell(cell) and grade_id(cell) not in solution_ids:
+                cell.metadata.pop("nbgrader", None)  # a grade id nbgrader's gradebook has never seen
+            elif not is_solution_cell(cell):
+                cell.metadata.pop("nbgrader", None)
+            cell.outputs = _outputs(ran.outputs if ran else [])
+        cell.execution_count = position + 1 if ran is not None and ran.status != "skipped" else None
+        nb.cells.append(cell)
+        position += 1
+    return nb
+
+
+def _verdict(score: TestScore | None) -> list[NotebookNode]:
+    if score is None:
+        return []
+    if score.status == "passed":
+        return [nbformat.v4.new_output("stream", name="stdout", text=f"passed: {score.message}\n")]
+    return [nbformat.v4.new_output("error", ename=f"Test {score.status}", evalue=score.message,
+                                   traceback=[f"{score.status}: {score.message}"])]
+
+
+def _outputs(outputs: list[dict]) -> list[NotebookNode]:
+    """The cell's outputs without the grader's evidence records, cut to a size a browser can show."""
+    kept, size = [], 0
+    for out in outputs:
+        if not isinstance(out, dict):
+            continue
+        out = copy.deepcopy(out)
+        if out.get("output_type") in ("display_data", "execute_result"):
+            out.get("data", {}).pop(EVIDENCE_MIME, None)
+            if not out.get("data"):
+                continue
+            out.setdefault("metadata", {})
+            if out["output_type"] == "execute_result":
+                out.setdefault("execution_count", None)
+        size += len(str(out))
+        if size > MAX_OUTPUT_CHARS:
+            kept.append(nbformat.v4.new_output("stream", name="stderr", text="[output cut for review]\n"))
+            break
+        kept.append(nbformat.from_dict(out))
+    return kept
