@@ -1433,6 +1433,8 @@ def learner_stack(folder=".") -> dict:
     modules, result = {}, {}
     for name, assignment in STACK.items():
         path = Path(folder) / f"{assignment}.ipynb"
+        if assignment not in modules and not path.exists():
+            modules[assignment] = f"{path} not found (save it next to this notebook)"
         if assignment not in modules:
             try:
                 nb = read_notebook(path)
@@ -1444,8 +1446,6 @@ def learner_stack(folder=".") -> dict:
                                             for line in cell.source.splitlines())  # magics are for notebooks
                         exec(compile(source, str(path), "exec"), namespace)
                 modules[assignment] = namespace
-            except FileNotFoundError:
-                modules[assignment] = f"{path} not found (save it next to this notebook)"
             except Exception as exc:  # the learner's notebook may hold anything
                 modules[assignment] = f"{path} did not run: {type(exc).__name__}: {exc}"
         namespace = modules[assignment]
