@@ -54,14 +54,19 @@ def _umask() -> int:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write through a temporary file and a rename, so a reader never sees half a file."""
+    write_atomic_bytes(path, text.encode("utf-8"))
+
+
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """:func:`write_atomic` for bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         # mkstemp makes the file 0600; what we keep is readable as the process umask says (course staff,
         # and nbgrader's release_feedback handing pages to students, must be able to read it)
         os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -30,7 +30,8 @@ def _grade(args: argparse.Namespace) -> int:
     try:
         result = grade_class(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
                              db_url=args.db, force=args.force, engine=args.engine,
-                             seed=args.seed, cluster=args.cluster)
+                             seed=args.seed, cluster=args.cluster, students=tuple(args.student or ()),
+                             assignments=tuple(args.assignment or ()))
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -50,7 +51,8 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
                               description="Grade SUBMISSIONS/<student_id>/<assignment_id>/<assignment_id>.ipynb "
                                           "in parallel; write scores, grades, problems, feedback and the gradebook.")
     p.add_argument("submissions", type=Path, metavar="SUBMISSIONS")
-    p.add_argument("--out", type=Path, help="output folder (default: SUBMISSIONS-graded beside SUBMISSIONS)")
+    p.add_argument("--out", type=Path, help="output folder for the CSVs, results and feedback pages "
+                                            "(default: SUBMISSIONS-graded beside SUBMISSIONS)")
     p.add_argument("--jobs", type=_positive_int, help="parallel workers (default: the number of cores)")
     p.add_argument("--timeout", type=_positive_float, default=defaults.timeout,
                    help=f"seconds a cell may run before it is interrupted (default {defaults.timeout:g})")
@@ -59,6 +61,10 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
                    help="grade on a Dask distributed cluster at this scheduler address (e.g. tcp://host:8786); "
                         "every worker needs the course installed; this process still writes the gradebook")
     p.add_argument("--force", action="store_true", help="regrade every submission, even unchanged ones")
+    p.add_argument("--student", action="append", metavar="ID",
+                   help="grade only this student (repeat for several); the CSVs keep everyone graded before")
+    p.add_argument("--assignment", action="append", metavar="ID",
+                   help="grade only this assignment, e.g. 04_softmax_and_probability (repeat for several)")
     p.add_argument("--seed", type=int, help="the run seed hidden inputs follow (default: the one saved in --out, "
                                             "else a random one); give the same AUTOGRADER_SEED to compare with "
                                             "stock nbgrader")

@@ -25,7 +25,7 @@ from .. import paths
 from ..checks import core
 import nbformat
 
-from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, parse_notebook, read_notebook, write_atomic
+from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, parse_notebook, read_notebook, write_atomic, write_atomic_bytes
 from ..release import student_notebook
 from . import engine as engine_module
 from . import fallback, judge, report, sanitize
@@ -303,12 +303,11 @@ def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None 
         raise UsageError("--jobs must be at least 1 and --timeout positive")
     if cfg.engine not in ("auto", "engine", "nbclient"):
         raise UsageError(f"unknown engine {cfg.engine!r}; use auto, engine or nbclient")
-    assignments = paths.assignments()
-    if not assignments:
+    known = paths.assignments()
+    if not known:
         raise UsageError(f"no solutions/*.ipynb under {paths.root()}: nothing to grade against")
     cfg.out.mkdir(parents=True, exist_ok=True)
     run_seed = _seed(cfg.out, cfg.seed)
-    known = paths.assignments()
     unknown = [a for a in assignments if a not in known]
     if unknown:
         raise UsageError(f"--assignment {unknown[0]!r} is not an assignment of this course; known: {', '.join(known)}")
@@ -352,6 +351,8 @@ def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None 
 
     results = report.read_results(cfg.out)  # everyone graded into --out, not only this run's subset
     report.write_outputs(cfg.out, results, recorded)
+    if course is not None:
+        course_feedback(course, cfg.out, results)
     failed = sum(1 for r in results if any(p.get("fatal") for p in r.get("problems", [])))
     fresh = [r for r in results if r.get("isolation")]
     isolation = sorted({r["isolation"] for r in fresh})
@@ -363,6 +364,29 @@ def grade_class(*, submissions: Path, out: Path | None = None, jobs: int | None 
                              seconds=time.monotonic() - started, out=cfg.out,
                              isolation=sorted({r["isolation"] for r in fresh}), jobs=cfg.jobs)
     return ClassResult(1 if failed else 0, graded, len(reused), failed, cfg.out, results, summary)
+
+
+def _beside(folder: Path) -> list[Path]:
+    """The plain files of a submission folder other than notebooks (top level only, up to 20 MiB each)."""
+    if not folder.is_dir():
+        return []
+    return [p for p in sorted(folder.iterdir()) if p.is_file() and not p.is_symlink() and p.suffix != ".ipynb"
+            and p.stat().st_size <= MAX_FILES_BYTES]
+
+
+def course_feedback(course: Course, out: Path, results: list[dict]) -> None:
+    """Each learner's page, also in the course's ``feedback/<student>/<assignment>/``, beside the files
+    ``nbgrader release_feedback`` reads (timestamp.txt, submission_secret.txt), so it can hand them out."""
+    for r in results:
+        s, a = r["student_id"], r["assignment_id"]
+        page, graded = out / "feedback" / s / f"{a}.html", course.autograded / s / a
+        if not (page.is_file() and graded.is_dir()):
+            continue
+        folder = course.root / "feedback" / s / a
+        write_atomic_bytes(folder / f"{a}.html", page.read_bytes())
+        for name in ("timestamp.txt", "submission_secret.txt"):
+            if (graded / name).is_file():
+                write_atomic_bytes(folder / name, (graded / name).read_bytes())
 
 
 def _submitted_at(submissions: Path, sub: Submission) -> str:
@@ -392,9 +416,10 @@ class _Run:
         if notebook is not None:
             folder = self.autograded_dir() / key[0] / key[1]
             write_atomic(folder / f"{key[1]}.ipynb", notebook)
-            stamp = self.cfg.submissions / key[0] / key[1] / "timestamp.txt"
-            if stamp.is_file():
-                write_atomic(folder / "timestamp.txt", stamp.read_text(encoding="utf-8", errors="replace"))
+            # as nbgrader's autograde does: the submission's other files come along (timestamp.txt and
+            # submission_secret.txt are what release_feedback needs), never another notebook
+            for path in _beside(self.cfg.submissions / key[0] / key[1]):
+                write_atomic_bytes(folder / path.name, path.read_bytes())
         changed = key in self.previous and self.previous[key] != result.get("submission_hash")
         dropped = writer.save_result(result, submission_changed=changed)
         if dropped:
