@@ -970,6 +970,25 @@ def predict_no_positions(hidden, rng):
 
 # --------------------------------------------------------------------------- train_step
 
+class _SGD:
+    """Plain SGD with an optimizer's two methods. Not torch.optim: importing it reaches torch's compiler, which
+    wants a writable cache folder that a grading sandbox may not give (the reference would then fail too)."""
+
+    def __init__(self, params, lr):
+        self.params, self.lr = list(params), lr
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        torch = _torch()
+        with torch.no_grad():
+            for p in self.params:
+                if p.grad is not None:
+                    p -= self.lr * p.grad
+
+
 def _step_setup(seed, V=7, T=5, B=3):
     """A small model (an embedding and a linear layer), stale gradients on it, an SGD optimiser and a batch."""
     torch = _torch()
@@ -979,7 +998,7 @@ def _step_setup(seed, V=7, T=5, B=3):
         for p in model.parameters():
             p.copy_(torch.randn(p.shape, generator=g) * 2.0)
             p.grad = torch.full_like(p, 0.5)  # left over from an earlier step
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    opt = _SGD(model.parameters(), lr=0.1)
     xb = torch.randint(0, V, (B, T), generator=g)
     yb = torch.randint(0, V, (B, T), generator=g)
     return model, opt, xb, yb
