@@ -20,6 +20,7 @@ import select
 import signal
 import struct
 import sys
+import tempfile
 import time
 
 from ..checks import core
@@ -167,7 +168,8 @@ def child_environment(conf, extra: dict[str, str]) -> dict[str, str]:
     env = {"PATH": path, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": conf.scratch, "TMPDIR": conf.scratch,
            "MPLCONFIGDIR": conf.scratch, "AUTOGRADER_MODE": "evidence", "NBGRADER_EXECUTION": "autograde",
            "MPLBACKEND": "module://matplotlib_inline.backend_inline", "AUTOGRADER_ROOT": conf.course_root,
-           "PYTHONHASHSEED": "0", **THREAD_VARS}
+           "PYTHONHASHSEED": "0", "TORCHINDUCTOR_CACHE_DIR": os.path.join(conf.scratch, ".torchinductor"),
+           **THREAD_VARS}
     env.update({str(k): str(v) for k, v in (extra or {}).items()})
     return env
 
@@ -261,6 +263,9 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
     # evidence mode and the run seed are fixed now, before any student code: a cell that clears
     # os.environ later must not turn the checks back into local ones (which hand no evidence over)
     core.configure_from_environment()
+    # tempfile cached the warm parent's /tmp, where this user may not write (torch.optim's first step
+    # puts its compile cache there): the scratch folder is the temporary folder
+    tempfile.tempdir = conf.scratch
     sandbox.limit(conf, plan)
 
     def forked() -> None:  # a process the student forks must never speak for the run

@@ -1,0 +1,155 @@
+"""Does formgrader, in a real browser, show why a test failed, and does a score changed there reach the CSVs?
+
+A course folder (this repository's nbgrader_config.py, source/ links and solutions) with two
+collected submissions is graded by ``python -m autograder grade submitted``; then JupyterLab with
+nbgrader's formgrader serves it to Debian's Chromium. The reviewer opens the submission whose
+``encode`` is wrong, sees the check's message under the failed test, gives the test 1 point and a
+comment, and the next ``grade`` puts both in grades.csv and scores.csv.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder import paths
+from autograder.nbio import grade_id, is_solution_cell
+from benchmarks import grading as bench
+from tests.browser.conftest import SETTINGS_OVERRIDES, _stop, _wait_until_up, free_port, require_chromium
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.nbgrader, pytest.mark.xdist_group("formgrader")]
+A = "01_tokens_and_ids"
+WRONG_ENCODE = "def encode(tokens, vocab, unk='<unk>'):\n    return [vocab.get(t, 0) + 1 for t in tokens]\n"
+
+
+def grade(root: Path) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "submitted", "--jobs", "2"], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    return proc
+
+
+def rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    require_chromium()
+    root = tmp_path_factory.mktemp("formgrader") / "course"
+    root.mkdir()
+    for name in ("solutions", "source"):
+        shutil.copytree(paths.root() / name, root / name, symlinks=True)
+    shutil.copy(paths.root() / "nbgrader_config.py", root)
+    sub = root / "submitted"
+    bench.write_submission(sub, "honest", A, bench.right_notebook(A))
+    wrong = bench.right_notebook(A)
+    next(c for c in wrong.cells if is_solution_cell(c) and grade_id(c) == "encode").source = WRONG_ENCODE
+    bench.write_submission(sub, "wrong_encode", A, wrong)
+    for student in ("honest", "wrong_encode"):
+        (sub / student / A / "timestamp.txt").write_text("2026-11-30 09:00:00.000000 UTC")
+    grade(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def formgrader(course, tmp_path_factory):
+    base = tmp_path_factory.mktemp("formgrader-server")
+    (base / "app-settings").mkdir()
+    (base / "app-settings" / "overrides.json").write_text(json.dumps(SETTINGS_OVERRIDES))
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+               JUPYTERLAB_SETTINGS_DIR=str(base / "user-settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
+               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+           f"--ServerApp.port={port}", "--ServerApp.port_retries=0", "--IdentityProvider.token=",
+           "--ServerApp.password=", f"--ServerApp.root_dir={course}",
+           f"--LabApp.app_settings_dir={base / 'app-settings'}"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = base / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=course, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _wait_until_up(proc, url, log)
+        yield url
+    finally:
+        _stop(proc)
+
+
+def submission_id(course: Path, student: str) -> str:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "transformer-math") as gb:
+        return gb.find_submission_notebook(A, A, student).id
+
+
+def test_formgrader_lists_the_submissions_as_autograded(formgrader, page, shots):
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(f"{formgrader}/formgrader/gradebook/{A}/{A}", wait_until="networkidle")
+    page.wait_for_function("document.body.innerHTML.includes('wrong_encode')", timeout=30_000)
+    page.screenshot(path=str(shots / "submissions.png"), full_page=True)
+    assert "honest" in page.content() and "wrong_encode" in page.content()
+    page.goto(f"{formgrader}/formgrader/manage_students/wrong_encode", wait_until="networkidle")
+    page.wait_for_function(f"document.body.innerText.includes('{A}')", timeout=30_000)
+    text = page.inner_text("body")
+    page.screenshot(path=str(shots / "student.png"), full_page=True)
+    assert "not autograded" not in text.lower(), text[:2000]
+    assert errors == [], errors
+
+
+def test_a_reviewer_sees_why_a_test_failed_and_an_override_reaches_the_csvs(course, formgrader, page, shots):
+    page.goto(f"{formgrader}/formgrader/submissions/{submission_id(course, 'wrong_encode')}",
+              wait_until="networkidle")
+    page.wait_for_selector("input.score#test_encode", timeout=30_000)
+    body = page.inner_text("body")
+    page.screenshot(path=str(shots / "review.png"), full_page=True)
+    assert "failed: " in body, "the failed test's verdict is shown under it"
+    failed = next(r for r in rows(course / "submitted-graded" / "scores.csv")
+                  if r["student_id"] == "wrong_encode" and r["grade_id"] == "test_encode")
+    assert failed["status"] == "failed"
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "transformer-math") as gb:
+        pass
+    message = json.loads((course / "submitted-graded" / "results" / "wrong_encode" / f"{A}.json").read_text())
+    why = next(t["message"] for t in message["scores"] if t["grade_id"] == "test_encode")
+    assert why in body, (why, body[:3000])
+    assert "hidden=True" not in body, "hidden tests stay hidden in review too"
+
+    score = page.locator("input.score#test_encode")
+    score.fill("1")
+    score.press("Tab")
+    comment = page.locator("textarea#encode-comment")
+    comment.fill("Ids start at 0: drop the + 1.")
+    comment.press("Tab")
+    deadline, saved = time.monotonic() + 30, (None, None)
+    while time.monotonic() < deadline:  # formgrader saves in the background
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "transformer-math") as gb:
+            saved = (gb.find_grade("test_encode", A, A, "wrong_encode").manual_score,
+                     gb.find_comment("encode", A, A, "wrong_encode").manual_comment)
+            if saved[0] == 1 and saved[1]:
+                break
+        time.sleep(0.5)
+    page.screenshot(path=str(shots / "override.png"), full_page=True)
+    assert saved == (1, "Ids start at 0: drop the + 1."), "formgrader saved the score and the comment"
+
+    grade(course)
+    graded = course / "submitted-graded"
+    row = next(r for r in rows(graded / "scores.csv") if r["student_id"] == "wrong_encode"
+               and r["grade_id"] == "test_encode")
+    assert row["points"] == "1" and row["overridden"] == "yes" and row["comment"] == "Ids start at 0: drop the + 1."
+    total = next(r for r in rows(graded / "grades.csv") if r["student_id"] == "wrong_encode")
+    assert total["overridden"] == "1"
+    page.goto((graded / "feedback" / "wrong_encode" / f"{A}.html").as_uri())
+    assert "Ids start at 0: drop the + 1." in page.inner_text("body")
+    page.screenshot(path=str(shots / "feedback.png"), full_page=True)
