@@ -39,7 +39,14 @@ MAX_ELEMENTS = 1_000_000  # evidence larger than this is refused, not shipped
 
 
 class CheckFailure(AssertionError):
-    """An answer is wrong; the message says what and, when we can tell, why."""
+    """An answer is wrong; the message says what and, when we can tell, why.
+
+    ``mistake`` is the known mistake the answer was recognised as (a hint's text), "" when none was.
+    """
+
+    def __init__(self, message: str = "", mistake: str = ""):
+        super().__init__(message)
+        self.mistake = mistake
 
 
 class CheckUnavailable(RuntimeError):
@@ -325,17 +332,16 @@ class Comparator:
                 except Exception:  # a hint is a guess; it must never hide the verdict
                     extra = None
                 if extra:
-                    message += " " + extra
-                    break
+                    self.fail(case, message + " " + extra, mistake=extra)
             self.fail(case, message)
 
     def mismatch(self, got: Any, want: Any) -> str | None:
         raise NotImplementedError
 
     @staticmethod
-    def fail(case: Case, message: str) -> None:
+    def fail(case: Case, message: str, mistake: str = "") -> None:
         __tracebackhide__ = True
-        raise CheckFailure(f"{case.label}: {message}")
+        raise CheckFailure(f"{case.label}: {message}", mistake=mistake)
 
 
 def describe(value: Any) -> str:
@@ -632,6 +638,7 @@ class Verdict:
     ok: bool
     message: str
     attempted: bool = True
+    mistake: str = ""  # the known mistake the answer was recognised as, when it was
 
 
 def verdict(evidence: dict, reference: dict, *, seed: int | None = None) -> Verdict:
@@ -659,7 +666,7 @@ def verdict(evidence: dict, reference: dict, *, seed: int | None = None) -> Verd
     except NotAttempted as failure:
         return Verdict(False, str(failure), attempted=False)
     except CheckFailure as failure:
-        return Verdict(False, str(failure))
+        return Verdict(False, str(failure), mistake=failure.mistake)
     except Exception as exc:  # malformed evidence never earns points
         return Verdict(False, f"unreadable results ({type(exc).__name__}: {exc})")
     return Verdict(True, f"{name}: {len(cases)} checks passed")

@@ -28,6 +28,7 @@ class TestScore:
     max_points: float
     status: str  # one of STATUSES
     message: str = ""
+    mistake: str = ""  # the known mistake a failed check recognised (for the class report), else ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -119,6 +120,8 @@ def _score_one(cell, test: SourceTest, reference: list | None, seed: int) -> Tes
     for student, want in zip(got, reference):
         v = core.verdict(student if isinstance(student, dict) else {}, want, seed=seed)
         if not v.ok:
-            return result("failed" if v.attempted else "not attempted", v.message)
+            failed = result("failed" if v.attempted else "not attempted", v.message)
+            failed.mistake = v.mistake
+            return failed
         messages.append(v.message)
     return result("passed", "; ".join(messages), earned=True)
