@@ -4,7 +4,11 @@
 # requirements.txt` as that user, then the grading, adversarial, validate and setup tests, once with
 # the user namespaces this machine allows and once where namespaces are refused (tests/no_userns.py).
 # Needs root (it creates the user); tools/test.sh calls it when run as root. Extra arguments go to pytest.
+#   tools/test-as-instructor.sh [prepare|run|all] [PYTEST ARGS...]   (default all; tools/test.sh prepares
+#   while the main suite runs, then runs)
 set -euo pipefail
+phase=all
+case "${1:-}" in prepare|run|all) phase=$1; shift ;; esac
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" -ne 0 ]; then
   echo "tools/test-as-instructor.sh creates a user: run it as root (tools/test.sh does when it can)" >&2
@@ -16,6 +20,12 @@ home=$(getent passwd "$user" | cut -d: -f6)
 dest="$home/course"
 start=$(date +%s)
 
+# pip's own settings pass through (a machine's local wheel folder, e.g. the CPU build of torch), nothing else
+pip_env=()
+while IFS= read -r line; do pip_env+=("$line"); done < <(env | grep '^PIP_' || true)
+as_user() { runuser -u "$user" -- env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "${pip_env[@]}" "$@"; }
+python=/usr/bin/python3
+if [ "$phase" != run ]; then
 # A copy of the working tree as the user would clone it (no .git, no root's virtualenv).
 rm -rf "$dest"
 mkdir -p "$dest"
@@ -23,13 +33,10 @@ tar --exclude=./.venv --exclude=./.git --exclude='*/__pycache__' --exclude='*.eg
 chown -R "$user:" "$dest"
 
 # The README's install, as that user, with Debian's interpreter (root's pyenv build is not readable by others).
-python=/usr/bin/python3
-# pip's own settings pass through (a machine's local wheel folder, e.g. the CPU build of torch), nothing else
-pip_env=()
-while IFS= read -r line; do pip_env+=("$line"); done < <(env | grep '^PIP_' || true)
-as_user() { runuser -u "$user" -- env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "${pip_env[@]}" "$@"; }
 as_user bash -c "cd '$dest' && $python -m venv .venv && .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt"
 echo "instructor $user: installed in $(( $(date +%s) - start )) s" >&2
+fi
+[ "$phase" = prepare ] && exit 0
 
 tests=(tests/grade/test_setups.py tests/adversarial tests/test_validate.py)
 status=0
