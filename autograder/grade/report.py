@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..nbio import exercise_of, write_atomic
-from . import feedback
+from . import classreport, feedback
 from .engine import not_isolated
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None
     rows = [(s, *(_num(per[a]) if a in per else "" for a in columns), _num(sum(per.values())))
             for s, per in sorted(lms.items())]
     write_atomic(out / LMS, _csv(rows, ("student_id", *columns, "total")))
+    classreport.write_report(out, [final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results])
 
 
 def write_feedback(out: Path, result: dict) -> None:

@@ -1,0 +1,250 @@
+"""The instructor's class report, ``report.html`` beside the CSVs: what the class scored and which mistakes it made.
+
+Built from the same records as the CSVs (:func:`.report.final`: a person's scores, lateness and its penalty),
+so its numbers are theirs: a test passed when its status in ``scores.csv`` is ``passed``; a submission's score
+is its ``score`` in ``grades.csv``. One self-contained page: no script, no font and no picture from anywhere
+else, so it opens offline and can be mailed. Plots are HTML/CSS bars in Okabe-Ito colours, each with its
+numbers written out beside it.
+"""
+from __future__ import annotations
+
+import html
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from ..nbio import exercise_of, write_atomic
+from .feedback import is_hidden
+
+# Okabe & Ito (2008), a palette readers with every common colour-vision deficiency tell apart.
+BLUE, ORANGE, SKY, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#56B4E9", "#009E73", "#D55E00", "#999999"
+BINS = 10  # histogram bins of 10 percentage points; a full score falls in the last one
+
+STYLE = f"""body{{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#222;
+line-height:1.45}}h2{{border-top:2px solid #ddd;padding-top:1rem;margin-top:2.5rem}}h3{{margin-top:1.6rem}}
+table{{border-collapse:collapse;margin:.4rem 0}}th,td{{padding:.2rem .7rem .2rem 0;text-align:left;
+vertical-align:top}}th{{border-bottom:1px solid #bbb}}td.num{{text-align:right;font-variant-numeric:tabular-nums}}
+.hist{{display:flex;align-items:flex-end;gap:4px;height:10rem;border-bottom:1px solid #555;max-width:36rem;
+padding-top:1.2rem}}.col{{flex:1;display:flex;flex-direction:column;justify-content:flex-end;align-items:center;
+height:100%}}.col .bar{{width:100%;background:{BLUE}}}.col .n{{font-size:.8em}}
+.axis{{display:flex;gap:4px;max-width:36rem;font-size:.75em;color:#444}}.axis span{{flex:1;text-align:center}}
+.rate{{display:inline-block;width:8rem;height:.8rem;background:#eee;margin-right:.4rem;vertical-align:middle}}
+.rate span{{display:block;height:100%}}.visible{{background:{BLUE}}}.hidden{{background:{ORANGE}}}
+.key{{display:inline-block;width:.8rem;height:.8rem;vertical-align:middle}}
+caption{{text-align:left;caption-side:top}}figcaption{{font-size:.9em;color:#333;margin-top:.3rem}}.muted{{color:#555}}
+ul.mistakes li{{margin:.3rem 0}}.count{{font-weight:600}}.who{{font-size:.9em}}
+nav ul{{columns:2}}.note{{background:#fff8e1;padding:.4rem .6rem}}"""
+
+
+@dataclass
+class Exercise:
+    """One exercise of one assignment across the class."""
+    name: str
+    visible: list[bool] = field(default_factory=list)  # per submission with a visible check: did all pass?
+    hidden: list[bool] = field(default_factory=list)
+    not_attempted: int = 0
+    failed: set[str] = field(default_factory=set)  # students who failed a test of it
+    mistakes: dict[str, set[str]] = field(default_factory=dict)  # mistake text -> students
+
+    def unnamed(self) -> set[str]:
+        """Students who failed it with no known mistake recognised."""
+        named = set().union(*self.mistakes.values()) if self.mistakes else set()
+        return self.failed - named
+
+
+@dataclass
+class Assignment:
+    name: str
+    scores: list[tuple[str, float, float]] = field(default_factory=list)  # (student, score, max_score)
+    exercises: dict[str, Exercise] = field(default_factory=dict)
+    ungraded: list[tuple[str, list[dict]]] = field(default_factory=list)  # (student, its fatal problems)
+    changed: list[dict] = field(default_factory=list)  # results whose score a person or a penalty changed
+
+    @property
+    def graded(self) -> int:
+        return len(self.scores)
+
+
+def summarise(finals: list[dict]) -> dict[str, Assignment]:
+    """Per assignment: scores, per-exercise pass counts and mistakes, ungraded submissions, changed scores."""
+    out: dict[str, Assignment] = {}
+    for r in sorted(finals, key=lambda r: (r["assignment_id"], r["student_id"])):
+        a = out.setdefault(r["assignment_id"], Assignment(r["assignment_id"]))
+        student, tests = r["student_id"], r.get("scores", [])
+        fatal = [p for p in r.get("problems", []) if p.get("fatal")]
+        if fatal or not tests:
+            a.ungraded.append((student, fatal))
+            continue
+        a.scores.append((student, r["score"], r["max_score"]))
+        if r.get("late_penalty") or any(t.get("overridden") and t["points"] != t["auto_points"] for t in tests):
+            a.changed.append(r)
+        per_ex: dict[str, list[dict]] = {}
+        for t in tests:
+            per_ex.setdefault(exercise_of(t["grade_id"]), []).append(t)
+        for name, ts in per_ex.items():
+            ex = a.exercises.setdefault(name, Exercise(name))
+            visible = [t for t in ts if not is_hidden(t["grade_id"])]
+            hidden = [t for t in ts if is_hidden(t["grade_id"])]
+            if visible:
+                ex.visible.append(all(t["status"] == "passed" for t in visible))
+            if hidden:
+                ex.hidden.append(all(t["status"] == "passed" for t in hidden))
+            if all(t["status"] == "not attempted" for t in ts):
+                ex.not_attempted += 1
+            if any(t["status"] == "failed" for t in ts):
+                ex.failed.add(student)
+            for t in ts:
+                if t["status"] == "failed" and t.get("mistake"):
+                    ex.mistakes.setdefault(t["mistake"], set()).add(student)
+    return out
+
+
+# --------------------------------------------------------------------------- HTML
+
+e = html.escape
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k / n:.0%}" if n else "–"
+
+
+def feedback_link(student: str, assignment: str) -> str:
+    return f'<a href="feedback/{quote(student)}/{quote(assignment)}.html">{e(student)}</a>'
+
+
+def histogram(a: Assignment) -> str:
+    """Scores in bins of 10 percentage points, as CSS columns, with the counts written on them."""
+    counts = [0] * BINS
+    for _, score, of in a.scores:
+        counts[min(BINS - 1, int(score / of * BINS)) if of else 0] += 1
+    tallest = max(counts) or 1
+    labels = [f"{100 * i // BINS}–{100 * (i + 1) // BINS - 1}%" if i < BINS - 1 else f"{100 * i // BINS}–100%"
+              for i in range(BINS)]
+    cols = "".join(
+        f'<div class="col" title="{e(label)}: {n}"><span class="n">{n or ""}</span>'
+        f'<div class="bar" style="height:{100 * n / tallest:.1f}%"></div></div>'
+        for label, n in zip(labels, counts))
+    axis = "".join(f"<span>{e(label.split('–')[0])}%</span>" for label in labels)
+    median = statistics.median([score / of if of else 0.0 for _, score, of in a.scores] or [0.0])
+    words = "; ".join(f"{label}: {n}" for label, n in zip(labels, counts) if n)
+    return (f'<figure data-histogram="{e(a.name)}"><div class="hist" role="img" aria-label="Histogram of scores. '
+            f'{e(words)}">{cols}</div><div class="axis" aria-hidden="true">{axis}</div>'
+            f"<figcaption>Scores of {a.graded} graded submission(s) as a percentage of the maximum, after overrides "
+            f"and late penalties (as in grades.csv); median {median:.0%}. Submissions per bin: {e(words) or 'none'}."
+            "</figcaption></figure>")
+
+
+def _rate(k: int, n: int, kind: str) -> str:
+    if not n:
+        return '<td class="muted">none</td>'
+    return (f'<td data-{kind}-passed="{k}" data-{kind}-of="{n}"><span class="rate" aria-hidden="true">'
+            f'<span class="{kind}" style="width:{100 * k / n:.1f}%"></span></span>{k} of {n} ({_pct(k, n)})</td>')
+
+
+def pass_rates(a: Assignment) -> str:
+    rows = "".join(
+        f'<tr data-exercise="{e(ex.name)}"><td>{e(ex.name)}</td>'
+        + _rate(sum(ex.visible), len(ex.visible), "visible") + _rate(sum(ex.hidden), len(ex.hidden), "hidden")
+        + f'<td class="num">{ex.not_attempted}</td></tr>'
+        for ex in a.exercises.values())
+    return ("<table><caption class=\"muted\">Submissions passing every test of the exercise, "
+            f'<span class="key visible"></span> visible check and <span class="key hidden"></span> hidden tests '
+            "apart; a hidden test uses inputs the learner never saw.</caption>"
+            "<tr><th>exercise</th><th>visible check passed</th><th>hidden tests passed</th>"
+            f"<th>not attempted</th></tr>{rows}</table>")
+
+
+def mistakes(a: Assignment) -> str:
+    items = []
+    for ex in a.exercises.values():
+        if not ex.failed:
+            continue
+        lines = []
+        for text, students in sorted(ex.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            who = ", ".join(feedback_link(s, a.name) for s in sorted(students))
+            lines.append(f'<li data-mistake="{e(text)}" data-count="{len(students)}"><span class="count">'
+                         f"{len(students)} of {a.graded}</span>: {e(text)}<br><span class=\"who\">{who}</span></li>")
+        unnamed = ex.unnamed()
+        if unnamed:
+            who = ", ".join(feedback_link(s, a.name) for s in sorted(unnamed))
+            lines.append(f'<li data-mistake="" data-count="{len(unnamed)}"><span class="count">{len(unnamed)} of '
+                         f'{a.graded}</span>: <span class="muted">failed with no known mistake recognised '
+                         f'(read their code)</span><br><span class="who">{who}</span></li>')
+        items.append(f'<h4 data-exercise="{e(ex.name)}">{e(ex.name)}: {len(ex.failed)} of {a.graded} failed</h4>'
+                     f'<ul class="mistakes">{"".join(lines)}</ul>')
+    if not items:
+        return "<p>No exercise was failed.</p>"
+    return "".join(items)
+
+
+def ungraded(a: Assignment) -> str:
+    if not a.ungraded:
+        return ""
+    rows = "".join(
+        f"<tr><td>{feedback_link(s, a.name)}</td><td>"
+        + ("<br>".join(f"<b>{e(p['problem'])}</b>: {e(p['detail'])}" for p in problems) or "no test ran")
+        + "</td></tr>" for s, problems in a.ungraded)
+    return (f'<h3>Could not be graded: {len(a.ungraded)}</h3><table data-ungraded="{len(a.ungraded)}">'
+            f"<tr><th>student</th><th>why</th></tr>{rows}</table>")
+
+
+def changed(a: Assignment) -> str:
+    if not a.changed:
+        return ""
+    rows = []
+    for r in a.changed:
+        overrides = "<br>".join(f"{e(t['grade_id'])}: {_num(t['auto_points'])} → {_num(t['points'])}"
+                                for t in r["scores"] if t.get("overridden") and t["points"] != t["auto_points"])
+        late = (f"−{_num(r['late_penalty'])} ({r['seconds_late'] / 3600:.1f} h late)" if r.get("late_penalty")
+                else "")
+        rows.append(f'<tr data-student="{e(r["student_id"])}"><td>{feedback_link(r["student_id"], a.name)}</td>'
+                    f'<td class="num">{_num(r["auto_score"])}</td><td>{overrides}</td><td>{late}</td>'
+                    f'<td class="num"><b>{_num(r["score"])}</b> of {_num(r["max_score"])}</td></tr>')
+    return ("<h3>Scores changed by a person or a late penalty</h3><table><tr><th>student</th><th>automatic</th>"
+            "<th>overridden tests</th><th>late penalty</th><th>score</th></tr>" + "".join(rows) + "</table>")
+
+
+def assignment_section(a: Assignment) -> str:
+    parts = [f'<section id="{e(a.name)}" data-assignment="{e(a.name)}"><h2>{e(a.name)}</h2>',
+             f"<p>{a.graded} graded submission(s)"
+             + (f", {len(a.ungraded)} could not be graded" if a.ungraded else "") + ".</p>"]
+    if a.scores:
+        parts += ["<h3>Scores</h3>", histogram(a), "<h3>Pass rate per exercise</h3>", pass_rates(a),
+                  "<h3>Mistakes the class made</h3>",
+                  '<p class="muted">Per exercise, each known mistake a failed check recognised, with the students '
+                  "who made it (a link opens the learner's feedback page). A student counts once per mistake.</p>",
+                  mistakes(a)]
+    parts += [changed(a), ungraded(a), "</section>"]
+    return "".join(parts)
+
+
+def page(finals: list[dict]) -> str:
+    """The whole report for ``finals`` (results as :func:`.report.final` gives them)."""
+    assignments = summarise(finals)
+    toc = "".join(f'<li><a href="#{quote(a.name)}">{e(a.name)}</a>: {a.graded} graded'
+                  + (f", {len(a.ungraded)} not" if a.ungraded else "") + "</li>" for a in assignments.values())
+    students = len({r["student_id"] for r in finals})
+    body = "".join(assignment_section(a) for a in assignments.values()) or "<p>No submissions yet.</p>"
+    return f"""<!DOCTYPE html>
+<!-- Generated by `python -m autograder grade` from results/; rebuilt on every run: do not edit. -->
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Class report</title><style>{STYLE}</style></head>
+<body>
+<h1>Class report</h1>
+<p>{len(finals)} submission(s) from {students} student(s). The numbers are those of <code>scores.csv</code> and
+<code>grades.csv</code> in this folder; each student's name opens their feedback page.</p>
+<nav aria-label="Assignments"><ul>{toc}</ul></nav>
+{body}
+</body></html>
+"""
+
+
+def write_report(out: Path, finals: list[dict]) -> None:
+    """``out/report.html`` from every result as the gradebook has it."""
+    write_atomic(out / "report.html", page(finals))
