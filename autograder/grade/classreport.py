@@ -57,14 +57,21 @@ class Exercise:
 @dataclass
 class Assignment:
     name: str
-    scores: list[tuple[str, float, float]] = field(default_factory=list)  # (student, score, max_score)
+    scores: list[tuple[str, float, float]] = field(default_factory=list)  # (student, score, max_score) per grades.csv row
     exercises: dict[str, Exercise] = field(default_factory=dict)
     ungraded: list[tuple[str, list[dict]]] = field(default_factory=list)  # (student, its fatal problems)
     changed: list[dict] = field(default_factory=list)  # results whose score a person or a penalty changed
 
     @property
     def graded(self) -> int:
+        """Submissions with a row in grades.csv: the denominator of every rate and count."""
         return len(self.scores)
+
+    @property
+    def scored_ungraded(self) -> int:
+        """Ungradable submissions that still have a (zero) row in grades.csv."""
+        scored = {s for s, _, _ in self.scores}
+        return sum(s in scored for s, _ in self.ungraded)
 
 
 def summarise(finals: list[dict]) -> dict[str, Assignment]:
@@ -76,7 +83,10 @@ def summarise(finals: list[dict]) -> dict[str, Assignment]:
         fatal = [p for p in r.get("problems", []) if p.get("fatal")]
         if fatal or not tests:
             a.ungraded.append((student, fatal))
+        if not tests:
             continue
+        # An ungradable submission with tests listed (all "missing") stays in: grades.csv gives it 0, and the
+        # report counts what the CSVs and the LMS export count.
         a.scores.append((student, r["score"], r["max_score"]))
         if r.get("late_penalty") or any(t.get("overridden") and t["points"] != t["auto_points"] for t in tests):
             a.changed.append(r)
@@ -95,9 +105,11 @@ def summarise(finals: list[dict]) -> dict[str, Assignment]:
                 ex.not_attempted += 1
             if any(t["status"] == "failed" for t in ts):
                 ex.failed.add(student)
-            for t in ts:
-                if t["status"] == "failed" and t.get("mistake"):
-                    ex.mistakes.setdefault(t["mistake"], set()).add(student)
+            # One mistake per student and exercise, the visible check's first: a hidden test names the same
+            # mistake in words of its own inputs ("the sum over the 7 positions"), which would count it twice.
+            named = [t["mistake"] for t in visible + hidden if t["status"] == "failed" and t.get("mistake")]
+            if named:
+                ex.mistakes.setdefault(named[0], set()).add(student)
     return out
 
 
@@ -127,15 +139,15 @@ def histogram(a: Assignment) -> str:
     labels = [f"{100 * i // BINS}–{100 * (i + 1) // BINS - 1}%" if i < BINS - 1 else f"{100 * i // BINS}–100%"
               for i in range(BINS)]
     cols = "".join(
-        f'<div class="col" title="{e(label)}: {n}"><span class="n">{n or ""}</span>'
+        f'<div class="col" title="{e(label)}: {n}" data-bin="{i}" data-count="{n}"><span class="n">{n or ""}</span>'
         f'<div class="bar" style="height:{100 * n / tallest:.1f}%"></div></div>'
-        for label, n in zip(labels, counts))
+        for i, (label, n) in enumerate(zip(labels, counts)))
     axis = "".join(f"<span>{e(label.split('–')[0])}%</span>" for label in labels)
     median = statistics.median([score / of if of else 0.0 for _, score, of in a.scores] or [0.0])
     words = "; ".join(f"{label}: {n}" for label, n in zip(labels, counts) if n)
     return (f'<figure data-histogram="{e(a.name)}"><div class="hist" role="img" aria-label="Histogram of scores. '
             f'{e(words)}">{cols}</div><div class="axis" aria-hidden="true">{axis}</div>'
-            f"<figcaption>Scores of {a.graded} graded submission(s) as a percentage of the maximum, after overrides "
+            f"<figcaption>Scores of {a.graded} submission(s) as a percentage of the maximum, after overrides "
             f"and late penalties (as in grades.csv); median {median:.0%}. Submissions per bin: {e(words) or 'none'}."
             "</figcaption></figure>")
 
@@ -203,7 +215,7 @@ def changed(a: Assignment) -> str:
                                 for t in r["scores"] if t.get("overridden") and t["points"] != t["auto_points"])
         late = (f"−{_num(r['late_penalty'])} ({r['seconds_late'] / 3600:.1f} h late)" if r.get("late_penalty")
                 else "")
-        rows.append(f'<tr data-student="{e(r["student_id"])}"><td>{feedback_link(r["student_id"], a.name)}</td>'
+        rows.append(f'<tr data-student="{e(r["student_id"])}" data-score="{_num(r["score"])}"><td>{feedback_link(r["student_id"], a.name)}</td>'
                     f'<td class="num">{_num(r["auto_score"])}</td><td>{overrides}</td><td>{late}</td>'
                     f'<td class="num"><b>{_num(r["score"])}</b> of {_num(r["max_score"])}</td></tr>')
     return ("<h3>Scores changed by a person or a late penalty</h3><table><tr><th>student</th><th>automatic</th>"
@@ -212,13 +224,16 @@ def changed(a: Assignment) -> str:
 
 def assignment_section(a: Assignment) -> str:
     parts = [f'<section id="{e(a.name)}" data-assignment="{e(a.name)}"><h2>{e(a.name)}</h2>',
-             f"<p>{a.graded} graded submission(s)"
-             + (f", {len(a.ungraded)} could not be graded" if a.ungraded else "") + ".</p>"]
+             f"<p>{a.graded + len(a.ungraded) - a.scored_ungraded} submission(s)"
+             + (f"; {len(a.ungraded)} could not be graded (listed below"
+                + (", and counted with 0 points like grades.csv does" if a.scored_ungraded else "") + ")"
+                if a.ungraded else "") + ".</p>"]
     if a.scores:
         parts += ["<h3>Scores</h3>", histogram(a), "<h3>Pass rate per exercise</h3>", pass_rates(a),
                   "<h3>Mistakes the class made</h3>",
                   '<p class="muted">Per exercise, each known mistake a failed check recognised, with the students '
-                  "who made it (a link opens the learner's feedback page). A student counts once per mistake.</p>",
+                  "who made it (a link opens the learner's feedback page). A student counts once per exercise, "
+                  "under the mistake their visible check named, else their hidden tests'.</p>",
                   mistakes(a)]
     parts += [changed(a), ungraded(a), "</section>"]
     return "".join(parts)
@@ -227,8 +242,9 @@ def assignment_section(a: Assignment) -> str:
 def page(finals: list[dict]) -> str:
     """The whole report for ``finals`` (results as :func:`.report.final` gives them)."""
     assignments = summarise(finals)
-    toc = "".join(f'<li><a href="#{quote(a.name)}">{e(a.name)}</a>: {a.graded} graded'
-                  + (f", {len(a.ungraded)} not" if a.ungraded else "") + "</li>" for a in assignments.values())
+    toc = "".join(f'<li><a href="#{quote(a.name)}">{e(a.name)}</a>: {a.graded + len(a.ungraded) - a.scored_ungraded}'
+                  + (f", {len(a.ungraded)} could not be graded" if a.ungraded else "") + "</li>"
+                  for a in assignments.values())
     students = len({r["student_id"] for r in finals})
     body = "".join(assignment_section(a) for a in assignments.values()) or "<p>No submissions yet.</p>"
     return f"""<!DOCTYPE html>

@@ -1,0 +1,203 @@
+"""Does report.html say what the CSVs say, and does it name and count the mistakes the class really made?
+
+The fast tests build a made-up class of 100 results (benchmarks/report.py: failures with known mistakes,
+overrides, late penalties, ungradable submissions) through ``report.write_outputs`` and read the numbers
+back from the page's data attributes. The slow one grades a generated class with the real
+``python -m autograder grade``: students given a known-wrong implementation from tests/checks/test_nb04.py
+must be counted, named and linked under that mistake, and nobody else.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter, defaultdict
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from autograder.grade import classreport, report
+from autograder.nbio import exercise_of
+from benchmarks import grading as bench
+from benchmarks import report as report_bench
+
+
+class Report(HTMLParser):
+    """The numbers report.html carries in data attributes, per assignment."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.assignment = self.exercise = ""
+        self.rates: dict[tuple[str, str], dict[str, int]] = {}  # (assignment, exercise) -> visible/hidden counts
+        self.bins: dict[str, list[int]] = defaultdict(list)
+        self.mistakes: dict[tuple[str, str], dict[str, tuple[int, set[str]]]] = defaultdict(dict)
+        self.ungraded: dict[str, int] = {}
+        self.changed: dict[tuple[str, str], float] = {}
+        self._li: tuple[str, int, set[str]] | None = None
+        self.links: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-assignment" in a:
+            self.assignment = a["data-assignment"]
+        if tag == "tr" and "data-exercise" in a:
+            self.exercise = a["data-exercise"]
+            self.rates[self.assignment, self.exercise] = {}
+        if tag == "h4" and "data-exercise" in a:
+            self.exercise = a["data-exercise"]
+        for kind in ("visible", "hidden"):
+            if f"data-{kind}-passed" in a:
+                self.rates[self.assignment, self.exercise][kind] = int(a[f"data-{kind}-passed"])
+                self.rates[self.assignment, self.exercise][f"{kind}_of"] = int(a[f"data-{kind}-of"])
+        if "data-bin" in a:
+            self.bins[self.assignment].append(int(a["data-count"]))
+        if tag == "li" and "data-mistake" in a:
+            self._li = (a["data-mistake"], int(a["data-count"]), set())
+        if tag == "a" and a.get("href", "").startswith("feedback/"):
+            self.links.append(a["href"])
+            if self._li:
+                self._li[2].add(a["href"].split("/")[1])
+        if "data-ungraded" in a:
+            self.ungraded[self.assignment] = int(a["data-ungraded"])
+        if tag == "tr" and "data-score" in a:
+            self.changed[a["data-student"], self.assignment] = float(a["data-score"])
+
+    def handle_endtag(self, tag):
+        if tag == "li" and self._li:
+            text, count, students = self._li
+            self.mistakes[self.assignment, self.exercise][text] = (count, students)
+            self._li = None
+
+
+def rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def csv_pass_counts(scores: list[dict]) -> dict[tuple[str, str], dict[str, int]]:
+    """From scores.csv: per exercise, submissions passing all visible / all hidden tests, and how many had them."""
+    per: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)  # (a, ex, student) -> kind -> all passed
+    for r in scores:
+        kind = "hidden" if r["grade_id"].endswith("_hidden") else "visible"
+        key = (r["assignment_id"], exercise_of(r["grade_id"]), r["student_id"])
+        per[key][kind] = per[key].get(kind, True) and r["status"] == "passed"
+    out: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for (a, ex, _), kinds in per.items():
+        for kind, ok in kinds.items():
+            out[a, ex][kind] += ok
+            out[a, ex][f"{kind}_of"] += 1
+    return {k: dict(v) for k, v in out.items()}
+
+
+def assert_report_matches_csvs(out: Path) -> Report:
+    page = Report((out / "report.html").read_text(encoding="utf-8"))
+    scores, grades, problems = rows(out / "scores.csv"), rows(out / "grades.csv"), rows(out / "problems.csv")
+    assert page.rates == csv_pass_counts(scores), "pass rates per exercise differ from scores.csv"
+    for a in {g["assignment_id"] for g in grades}:
+        mine = [g for g in grades if g["assignment_id"] == a]
+        want = Counter(min(9, int(float(g["score"]) / float(g["max_score"]) * 10)) for g in mine)
+        assert page.bins[a] == [want.get(i, 0) for i in range(10)], f"{a}: histogram differs from grades.csv"
+    # problems.csv does not say which problems were fatal: the ungradable are at least those with no row in
+    # grades.csv and at most those with a problem.
+    graded = {(g["student_id"], g["assignment_id"]) for g in grades}
+    with_problem = {(p["student_id"], p["assignment_id"]) for p in problems}
+    at_least, at_most = Counter(a for _, a in with_problem - graded), Counter(a for _, a in with_problem)
+    for a in set(at_most) | set(page.ungraded):
+        assert at_least[a] <= page.ungraded.get(a, 0) <= at_most[a], f"{a}: ungradable count disagrees with the CSVs"
+    changed = {(g["student_id"], g["assignment_id"]): float(g["score"]) for g in grades
+               if float(g["late_penalty"] or 0) or float(g["score"]) != float(g["auto_score"])}
+    assert page.changed == changed, "the scores shown as changed differ from grades.csv"
+    for href in page.links:
+        assert (out / href).is_file(), f"report.html links to {href}, which does not exist"
+    return page
+
+
+# --------------------------------------------------------------------------- fast: a made-up class
+
+@pytest.fixture(scope="module")
+def made_up(tmp_path_factory) -> tuple[Path, list[dict]]:
+    results, recorded = report_bench.made_up_class(100, seed=7)
+    out = tmp_path_factory.mktemp("made-up")
+    report.write_outputs(out, results, recorded)
+    return out, [report.final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results]
+
+
+def test_report_numbers_equal_the_csvs(made_up):
+    """Do pass rates, histograms, ungradable submissions and changed scores in report.html equal the CSVs?"""
+    out, _ = made_up
+    page = assert_report_matches_csvs(out)
+    assert page.changed and page.ungraded, "the made-up class should have overrides, penalties and ungradables"
+
+
+def test_every_failing_student_is_counted_once_per_exercise(made_up):
+    """Does each exercise's list of mistakes account for exactly the students who failed it, each once?"""
+    out, finals = made_up
+    page = Report((out / "report.html").read_text(encoding="utf-8"))
+    for r in finals:
+        for ex in {exercise_of(t["grade_id"]) for t in r["scores"] if t["status"] == "failed"}:
+            entries = [text for text, (_, who) in page.mistakes[r["assignment_id"], ex].items()
+                       if r["student_id"] in who]
+            assert len(entries) == 1, f"{r['student_id']} is listed {len(entries)} times under {ex}: {entries}"
+    for (a, ex), entries in page.mistakes.items():
+        for text, (count, who) in entries.items():
+            assert count == len(who), f"{a} {ex} {text!r}: says {count}, links {len(who)} students"
+
+
+def test_report_escapes_and_loads_nothing_from_elsewhere():
+    """Is a student id or a mistake with markup shown as text, and does the page fetch nothing from a host?"""
+    result = {"student_id": "<b>eve</b>", "assignment_id": "04_softmax_and_probability", "problems": [],
+              "scores": [{"grade_id": "softmax", "points": 0, "max_points": 1, "status": "failed",
+                          "message": "m", "mistake": "<script>alert(1)</script>"}]}
+    text = classreport.page([report.final(result, None)])
+    assert "<script>alert" not in text and "&lt;script&gt;" in text and "&lt;b&gt;eve" in text
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", text), "the report links a remote resource"
+    assert "<script" not in text and "@import" not in text
+
+
+def test_report_lists_ungradable_submissions_with_why():
+    result = {"student_id": "mallory", "assignment_id": "01_tokens_and_ids", "scores": [],
+              "problems": [{"problem": "not valid JSON", "detail": "line 1 column 1", "fatal": True}]}
+    text = classreport.page([report.final(result, None)])
+    assert "Could not be graded: 1" in text and "not valid JSON" in text and "line 1 column 1" in text
+    assert 'href="feedback/mallory/01_tokens_and_ids.html"' in text
+
+
+# --------------------------------------------------------------------------- slow: a really graded class
+
+A = "04_softmax_and_probability"
+GIVEN = {  # index into test_nb04.MISTAKES -> students given that wrong implementation
+    2: ["fails_softmax_global_max_1", "fails_softmax_global_max_2", "fails_softmax_global_max_3"],  # global max
+    1: ["fails_softmax_wrong_axis"],
+    21: ["fails_kl_swapped_1", "fails_kl_swapped_2"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.grading
+def test_mistake_counts_equal_the_students_given_each_mistake(tmp_path, g):
+    """Graded for real: is each known-wrong implementation named, counted and linked for exactly its students?"""
+    from tests.checks.test_nb04 import MISTAKES
+
+    submissions = tmp_path / "submitted"
+    for index, students in GIVEN.items():
+        for student in students:
+            bench.write_submission(submissions, student, A, bench.wrong_notebook(A, index))
+    bench.write_submission(submissions, "passes_all", A, bench.right_notebook(A))
+    bench.write_submission(submissions, "invalid_json", A, "{ this is not a notebook")
+    graded = g.run_grade(submissions, "--jobs", "2", timeout=600)
+    assert graded.proc.returncode in (0, 1), graded.proc.stderr[-3000:]
+    page = assert_report_matches_csvs(graded.out)
+    assert page.ungraded == {A: 1}
+    for index, students in GIVEN.items():
+        m = MISTAKES[index]
+        entries = page.mistakes[A, m.exercise]
+        named = {text: (count, who) for text, (count, who) in entries.items() if m.expect.lower() in text.lower()}
+        assert len(named) == 1, f"{m.label}: expected one entry naming {m.expect!r} under {m.exercise}: {entries}"
+        count, who = next(iter(named.values()))
+        assert (count, who) == (len(students), set(students)), (
+            f"{m.label}: the report counts {count} ({sorted(who)}), {len(students)} were given it ({students})")
+    others = {who for (a, ex), entries in page.mistakes.items() for _, (_, ws) in entries.items() for who in ws}
+    assert others == {s for students in GIVEN.values() for s in students}, "a student without a mistake is listed"
+    text = (graded.out / "report.html").read_text(encoding="utf-8")
+    assert f">{len(GIVEN[2])} of 8</span>" in text, "the count is not written as 'k of n graded'"
