@@ -38,6 +38,22 @@ def _validate(args: argparse.Namespace) -> int:
     return validate(notebooks=args.notebooks, timeout=args.timeout)
 
 
+def _site(args: argparse.Namespace) -> int:
+    from .website import SiteToolMissing, SiteUsageError, build_site
+
+    try:
+        site = build_site(out=args.out)
+    except SiteUsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SiteToolMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"built {len(site.pages)} pages into {site.out} in {site.seconds:.1f} s ({site.bytes / 2**20:.1f} MiB); "
+          f"open {site.out / 'index.html'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m autograder",
                                      description="Release, self-check and grade the Transformer-math notebooks.")
@@ -51,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("notebooks", nargs="+", type=Path, metavar="NOTEBOOK")
     p.add_argument("--timeout", type=float, default=120, help="seconds a cell may run (default 120)")
     p.set_defaults(run=_validate)
+
+    p = sub.add_parser("site", help="build the course's static website from notebooks/ (never solutions/)",
+                       description="Render every student notebook with its math, a contents page in prerequisite "
+                                   "order and the README's figures into DIR; works offline (MathJax is copied in).")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to build the site into")
+    p.set_defaults(run=_site)
 
     try:
         from .grade.cli import add_grade_parser
