@@ -51,7 +51,7 @@ font-family:system-ui,sans-serif;line-height:1.45;color:#222}
 .site-page figure{margin:1.5rem 0}.site-page figure img,.site-box img{max-width:100%;height:auto;
 border:1px solid #eee}.site-page ol.contents li{margin:.5rem 0}.site-page table{border-collapse:collapse}
 .site-page td,.site-page th{border:1px solid #ddd;padding:.2rem .5rem;text-align:left}
-figcaption{font-size:.92em;color:#333}.site-page a.anchor-link{display:none}"""
+.site-box figure img{max-width:min(100%,34rem)}figcaption{font-size:.92em;color:#333}.site-page a.anchor-link{display:none}"""
 
 
 class SiteUsageError(ValueError):
