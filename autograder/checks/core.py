@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import base64
 import copy
+import importlib
 import json
 import math
 import os
 import sys
 import warnings
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -562,6 +563,18 @@ def known_mistakes(*candidates: tuple[Callable[[], Any], str], atol: float = 1e-
     return hint
 
 
+def known_variant(variant: "str | None", choices: Iterable[str], of: str) -> "str | None":
+    """``variant`` if it names one of ``choices``, the known-wrong variants a model ``of`` can compute.
+
+    None (or "") is the correct model. Any other name raises ValueError naming the choices: a misspelled
+    variant would otherwise quietly give the correct model, and the hint built on it would explain nothing.
+    """
+    choices = tuple(choices)
+    if variant and variant not in choices:
+        raise ValueError(f"{of} has no variant {variant!r}; the choices are {', '.join(sorted(choices))}")
+    return variant
+
+
 # ----------------------------------------------------------------------- running
 
 @dataclass
@@ -597,8 +610,13 @@ class Check:
                                        "is not installed here. It runs when your work is graded.")
             case.compare(got, want, case)
         n = len(cases)
+        success = self.success_line(hidden)
         print(f"✔ {self.name}: {n} {'hidden ' if hidden else ''}check{'s' if n != 1 else ''} passed."
-              + (f" {self.success}" if self.success else ""))
+              + (f" {success}" if success else ""))
+
+    def success_line(self, hidden: bool) -> str:
+        """The words a passing call adds after its count (a question says more once graded)."""
+        return self.success
 
 
 REGISTRY: dict[str, Check] = {}
@@ -624,7 +642,7 @@ def emit(payload: dict) -> None:
     if SINKS:
         SINKS[-1](json.loads(text))
         return
-    try:
+    try:  # imported here: the grader's own process judges evidence and never needs IPython
         from IPython.display import display
         display({EVIDENCE_MIME: json.loads(text)}, raw=True)
     except ImportError:  # pragma: no cover - checks always run under IPython when grading
@@ -679,8 +697,6 @@ def judge(evidence: dict, reference: dict, *, seed: int | None = None) -> tuple[
 
 
 def _load_assignment(assignment: str) -> None:
-    import importlib
-
     importlib.import_module(f"autograder.checks.nb{assignment[:2]}")
 
 

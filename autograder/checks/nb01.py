@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import copy
+from functools import partial
 
 import numpy as np
 
 from ..reference import lazy
-from .core import Array, Case, CheckFailure, call_with, close, const, equal, exercise, fmt, predicate, raises
+from .core import Array, Case, CheckFailure, call_with, close, const, equal, exercise, raises
+from .questions import NB01, as_tuple, described, int_tuple, is_int, question
 
 
 A = "01_tokens_and_ids"
@@ -480,68 +482,31 @@ def bpe_decode(hidden, rng):
 
 # -------------------------------------------------------------------- predictions
 
-def _recorded(kind, test):
-    """The visible test of a prediction: it only checks that an answer of the right form was given."""
-    return predicate(lambda got, want: None if test(got) else f"expected {kind} as your prediction, got {fmt(got)}.")
+# Notebooks 02 and 03 ask theirs the same way: answers worked out by hand count within 1e-3.
+ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple)
 
 
-def _is_int(v):
-    return type(v) is int or (isinstance(v, Array) and v.kind == "scalar" and v.data.dtype.kind in "iu")
-
-
-def _int_tuple(n=None):
-    return lambda v: isinstance(v, tuple) and (n is None or len(v) == n) and all(_is_int(x) for x in v)
-
-
-def _answer(value):
-    """A prediction as given: a list counts as the tuple it spells."""
-    return tuple(value) if type(value) is list else value
-
-
-def prediction(assignment, name, kind, test, answer, hints=(), *, normalize=_answer, compare=None):
-    """Register the checks of a graded prediction ``name() -> answer``.
-
-    The visible test only records the answer (``test(value)`` says whether it has the right form, ``kind``
-    names that form); the hidden test compares it with ``answer`` and explains each wrong value in ``hints``,
-    ``(wrong value, why)`` pairs. ``normalize`` runs on the learner's value first (a list counts as a tuple).
-    Notebooks 02 and 03 ask their questions through this too.
-    """
-    def build(hidden, rng):
-        call = lambda fn: normalize(fn())
-        if not hidden:
-            return [Case(f"{name}() (recorded: the cell after next shows the answer)", call, const(answer),
-                         _recorded(kind, test))]
-        return [Case(f"{name}()", call, const(answer), compare or equal(),
-                     hints=[known_values(*[((lambda w=w: w), m) for w, m in hints])])]
-    build.__name__ = name
-    return exercise(assignment, success="Prediction recorded.")(build)
-
-
-def _prediction(name, kind, test, answer, hints=()):
-    return prediction(A, name, kind, test, answer, hints)
-
-
-predict_utf8_length = _prediction(
-    "predict_utf8_length", "an int", _is_int, 11,
-    [(7, "7 is the number of characters. UTF-8 spends 1 byte on an ASCII character, 2 on 'ï' and 4 on the emoji."),
+predict_utf8_length = ask(
+    "predict_utf8_length", answer=11, form=described("an int", is_int), mistakes=[
+     (7, "7 is the number of characters. UTF-8 spends 1 byte on an ASCII character, 2 on 'ï' and 4 on the emoji."),
      (8, "8 counts every character as one byte and the emoji as two: the emoji takes 4 bytes in UTF-8 (2 is its "
          "length in UTF-16)."),
      (9, "9 is short by two: only ASCII characters (code points below 128) take one byte; 'ï' takes 2 and the "
          "emoji, above U+FFFF, takes 4."),
      (10, "10 is one byte short: 'ï' (U+00EF) takes 2 bytes in UTF-8 and the emoji (U+1F44B) takes 4.")])
 
-predict_bpe_tokens = _prediction(
-    "predict_bpe_tokens", "a tuple of ints", _int_tuple(), (256, 256),
-    [((257, 97), "That is a longest-match tokenization. BPE replays the merges in training order: merge 1 turns "
+predict_bpe_tokens = ask(
+    "predict_bpe_tokens", answer=(256, 256), form=described("a tuple of ints", int_tuple()), mistakes=[
+     ((257, 97), "That is a longest-match tokenization. BPE replays the merges in training order: merge 1 turns "
                  "'aaaa' into (aa)(aa) = [256, 256], and then the pair (256, 97) that merge 2 looks for never occurs."),
      ((258,), "Token 258 is 'aaab': there is no 'b' in 'aaaa'."),
      ((97, 97, 97, 97), "The merges apply to any text, not only the training text: merge 1 pairs the a's."),
      ((256, 97, 97), "merge_pair replaces every non-overlapping occurrence, left to right, not only the first."),
      ((256, 256, 256), "Occurrences do not overlap: 'aaaa' holds (aa)(aa), two tokens, not three.")])
 
-predict_param_counts = _prediction(
-    "predict_param_counts", "a tuple of two ints", _int_tuple(2), (16_000, 80),
-    [((80, 80), "The table holds all V rows whether or not this prompt selects them: its parameters are V * d = "
+predict_param_counts = ask(
+    "predict_param_counts", answer=(16_000, 80), form=described("a tuple of two ints", int_tuple(2)), mistakes=[
+     ((80, 80), "The table holds all V rows whether or not this prompt selects them: its parameters are V * d = "
                 "16,000. The 5 selected rows, 5 * 16 = 80 numbers, are the activations."),
      ((16_000, 16_000), "The activations are only the selected rows, one d-vector per token of this prompt: "
                         "5 * 16 = 80. They change with the prompt; the 16,000 parameters do not."),

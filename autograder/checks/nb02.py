@@ -1,10 +1,13 @@
 """Checks for 02_shapes_and_matmul."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..reference import lazy
 from .core import Case, call_with, close, const, equal, exercise, numbers, raises
+from .questions import NB01, as_tuple, described, is_scalar, question, scalar_tuple
 
 A = "02_shapes_and_matmul"
 check = exercise(A)
@@ -91,7 +94,7 @@ def _linear_hints(x, W, b):
 def _torch_linear(x, W, b):
     """nn.Linear with our weights copied in (its weight is (d_out, d_in))."""
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
 
         layer = torch.nn.Linear(W.shape[0], W.shape[1], bias=b is not None, dtype=torch.float64)
         with torch.no_grad():
@@ -226,7 +229,7 @@ def merge_heads(hidden, rng):
 
 def _torch_param_count(d_in, d_out, bias):
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
 
         layer = torch.nn.Linear(d_in, d_out, bias=bias, device="meta")  # shapes only, no memory
         return sum(p.numel() for p in layer.parameters())
@@ -338,28 +341,18 @@ def low_rank_approx(hidden, rng):
 
 # ------------------------------------------------------------------- predictions
 
-from .nb01 import prediction  # noqa: E402  (one definition of a graded prediction for every notebook)
+ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple)
 
 
-def _shape_answer(v):
-    return tuple(v) if type(v) is list else v
-
-
-def _is_shape(n):
-    return lambda v: (isinstance(v, tuple) and len(v) == n
-                      and all(type(x) is int or (hasattr(x, "kind") and x.kind == "scalar") for x in v))
-
-
-predict_score_shape = prediction(
-    A, "predict_score_shape", "a tuple of two ints, a shape", _is_shape(2), (5, 7),
-    [((7, 5), "That is K @ Q.T, keys by queries. In Q @ K.T the rows come from Q (5 queries) and the columns "
+predict_score_shape = ask(
+    "predict_score_shape", answer=(5, 7), form=described("a tuple of two ints, a shape", scalar_tuple(2)), mistakes=[
+     ((7, 5), "That is K @ Q.T, keys by queries. In Q @ K.T the rows come from Q (5 queries) and the columns "
               "from K.T, whose columns are the 7 keys: (5, 4) @ (4, 7) -> (5, 7)."),
      ((4, 4), "That is Q.T @ K, a table over features. Q @ K.T keeps the outer dims, 5 and 7, and sums over "
               "the inner 4."),
      ((5, 5), "The columns come from K.T, which has 7 columns, one per key: (5, 4) @ (4, 7) -> (5, 7). Queries "
               "and keys need not be equally many (cross-attention)."),
-     ((5, 4), "The inner dim 4 is summed over and disappears: (5, 4) @ (4, 7) -> (5, 7).")],
-    normalize=_shape_answer)
+     ((5, 4), "The inner dim 4 is summed over and disappears: (5, 4) @ (4, 7) -> (5, 7).")])
 
 
 def _table(v):
@@ -370,22 +363,22 @@ def _table(v):
         return repr(v)[:200]
 
 
-predict_reshape_head0 = prediction(
-    A, "predict_reshape_head0", "a (3, 2) table of numbers", lambda v: numbers(v) is not None and numbers(v).shape == (3, 2),
-    np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]),
-    [([[0, 1], [4, 5], [8, 9]], "That is what a correct split gives (features 0-1 of every token). A plain reshape "
+predict_reshape_head0 = ask(
+    "predict_reshape_head0", answer=np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]),
+    form=described("a (3, 2) table of numbers", lambda v: numbers(v) is not None and numbers(v).shape == (3, 2)),
+    normalize=_table, compare=close(), mistakes=[
+     ([[0, 1], [4, 5], [8, 9]], "That is what a correct split gives (features 0-1 of every token). A plain reshape "
                                 "keeps the flat order 0, 1, 2, ... and cuts it into blocks: its 'head 0' is the "
                                 "first 6 numbers, [[0, 1], [2, 3], [4, 5]], all of token 0 and half of token 1."),
      ([[0, 1], [2, 3], [8, 9]], "A reshape never skips numbers: it reads the flat order 0, 1, 2, ... and 'head 0' "
                                 "is simply the first 6 of them."),
      ([[2, 3], [6, 7], [10, 11]], "That is head 1 of a correct split. A plain reshape keeps the flat order, so its "
-                                  "'head 0' is the first 6 numbers.")],
-    normalize=_table, compare=close())
+                                  "'head 0' is the first 6 numbers.")])
 
 
-predict_rank = prediction(
-    A, "predict_rank", "an int", lambda v: type(v) is int or (hasattr(v, "kind") and v.kind == "scalar"), 2,
-    [(3, "No row is zero, but row 1 = 2 * row 0: the rows span only 2 directions, so every output A p lies in a "
+predict_rank = ask(
+    "predict_rank", answer=2, form=described("an int", is_scalar), mistakes=[
+     (3, "No row is zero, but row 1 = 2 * row 0: the rows span only 2 directions, so every output A p lies in a "
          "plane and the rank is 2."),
      (1, "Rows 0 and 1 are parallel, but row 2, [1, 0, 1], points elsewhere: two independent rows, rank 2."),
      (0, "Only the zero matrix has rank 0.")])

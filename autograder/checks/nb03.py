@@ -1,10 +1,13 @@
 """Checks for 03_dot_and_outer_products."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..reference import lazy
 from .core import Case, call_with, close, const, exercise, known_mistakes, raises
+from .questions import NB01, as_tuple, described, is_scalar, question, scalar_tuple
 
 A = "03_dot_and_outer_products"
 check = exercise(A)
@@ -228,7 +231,7 @@ def project(hidden, rng):
 def _autograd_weight_grad(g, x):
     """dL/dW from torch.autograd, for y = W x and a loss whose gradient at y is g."""
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
 
         W = torch.zeros(len(g), len(x), dtype=torch.float64, requires_grad=True)
         y = W @ torch.from_numpy(x)  # (d_out,)
@@ -267,43 +270,28 @@ def linear_weight_grad(hidden, rng):
 
 # ------------------------------------------------------------------- predictions
 
-from .nb01 import prediction  # noqa: E402  (one definition of a graded prediction for every notebook)
+ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple)
 
 
-def _listed(v):
-    return tuple(v) if type(v) is list else v
-
-
-def _ints(n):
-    return lambda v: (isinstance(v, tuple) and len(v) == n
-                      and all(type(x) is int or (hasattr(x, "kind") and x.kind == "scalar") for x in v))
-
-
-def _numbers(n):
-    return lambda v: (isinstance(v, tuple) and len(v) == n
-                      and all(type(x) in (int, float) or (hasattr(x, "kind") and x.kind == "scalar") for x in v))
-
-
-predict_outer_shape = prediction(
-    A, "predict_outer_shape", "a tuple of two ints, a shape", _ints(2), (3, 2),
-    [((2, 3), "Rows follow a and columns follow b: a has 3 entries, so 3 rows; b has 2, so 2 columns."),
+predict_outer_shape = ask(
+    "predict_outer_shape", answer=(3, 2), form=described("a tuple of two ints, a shape", scalar_tuple(2)), mistakes=[
+     ((2, 3), "Rows follow a and columns follow b: a has 3 entries, so 3 rows; b has 2, so 2 columns."),
      ((3, 3), "The lengths need not match: each of a's 3 entries is paired with each of b's 2, a (3, 2) table."),
      ((1, 1), "That is the shape of a dot product a^T b, which is not even defined here (lengths 3 and 2); the "
-              "outer product a b^T is (3, 1) @ (1, 2) -> (3, 2).")],
-    normalize=_listed)
+              "outer product a b^T is (3, 1) @ (1, 2) -> (3, 2).")])
 
-predict_scaled_scores = prediction(
-    A, "predict_scaled_scores", "a tuple of two numbers", _numbers(2), (55.0, 11 / np.sqrt(125)),
-    [((11.0, 11 / np.sqrt(125)), "The dot product grows with the lengths: 10a . 0.5b = 10 * 0.5 * (a . b) = 55. "
+predict_scaled_scores = ask(
+    "predict_scaled_scores", answer=(55.0, 11 / np.sqrt(125)),
+    form=described("a tuple of two numbers", scalar_tuple(2, (int, float))), compare=close(atol=2e-3, rtol=0), mistakes=[
+     ((11.0, 11 / np.sqrt(125)), "The dot product grows with the lengths: 10a . 0.5b = 10 * 0.5 * (a . b) = 55. "
                                  "Only the cosine divides the lengths out."),
      ((55.0, 5 * 11 / np.sqrt(125)), "The cosine divides by both lengths, which grew by 10 and 0.5 too: it stays "
                                      "11 / (sqrt(5) * 5) = 0.9839."),
-     ((55.0, 55.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: 0.9839.")],
-    normalize=_listed, compare=close(atol=2e-3, rtol=0))
+     ((55.0, 55.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: 0.9839.")])
 
-predict_score_rank = prediction(
-    A, "predict_score_rank", "an int", lambda v: type(v) is int or (hasattr(v, "kind") and v.kind == "scalar"), 2,
-    [(6, "Each entry is its own dot product, yet the table is the sum of d = 2 outer products, one per feature, "
+predict_score_rank = ask(
+    "predict_score_rank", answer=2, form=described("an int", is_scalar), mistakes=[
+     (6, "Each entry is its own dot product, yet the table is the sum of d = 2 outer products, one per feature, "
          "each of rank 1: its rank is at most 2."),
      (1, "Each feature's outer product has rank 1, and there are d = 2 of them, pointing different ways: rank 2."),
      (4, "The rank of Q K^T is at most the number of features d = 2, whatever the number of queries and keys.")])

@@ -9,85 +9,23 @@ matches.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
-from . import core
 from .core import (Case, call_with, close, const, equal, exercise, known_mistakes, numbers, predicate, raises,
                    same_numbers)
+from .questions import NB04, a_number, numbers_tuple, one_of, question
 
 A = "04_softmax_and_probability"
 check = exercise(A)
 LN2 = math.log(2.0)
 
 
-# ------------------------------------------------------------------ questions (predictions)
-
-class Question(core.Check):
-    """A prediction the learner commits before a cell reveals the answer.
-
-    The visible test checks only the form of the answer ("prediction recorded"); the hidden test
-    grades the value, and a wrong value gets an explanation from the case's hints.
-    """
-
-    def __call__(self, obj, *, hidden: bool = False) -> None:
-        __tracebackhide__ = True
-        self.success = ("Your prediction is right." if hidden
-                        else "Prediction recorded; a cell below reveals the answer.")
-        super().__call__(obj, hidden=hidden)
-
-
-def question(assignment: str):
-    """Register ``build(hidden, rng) -> list[Case]`` as a :class:`Question` named after it."""
-    def register(build) -> Question:
-        q = Question(assignment, build.__name__, build)
-        core.REGISTRY[f"{assignment}:{build.__name__}"] = q
-        return q
-    return register
-
-
-def _plain_value(value):
-    """A decoded answer as plain Python: arrays and NumPy scalars become lists and numbers."""
-    if isinstance(value, core.Array):
-        return value.data.tolist() if value.data.ndim else value.data.item()
-    if isinstance(value, (tuple, list)):
-        return type(value)(_plain_value(v) for v in value)
-    return value
-
-
-def prediction_form(kind: str, choices: tuple = ()):
-    """A visible case's test: the prediction has been answered with the right kind of value."""
-    def test(got, want):
-        g = _plain_value(got)
-        if kind == "number":
-            ok = isinstance(g, (int, float)) and not isinstance(g, bool) and math.isfinite(g)
-            return None if ok else f"answer with a number (an int or a float), got {core.fmt(g)}."
-        if kind == "choice":
-            return None if g in choices else f"answer with one of {', '.join(map(repr, choices))}; got {core.fmt(g)}."
-        n = len(kind.split(","))  # "number,number": a tuple of numbers
-        ok = (isinstance(g, (tuple, list)) and len(g) == n
-              and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in g))
-        return None if ok else f"answer with a tuple of {n} numbers, got {core.fmt(g)}."
-    return test
-
-
-def prediction_cases(hidden: bool, label: str, answer, kind: str, hints=(), choices: tuple = (),
-                     atol: float = 1e-8, explain: str = ""):
-    """The one case of a question: its form when visible; its value, with hints, when hidden.
-
-    ``explain`` is said after any wrong value that no hint recognises."""
-    if not hidden:
-        return [Case(f"{label}: your prediction", lambda fn: fn(), const(None), predicate(prediction_form(kind, choices)))]
-    fallback = [(lambda got, want: explain)] if explain else []
-    compare = equal() if kind == "choice" else close(atol=atol, rtol=0.0)
-    return [Case(f"{label}: is the prediction right?", lambda fn: fn(), const(answer), compare,
-                 hints=[*hints, *fallback])]
-
-
 # ------------------------------------------------------------------------------- helpers
 
 def _t(a):
-    import torch
+    import torch  # lazy: the grader judges evidence without torch
 
     return torch.as_tensor(np.asarray(a, dtype=np.float64))
 
@@ -154,7 +92,7 @@ def _softmax_hints(z, axis=-1):
 
 
 def _torch_softmax(z, axis=-1):
-    import torch
+    import torch  # lazy: the grader judges evidence without torch
 
     return lambda: _np(torch.softmax(_t(z), dim=axis))
 
@@ -231,7 +169,7 @@ def _cross_entropy_case(label, logits, targets):
 
     def want():
         import torch.nn.functional as F
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
 
         return F.cross_entropy(_t(logits), torch.as_tensor(targets)).item()
 
@@ -303,7 +241,7 @@ def _entropy_case(label, p):
     p = np.asarray(p, dtype=float)
 
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
 
         return torch.special.entr(_t(p)).sum().item()
 
@@ -324,7 +262,7 @@ def _kl_case(label, q, p):
     q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
 
     def want():
-        from torch.distributions import Categorical, kl_divergence
+        from torch.distributions import Categorical, kl_divergence  # lazy: the grader judges evidence without torch
 
         return kl_divergence(Categorical(probs=_t(q)), Categorical(probs=_t(p))).item()
 
@@ -621,53 +559,42 @@ def sample_token(hidden, rng):
 
 # ------------------------------------------------------------------------------ questions
 
-ask = question(A)
+ask = partial(question, A, wording=NB04)
 
+_PLAIN, _SHARP = float(_sm([2.0, 1.0, 0.0])[0]), float(_sm([4.0, 2.0, 0.0])[0])
+_SHIFT = ("Adding the same number to every logit changes nothing: e^3 multiplies the numerator and the "
+          "denominator alike, so (a) stays 0.665.")
+_DOUBLE = ("Doubling the logits doubles every difference between them, which sharpens the distribution: "
+           "(b) is softmax([4, 2, 0])[0] = 0.867 (a temperature of 1/2).")
 
-@ask
-def predict_shift_and_scale(hidden, rng):
-    plain, sharp = float(_sm([2.0, 1.0, 0.0])[0]), float(_sm([4.0, 2.0, 0.0])[0])
-    shift = ("Adding the same number to every logit changes nothing: e^3 multiplies the numerator and the "
-             "denominator alike, so (a) stays 0.665.")
-    double = ("Doubling the logits doubles every difference between them, which sharpens the distribution: "
-              "(b) is softmax([4, 2, 0])[0] = 0.867 (a temperature of 1/2).")
-    hints = [known_mistakes(
-        ((lambda: (plain, plain)), double),
-        ((lambda: (sharp, sharp)), shift),
-        ((lambda: (5 / 12, 4 / 6)), "Softmax exponentiates before it normalises: e^5 / (e^5 + e^4 + e^3), not "
-                                    "5 / (5 + 4 + 3). Only differences between logits matter."),
-        ((lambda: (plain, 0.5 * plain)), double),
-        ((lambda: (plain, plain ** 2)), double),
-        atol=0.01, rtol=0.0)]
-    return prediction_cases(hidden, "predict_shift_and_scale()", (plain, sharp), "number,number", hints=hints,
-                            atol=0.01, explain="(a) is 0.665, unchanged: only differences between logits "
-                                               "matter. (b) is 0.867: doubling is a temperature of 1/2.")
+predict_shift_and_scale = ask(
+    "predict_shift_and_scale", answer=(_PLAIN, _SHARP), form=numbers_tuple(2), compare=close(atol=0.01, rtol=0.0),
+    atol=0.01, rtol=0.0, mistakes=[
+        ((_PLAIN, _PLAIN), _DOUBLE),
+        ((_SHARP, _SHARP), _SHIFT),
+        ((5 / 12, 4 / 6), "Softmax exponentiates before it normalises: e^5 / (e^5 + e^4 + e^3), not "
+                          "5 / (5 + 4 + 3). Only differences between logits matter."),
+        ((_PLAIN, 0.5 * _PLAIN), _DOUBLE),
+        ((_PLAIN, _PLAIN ** 2), _DOUBLE)],
+    otherwise="(a) is 0.665, unchanged: only differences between logits matter. (b) is 0.867: doubling is a "
+              "temperature of 1/2.")
 
+predict_better_model = ask(
+    "predict_better_model", answer="A", form=one_of(("A", "B", "same")), mistakes=[
+        ("B", "Perplexity is per token, and a word token covers 5 characters here. Compare the total "
+              "NLL of the same text: A spends 300 ln 20 = 898.7 nats, B 1500 ln 2 = 1039.7; per "
+              "character 0.599 against 0.693. A gives the text the higher probability."),
+        ("same", "The totals differ: A spends 300 ln 20 = 898.7 nats on the text, B 1500 ln 2 = 1039.7 "
+                 "nats, so A gives it the higher probability (e^-898.7 against e^-1039.7).")])
 
-@ask
-def predict_better_model(hidden, rng):
-    wrong = {
-        "B": ("Perplexity is per token, and a word token covers 5 characters here. Compare the total "
-                        "NLL of the same text: A spends 300 ln 20 = 898.7 nats, B 1500 ln 2 = 1039.7; per "
-                        "character 0.599 against 0.693. A gives the text the higher probability."),
-        "same": ("The totals differ: A spends 300 ln 20 = 898.7 nats on the text, B 1500 ln 2 = 1039.7 "
-                           "nats, so A gives it the higher probability (e^-898.7 against e^-1039.7)."),
-    }
-    hints = [lambda got, want: wrong.get(got) if isinstance(got, str) and got in wrong else None]
-    return prediction_cases(hidden, "predict_better_model()", "A", "choice", hints=hints, choices=("A", "B", "same"))
-
-
-@ask
-def predict_score_variance(hidden, rng):
-    hints = [known_mistakes(
-        ((lambda: 1.0), "Each product q_i k_i has variance 1, but the score adds 64 of them, and variances of "
-                        "independent terms add: 64."),
-        ((lambda: 8.0), "8 = sqrt(64) is the standard deviation of q . k; its variance is 64."),
-        ((lambda: 0.0), "The mean of q . k is 0, but the scores spread around it: variance 64 (64 independent "
-                        "terms of variance 1)."),
-        ((lambda: 4096.0), "Variances of independent terms add: 64 terms of variance 1 give 64, not 64^2."),
-        ((lambda: 0.125), "The variance grows with the width: 64 terms of variance 1 give 64."),
-        atol=0.5, rtol=0.0)]
-    return prediction_cases(hidden, "predict_score_variance()", 64.0, "number", hints=hints, atol=0.5,
-                            explain="64: each product q_i k_i has variance 1 and the 64 independent products "
-                                    "add their variances.")
+predict_score_variance = ask(
+    "predict_score_variance", answer=64.0, form=a_number, compare=close(atol=0.5, rtol=0.0), atol=0.5, rtol=0.0,
+    mistakes=[
+        (1.0, "Each product q_i k_i has variance 1, but the score adds 64 of them, and variances of "
+              "independent terms add: 64."),
+        (8.0, "8 = sqrt(64) is the standard deviation of q . k; its variance is 64."),
+        (0.0, "The mean of q . k is 0, but the scores spread around it: variance 64 (64 independent "
+              "terms of variance 1)."),
+        (4096.0, "Variances of independent terms add: 64 terms of variance 1 give 64, not 64^2."),
+        (0.125, "The variance grows with the width: 64 terms of variance 1 give 64.")],
+    otherwise="64: each product q_i k_i has variance 1 and the 64 independent products add their variances.")

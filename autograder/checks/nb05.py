@@ -6,18 +6,21 @@ several steps. Hints recompute the usual wrong answers with NumPy.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from .core import Case, call_with, close, const, exercise, known_mistakes, numbers, same_numbers
-from .nb04 import _sm, nonfinite_hint, prediction_cases, question
+from .core import Case, call_with, close, const, exercise, known_mistakes, known_variant, numbers, same_numbers
+from .nb04 import _sm, nonfinite_hint
+from .questions import NB04, a_number, numbers_tuple, question
 
 A = "05_gradients_and_chain_rule"
 check = exercise(A)
-ask = question(A)
+ask = partial(question, A, wording=NB04)
 
 
 def _leaf(a):
-    import torch
+    import torch  # lazy: the grader judges evidence without torch
 
     return torch.tensor(np.asarray(a, dtype=np.float64), dtype=torch.float64, requires_grad=True)
 
@@ -67,7 +70,7 @@ def _sgd_case(label, param, grad, lr, value=None):
     def want():
         if value is not None:  # a worked number
             return value
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
 
         p = _leaf(param)
         p.grad = torch.as_tensor(np.asarray(grad, dtype=np.float64))
@@ -124,7 +127,7 @@ def log_sum_exp(x):
 
 
 def _torch_f(name):
-    import torch
+    import torch  # lazy: the grader judges evidence without torch
 
     return {"course_loss": lambda t: ((2.0 * t - 3.0) ** 2).sum(),
             "cube_sum": lambda t: (t ** 3).sum(),
@@ -256,7 +259,7 @@ def _ce_backward_case(label, logits, targets):
     n = len(targets)
 
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
         import torch.nn.functional as F
 
         z = _leaf(logits)
@@ -300,8 +303,12 @@ def softmax_cross_entropy_backward(hidden, rng):
 
 # ------------------------------------------------------------------------------ adamw_step
 
+ADAMW_VARIANTS = ("no_bias", "l2", "decay_wrong_factor", "decay_after", "eps_inside")
+
+
 def adamw_numpy(p0, grads, lr, betas, eps, wd, variant=""):
     """AdamW as PyTorch computes it, or one of the usual mistakes (for hints only)."""
+    known_variant(variant, ADAMW_VARIANTS, "adamw_numpy")
     p = np.array(p0, dtype=float)
     m, v = np.zeros_like(p), np.zeros_like(p)
     b1, b2 = betas
@@ -355,7 +362,7 @@ def _adamw_case(label, p0, grads, **hyper):
         return np.stack(trajectory), m, v
 
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
 
         p = _leaf(p0)
         opt = torch.optim.AdamW([p], lr=lr, betas=betas, eps=eps, weight_decay=wd)
@@ -402,7 +409,7 @@ def _embedding_backward_case(label, ids, grad, vocab_size):
     flat_ids, flat_grad = ids.reshape(-1), grad.reshape(-1, d)
 
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
         import torch.nn.functional as F
 
         E = _leaf(np.zeros((vocab_size, d)))
@@ -471,21 +478,18 @@ def embedding_backward(hidden, rng):
     ]
 
 
-@ask
-def predict_embedding_grad(hidden, rng):
-    hints = [known_mistakes(
-        ((lambda: (2, 1.0)), "Row 2 was looked up twice, and each use adds its gradient: 1 + 1 = 2 in every entry "
-                             "(one row for two uses would lose a use, the G[ids] = grad bug)."),
-        ((lambda: (3, 2.0)), "There are three positions but only two distinct ids, 0 and 2: the two uses of id 2 "
-                             "land in the same row."),
-        ((lambda: (3, 1.0)), "The gradient has one row per vocabulary entry, not per position: the two uses of id 2 "
-                             "land in the same row and add up, 1 + 1 = 2."),
-        ((lambda: (5, 2.0)), "Rows that were never looked up (1, 3 and 4) get no gradient at all: they stay 0."),
-        ((lambda: (2, 6.0)), "Each entry of row 2 receives 1 from each of the two uses: 2, not the sum over the row."),
-    )]
-    return prediction_cases(hidden, "predict_embedding_grad()", (2, 2.0), "number,number", hints=hints,
-                            explain="Ids 0 and 2 are looked up, so 2 rows are nonzero; row 2 is used twice and "
-                                    "collects 1 + 1 = 2 in each entry.")
+predict_embedding_grad = ask(
+    "predict_embedding_grad", answer=(2, 2.0), form=numbers_tuple(2), compare=close(atol=1e-8, rtol=0.0), mistakes=[
+        ((2, 1.0), "Row 2 was looked up twice, and each use adds its gradient: 1 + 1 = 2 in every entry "
+                   "(one row for two uses would lose a use, the G[ids] = grad bug)."),
+        ((3, 2.0), "There are three positions but only two distinct ids, 0 and 2: the two uses of id 2 "
+                   "land in the same row."),
+        ((3, 1.0), "The gradient has one row per vocabulary entry, not per position: the two uses of id 2 "
+                   "land in the same row and add up, 1 + 1 = 2."),
+        ((5, 2.0), "Rows that were never looked up (1, 3 and 4) get no gradient at all: they stay 0."),
+        ((2, 6.0), "Each entry of row 2 receives 1 from each of the two uses: 2, not the sum over the row.")],
+    otherwise="Ids 0 and 2 are looked up, so 2 rows are nonzero; row 2 is used twice and collects 1 + 1 = 2 in each "
+              "entry.")
 
 
 # -------------------------------------------------------------------------- softmax_jacobian
@@ -494,7 +498,7 @@ def _jacobian_case(label, p):
     p = np.asarray(p, dtype=float)
 
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
 
         z = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), -1000.0)  # softmax(z) = p
         return torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), torch.as_tensor(z)).numpy()
@@ -530,24 +534,25 @@ def softmax_jacobian(hidden, rng):
     ]
 
 
-@ask
-def predict_jacobian_row_sum(hidden, rng):
-    hints = [known_mistakes(
-        ((lambda: 1.0), "The probabilities sum to 1, so their changes sum to 0: raising a logit moves probability "
-                        "between tokens, it cannot create any. (Adding the same amount to every logit changes "
-                        "nothing: the row sum.)"),
-        ((lambda: -1.0), "The probabilities always sum to 1, so whatever a logit does, their changes cancel: the sum "
-                         "is 0, neither gained nor lost."),
-    )]
-    return prediction_cases(hidden, "predict_jacobian_row_sum()", 0.0, "number", hints=hints, atol=1e-9,
-                            explain="Every row and column of the softmax Jacobian sums to 0: the probabilities "
-                                    "always sum to 1, so their changes cancel.")
+predict_jacobian_row_sum = ask(
+    "predict_jacobian_row_sum", answer=0.0, form=a_number, compare=close(atol=1e-9, rtol=0.0), mistakes=[
+        (1.0, "The probabilities sum to 1, so their changes sum to 0: raising a logit moves probability "
+              "between tokens, it cannot create any. (Adding the same amount to every logit changes "
+              "nothing: the row sum.)"),
+        (-1.0, "The probabilities always sum to 1, so whatever a logit does, their changes cancel: the sum "
+               "is 0, neither gained nor lost.")],
+    otherwise="Every row and column of the softmax Jacobian sums to 0: the probabilities always sum to 1, so their "
+              "changes cancel.")
 
 
 # ------------------------------------------------------------------------ bigram_train_step
 
+BIGRAM_VARIANTS = ("swapped", "assigned", "defaults", "t_is_one", "loss_after")
+
+
 def bigram_numpy(W0, x, y, steps, lr, wd, variant=""):
     """Training of the bigram table as PyTorch does it, or with one usual mistake (for hints only)."""
+    known_variant(variant, BIGRAM_VARIANTS, "bigram_numpy")
     W = np.array(W0, dtype=float)
     V = W.shape[0]
     m, v = np.zeros_like(W), np.zeros_like(W)
@@ -619,7 +624,7 @@ def _bigram_case(label, W0, x, y, steps, lr=0.1, weight_decay=0.0):
         return np.array(losses), np.stack(trajectory), m, v
 
     def want():
-        import torch
+        import torch  # lazy: the grader judges evidence without torch
         import torch.nn.functional as F
 
         E = _leaf(W0)
@@ -663,20 +668,19 @@ def bigram_train_step(hidden, rng):
     ]
 
 
-@ask
-def predict_overfit_floor(hidden, rng):
-    floor = -(2 * np.log(2 / 3) + np.log(1 / 3)) / 4
-    hints = [known_mistakes(
-        ((lambda: 0.0), "The loss cannot reach 0: after 'a' the batch continues with 'n' twice and 't' once, and "
-                        "one row of logits serves all three. The best is P(n|a) = 2/3, P(t|a) = 1/3: "
-                        "-(2 ln 2/3 + ln 1/3) / 4 = 0.477."),
-        ((lambda: -(2 * np.log(2 / 3) + np.log(1 / 3)) / 3),
+_FLOOR = -(2 * np.log(2 / 3) + np.log(1 / 3)) / 4  # P(n|a) = 2/3, P(t|a) = 1/3, P(e|b) = 1, over 4 pairs
+
+predict_overfit_floor = ask(
+    "predict_overfit_floor", answer=float(_FLOOR), form=a_number, compare=close(atol=0.01, rtol=0.0), atol=0.01,
+    rtol=0.0, mistakes=[
+        (0.0, "The loss cannot reach 0: after 'a' the batch continues with 'n' twice and 't' once, and "
+              "one row of logits serves all three. The best is P(n|a) = 2/3, P(t|a) = 1/3: "
+              "-(2 ln 2/3 + ln 1/3) / 4 = 0.477."),
+        (-(2 * np.log(2 / 3) + np.log(1 / 3)) / 3,
          "Average over all four pairs: b -> e is predicted perfectly and adds a loss of 0, so divide by 4."),
-        ((lambda: -(2 * np.log2(2 / 3) + np.log2(1 / 3)) / 4), "That is the right floor in bits (log2); losses here are "
-                                                               "in nats, with the natural log: 0.477."),
-        ((lambda: -(2 * np.log(2 / 3) + np.log(1 / 3) + 2 * np.log(0.5)) / 4),
-         "'b' is always followed by 'e' in this batch, so P(e|b) = 1 costs nothing."),
-        atol=0.01, rtol=0.0)]
-    return prediction_cases(hidden, "predict_overfit_floor()", float(floor), "number", hints=hints, atol=0.01,
-                            explain="The best table predicts the batch's own frequencies: P(n|a) = 2/3, "
-                                    "P(t|a) = 1/3, P(e|b) = 1, a mean loss of -(2 ln 2/3 + ln 1/3) / 4 = 0.477.")
+        (-(2 * np.log2(2 / 3) + np.log2(1 / 3)) / 4, "That is the right floor in bits (log2); losses here are "
+                                                     "in nats, with the natural log: 0.477."),
+        (-(2 * np.log(2 / 3) + np.log(1 / 3) + 2 * np.log(0.5)) / 4,
+         "'b' is always followed by 'e' in this batch, so P(e|b) = 1 costs nothing.")],
+    otherwise="The best table predicts the batch's own frequencies: P(n|a) = 2/3, P(t|a) = 1/3, P(e|b) = 1, a mean "
+              "loss of -(2 ln 2/3 + ln 1/3) / 4 = 0.477.")

@@ -1,11 +1,13 @@
 """Checks for 06_sinusoids_and_positions."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..reference import lazy
-from .core import (Array, Case, call_with, close, const, describe, equal, exercise, fmt, known_mistakes, numbers,
-                   predicate, raises)
+from .core import Case, call_with, close, const, equal, exercise, fmt, known_mistakes, numbers, raises
+from .questions import NB06, int_in, is_, near, number_in, one_of, question
 
 A = "06_sinusoids_and_positions"
 check = exercise(A)
@@ -148,127 +150,51 @@ def sinusoidal_positions(hidden, rng):
 
 
 # ------------------------------------------------------------- predictions
-# A question is an exercise that returns a value. The visible check records the answer's form only
-# (the cell after it reveals the answer); the hidden check grades the value and, when the answer is a
-# known misconception, explains it. Notebooks 07 and 08 use the same helpers.
 
-def _call(fn):
-    return fn()
+ask = partial(question, A, wording=NB06)  # notebooks 07, 08 and 10 word theirs the same way
 
 
-def number_form(low=-np.inf, high=np.inf):
-    """The form of a numeric prediction: one finite number in [low, high]."""
-    def test(got, want):
-        g = numbers(got)
-        if g is None or g.dtype.kind == "b" or g.shape != ():
-            return f"answer with one number, got {describe(got)} {fmt(got)}."
-        if not (np.isfinite(g) and low <= float(np.real(g)) <= high):
-            return f"answer with a number between {low:g} and {high:g}, got {fmt(got)}."
-        return None
-    return test
+predict_period_ratio = ask(
+    "predict_period_ratio", label="predict_period_ratio(): period at omega 0.01 divided by the period at omega 0.1",
+    answer=10.0, form=number_in(0, 1e6), compare=close(atol=1e-6),
+    mistakes=[(near(0.1), "A smaller omega is a slower hand: it needs more tokens for a full turn, not fewer. The "
+                          "period 2 pi / omega is inversely proportional to omega: 62.8 -> 628, ten times longer."),
+              (near(100.0), "The period is inversely proportional to omega itself, not to its square: dividing omega "
+                            "by 10 multiplies 2 pi / omega by 10 (62.8 -> 628)."),
+              (near(1.0), "The period depends on omega: 2 pi / omega goes from 62.8 to 628 token steps.")],
+    otherwise="The period is 2 pi / omega: dividing omega by 10 multiplies it by 10 (62.8 -> 628 token steps).")
 
 
-def choice_form(choices):
-    """The form of a multiple-choice prediction: one of the given strings."""
-    def test(got, want):
-        if not isinstance(got, str) or got not in choices:
-            return f"answer with one of {', '.join(repr(c) for c in choices)}; got {fmt(got)}."
-        return None
-    return test
-
-
-def ints_form(got, want):
-    """The form of a prediction that is a tuple of whole numbers."""
-    if not isinstance(got, tuple) or not all(isinstance(v, int) for v in got):
-        return f"answer with a tuple of ints such as (0, 1), got {describe(got)} {fmt(got)}."
-    return None
-
-
-def near(value, atol=1e-3):
-    return lambda got: (numbers(got) is not None and numbers(got).shape == ()
-                        and bool(np.isclose(complex(numbers(got)), value, atol=atol, rtol=0)))
-
-
-def int_form(low, high):
-    """The form of a prediction that is one whole number in [low, high]."""
-    def test(got, want):
-        g = got.data.item() if isinstance(got, Array) and got.data.shape == () else got
-        if not isinstance(g, int) or isinstance(g, bool) or not low <= g <= high:
-            return f"answer with one int between {low} and {high}, got {describe(got)} {fmt(got)}."
-        return None
-    return test
-
-
-def is_(value):
-    """Does a decoded answer equal ``value`` (a NumPy scalar counts as its plain value)?"""
-    def test(got):
-        g = got.data.item() if isinstance(got, Array) and got.data.shape == () else got
-        return type(g) is type(value) and g == value
-    return test
-
-
-def prediction(hidden, label, form, answer, compare, misconceptions=(), otherwise=""):
-    """The cases of a question: its form when visible, its value (explained when wrong) when hidden."""
-    if not hidden:
-        return [Case(f"{label} (the form of your answer; the next cell reveals the value)", _call, const(None),
-                     predicate(form))]
-
-    def hint(got, want):
-        for matches, message in misconceptions:
-            if matches(got):
-                return message
-        return otherwise or None
-
-    return [Case(label, _call, const(answer), compare, hints=[hint])]
-
-
-RECORDED = "Prediction recorded: run the next cell to see the answer."
-
-
-@exercise(A, RECORDED)
-def predict_period_ratio(hidden, rng):
-    return prediction(
-        hidden, "predict_period_ratio(): period at omega 0.01 divided by the period at omega 0.1",
-        number_form(0, 1e6), 10.0, close(atol=1e-6),
-        [(near(0.1), "A smaller omega is a slower hand: it needs more tokens for a full turn, not fewer. The "
-                     "period 2 pi / omega is inversely proportional to omega: 62.8 -> 628, ten times longer."),
-         (near(100.0), "The period is inversely proportional to omega itself, not to its square: dividing omega "
-                       "by 10 multiplies 2 pi / omega by 10 (62.8 -> 628)."),
-         (near(1.0), "The period depends on omega: 2 pi / omega goes from 62.8 to 628 token steps.")],
-        "The period is 2 pi / omega: dividing omega by 10 multiplies it by 10 (62.8 -> 628 token steps).")
-
-
-@exercise(A, RECORDED)
-def predict_sine_twin(hidden, rng):
-    return prediction(
-        hidden, "predict_sine_twin(): the other position in 0 .. 11 with the sine of position 1 (omega = pi / 6)",
-        int_form(0, 11), 5, equal(),
-        [(is_(7), "sin(7 pi / 6) = -0.5: position 7 is the point opposite position 1. The same height is crossed "
-                  "twice per turn, going up at position 1 (angle pi / 6) and down at position 5 (5 pi / 6 = pi - "
-                  "pi / 6), since sin(pi - a) = sin(a)."),
-         (is_(11), "sin(11 pi / 6) = -0.5, the mirror image below the axis. The twin is at pi - pi / 6 = 5 pi / 6, "
-                   "position 5, since sin(pi - a) = sin(a)."),
-         (is_(13), "13 is outside 0 .. 11 (it is one full period after 1). Within one turn the same sine comes back "
-                   "at pi - pi / 6 = 5 pi / 6: position 5."),
-         (is_(1), "Position 1 itself does not count: which other angle in one turn has sine 0.5?")],
-        "Within one turn the same sine comes back at pi - angle: pi - pi / 6 = 5 pi / 6, position 5.")
+predict_sine_twin = ask(
+    "predict_sine_twin",
+    label="predict_sine_twin(): the other position in 0 .. 11 with the sine of position 1 (omega = pi / 6)",
+    answer=5, form=int_in(0, 11), compare=equal(),
+    mistakes=[(is_(7), "sin(7 pi / 6) = -0.5: position 7 is the point opposite position 1. The same height is crossed "
+                       "twice per turn, going up at position 1 (angle pi / 6) and down at position 5 (5 pi / 6 = pi - "
+                       "pi / 6), since sin(pi - a) = sin(a)."),
+              (is_(11), "sin(11 pi / 6) = -0.5, the mirror image below the axis. The twin is at pi - pi / 6 = 5 pi / 6, "
+                        "position 5, since sin(pi - a) = sin(a)."),
+              (is_(13), "13 is outside 0 .. 11 (it is one full period after 1). Within one turn the same sine comes back "
+                        "at pi - pi / 6 = 5 pi / 6: position 5."),
+              (is_(1), "Position 1 itself does not count: which other angle in one turn has sine 0.5?")],
+    otherwise="Within one turn the same sine comes back at pi - angle: pi - pi / 6 = 5 pi / 6, position 5.")
 
 
 OFFSET_CHOICES = ("all four", "only PE.PE", "none")
 
 
-@exercise(A, RECORDED)
-def predict_offset_terms(hidden, rng):
-    return prediction(
-        hidden, "predict_offset_terms(): which of the four terms of the projected score depend on i and j only "
-                "through j - i", choice_form(OFFSET_CHOICES), "none", equal(),
-        [(is_("only PE.PE"), "Without the projections, PE[i].PE[j] = sum_k cos((j - i) w_k) depends on the offset "
-                             "only. With them the term is PE[i] W_Q W_K^T PE[j]^T: the matrix mixes the sine of one "
-                             "pair with the cosine of another, and sin(a) cos(b) is not a function of a - b. In "
-                             "general it depends on i and j themselves."),
-         (is_("all four"), "The terms with a token vector x hold one absolute position each (x_i W_Q W_K^T "
-                           "PE[j]^T changes as j moves even when j - i is fixed), and the PE.PE term goes through "
-                           "W_Q W_K^T, which breaks the cos((j - i) w) identity.")])
+predict_offset_terms = ask(
+    "predict_offset_terms",
+    label="predict_offset_terms(): which of the four terms of the projected score depend on i and j only "
+          "through j - i",
+    answer="none", form=one_of(OFFSET_CHOICES), compare=equal(),
+    mistakes=[(is_("only PE.PE"), "Without the projections, PE[i].PE[j] = sum_k cos((j - i) w_k) depends on the offset "
+                                  "only. With them the term is PE[i] W_Q W_K^T PE[j]^T: the matrix mixes the sine of one "
+                                  "pair with the cosine of another, and sin(a) cos(b) is not a function of a - b. In "
+                                  "general it depends on i and j themselves."),
+              (is_("all four"), "The terms with a token vector x hold one absolute position each (x_i W_Q W_K^T "
+                                "PE[j]^T changes as j moves even when j - i is fixed), and the PE.PE term goes through "
+                                "W_Q W_K^T, which breaks the cos((j - i) w) identity.")])
 
 
 # -------------------------------------------------------------- first_repeat

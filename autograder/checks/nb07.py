@@ -1,15 +1,19 @@
 """Checks for 07_complex_rotations_and_rope."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..reference import lazy
 from .core import (Case, call_with, close, const, describe, equal, exercise, fmt, known_mistakes, numbers, predicate,
                    raises)
-from .nb06 import MATCH, RECORDED, choice_form, is_, near, number_form, prediction
+from .nb06 import MATCH
+from .questions import NB06, is_, near, number_in, one_of, question
 
 A = "07_complex_rotations_and_rope"
 check = exercise(A)
+ask = partial(question, A, wording=NB06)
 R = lazy(A)
 
 
@@ -285,26 +289,21 @@ def _example_score(m, n):
 SWAP_CHOICES = ("same", "different")
 
 
-@exercise(A, RECORDED)
-def predict_shifted_score(hidden, rng):
-    answer = _example_score(1005, 1002)
-    return prediction(
-        hidden, "predict_shifted_score(): the score of the same q and k at positions 1005 and 1002",
-        number_form(-1e6, 1e6), answer, close(atol=1e-3, rtol=0),
-        [(near(0.0), "Far-away positions do not make the score vanish: both vectors are turned by 1000 more steps, "
-                     "and R(1005 w)^T R(1002 w) = R(-3 w), the same as at positions 5 and 2."),
-         (near(_example_score(0, 0)), "That is q . k, the score at offset 0: the query is still 3 tokens after "
-                                      "the key, so the score is the one printed for positions 5 and 2."),
-         (near(_example_score(2, 5)), "That is the score with the offset reversed (query 3 before the key): "
-                                      "here the query is 3 after, as at positions 5 and 2.")],
-        "The positions enter only through m - n = 3: the score equals the one at positions 5 and 2.")
+predict_shifted_score = ask(
+    "predict_shifted_score", label="predict_shifted_score(): the score of the same q and k at positions 1005 and 1002",
+    answer=_example_score(1005, 1002), form=number_in(-1e6, 1e6), compare=close(atol=1e-3, rtol=0),
+    mistakes=[(near(0.0), "Far-away positions do not make the score vanish: both vectors are turned by 1000 more steps, "
+                          "and R(1005 w)^T R(1002 w) = R(-3 w), the same as at positions 5 and 2."),
+              (near(_example_score(0, 0)), "That is q . k, the score at offset 0: the query is still 3 tokens after "
+                                           "the key, so the score is the one printed for positions 5 and 2."),
+              (near(_example_score(2, 5)), "That is the score with the offset reversed (query 3 before the key): "
+                                           "here the query is 3 after, as at positions 5 and 2.")],
+    otherwise="The positions enter only through m - n = 3: the score equals the one at positions 5 and 2.")
 
 
-@exercise(A, RECORDED)
-def predict_swapped_score(hidden, rng):
-    return prediction(
-        hidden, "predict_swapped_score(): is the score at (m, n) = (2, 5) the same as at (5, 2)?",
-        choice_form(SWAP_CHOICES), "different", equal(),
-        [(is_("same"), "The score is q^T R((n - m) w) k: at (5, 2) that is R(-3 w), at (2, 5) R(+3 w), the turn the "
-                       "other way. A rotation is not its own inverse, so the two differ unless q and k happen to be "
-                       "aligned: RoPE knows whether the key comes before or after the query.")])
+predict_swapped_score = ask(
+    "predict_swapped_score", label="predict_swapped_score(): is the score at (m, n) = (2, 5) the same as at (5, 2)?",
+    answer="different", form=one_of(SWAP_CHOICES), compare=equal(),
+    mistakes=[(is_("same"), "The score is q^T R((n - m) w) k: at (5, 2) that is R(-3 w), at (2, 5) R(+3 w), the turn the "
+                            "other way. A rotation is not its own inverse, so the two differ unless q and k happen to be "
+                            "aligned: RoPE knows whether the key comes before or after the query.")])

@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import numpy as np
 
 from ..reference import lazy
 from .core import (Case, Comparator, call_with, close, const, describe, equal, exercise, fmt, known_mistakes,
                    numbers, predicate, raises)
-from .nb06 import MATCH, RECORDED, choice_form, ints_form, is_, near, number_form, prediction
+from .nb06 import MATCH
+from .questions import NB06, ints, is_, near, number_in, one_of, question
 
 A = "08_causality_and_masking"
 check = exercise(A)
+ask = partial(question, A, wording=NB06)
 R = lazy(A)
 
 
@@ -346,44 +349,40 @@ def is_causal(hidden, rng):
 
 # ------------------------------------------------------------- predictions
 
-@exercise(A, RECORDED)
-def predict_row_2(hidden, rng):
-    return prediction(
-        hidden, "predict_row_2(): the columns of row 2 of a 4x4 causal mask that are allowed", ints_form,
-        (0, 1, 2), equal(),
-        [(is_((0, 1)), "A query may read its own position too: key <= query, so row 2 keeps columns 0, 1 and 2."),
-         (is_((2, 3)), "Those are the key positions at and after the query: the future. Row 2 reads keys 0 .. 2."),
-         (is_((3,)), "Column 3 is the one blocked: the future. The allowed columns of row 2 are 0, 1, 2."),
-         (is_((0, 1, 2, 3)), "Column 3 is the future of query 2: blocked. The allowed columns are 0, 1, 2.")],
-        "Query 2 reads every key at or before it: columns 0, 1 and 2.")
+predict_row_2 = ask(
+    "predict_row_2", label="predict_row_2(): the columns of row 2 of a 4x4 causal mask that are allowed",
+    answer=(0, 1, 2), form=ints, compare=equal(),
+    mistakes=[(is_((0, 1)), "A query may read its own position too: key <= query, so row 2 keeps columns 0, 1 and 2."),
+              (is_((2, 3)), "Those are the key positions at and after the query: the future. Row 2 reads keys 0 .. 2."),
+              (is_((3,)), "Column 3 is the one blocked: the future. The allowed columns of row 2 are 0, 1, 2."),
+              (is_((0, 1, 2, 3)), "Column 3 is the future of query 2: blocked. The allowed columns are 0, 1, 2.")],
+    otherwise="Query 2 reads every key at or before it: columns 0, 1 and 2.")
 
 
-@exercise(A, RECORDED)
-def predict_multiplied_weight(hidden, rng):
-    return prediction(
-        hidden, "predict_multiplied_weight(): the weight of the blocked key when the scores [2, 1, 3] are "
-                "multiplied by the mask [1, 1, 0]", number_form(0, 1), 1 / (np.e ** 2 + np.e + 1),
-        close(atol=5e-3, rtol=0),
-        [(near(0.0), "Multiplying makes the blocked score 0, not -inf, and exp(0) = 1: the blocked key still gets "
-                     "1 / (e^2 + e + 1) = 0.0900 of the weight."),
-         (near(0.6652), "0.6652 is the weight of the third key with no mask at all (score 3). Multiplying by 0 "
-                        "turns the score into 0, and exp(0) = 1: 1 / (e^2 + e + 1) = 0.0900."),
-         (near(1 / 3), "The scores are not all equal after multiplying: [2, 1, 0] gives the blocked key "
-                       "1 / (e^2 + e + 1) = 0.0900.")],
-        "Multiplying gives the scores [2, 1, 0]; the blocked key gets exp(0) / (e^2 + e^1 + e^0) = 0.0900.")
+predict_multiplied_weight = ask(
+    "predict_multiplied_weight",
+    label="predict_multiplied_weight(): the weight of the blocked key when the scores [2, 1, 3] are "
+          "multiplied by the mask [1, 1, 0]",
+    answer=1 / (np.e ** 2 + np.e + 1), form=number_in(0, 1), compare=close(atol=5e-3, rtol=0),
+    mistakes=[(near(0.0), "Multiplying makes the blocked score 0, not -inf, and exp(0) = 1: the blocked key still gets "
+                          "1 / (e^2 + e + 1) = 0.0900 of the weight."),
+              (near(0.6652), "0.6652 is the weight of the third key with no mask at all (score 3). Multiplying by 0 "
+                             "turns the score into 0, and exp(0) = 1: 1 / (e^2 + e + 1) = 0.0900."),
+              (near(1 / 3), "The scores are not all equal after multiplying: [2, 1, 0] gives the blocked key "
+                            "1 / (e^2 + e + 1) = 0.0900.")],
+    otherwise="Multiplying gives the scores [2, 1, 0]; the blocked key gets exp(0) / (e^2 + e^1 + e^0) = 0.0900.")
 
 
 FIRST_POSITION_CHOICES = ("higher", "about the same", "lower")
 
 
-@exercise(A, RECORDED)
-def predict_first_position_loss(hidden, rng):
-    return prediction(
-        hidden, "predict_first_position_loss(): the best possible loss at position 0 against the later positions",
-        choice_form(FIRST_POSITION_CHOICES), "about the same", equal(),
-        [(is_("higher"), "Position 0 is not without context: it reads its own token x_0, and this source draws "
-                         "the next token from x_0's row of P alone. Earlier tokens would not help, so its floor is "
-                         "the same 1.42 nats. Only a model asked to predict x_0 itself from nothing would pay more "
-                         "(the entropy of the token frequencies, 2.01 nats)."),
-         (is_("lower"), "Every position predicts one token drawn from the row of P of the token it reads, so no "
-                        "position can beat 1.42 nats on average, position 0 included.")])
+predict_first_position_loss = ask(
+    "predict_first_position_loss",
+    label="predict_first_position_loss(): the best possible loss at position 0 against the later positions",
+    answer="about the same", form=one_of(FIRST_POSITION_CHOICES), compare=equal(),
+    mistakes=[(is_("higher"), "Position 0 is not without context: it reads its own token x_0, and this source draws "
+                              "the next token from x_0's row of P alone. Earlier tokens would not help, so its floor is "
+                              "the same 1.42 nats. Only a model asked to predict x_0 itself from nothing would pay more "
+                              "(the entropy of the token frequencies, 2.01 nats)."),
+              (is_("lower"), "Every position predicts one token drawn from the row of P of the token it reads, so no "
+                             "position can beat 1.42 nats on average, position 0 included.")])

@@ -6,12 +6,14 @@ wrong variants in NumPy on the same inputs and name the one the answer matches.
 """
 from __future__ import annotations
 
+import math
+from functools import partial
+
 import numpy as np
 
-import math
-
-from .core import Case, Check, REGISTRY, close, const, exercise, fmt, known_mistakes, numbers, predicate, raises
+from .core import Case, close, exercise, known_mistakes, known_variant, numbers, raises
 from .nb08 import names_row
+from .questions import NB09, a_number, numbers_tuple, question
 
 A = "09_attention"
 check = exercise(A)
@@ -20,7 +22,7 @@ MATCH = dict(atol=1e-4, rtol=1e-3, equal_nan=True)  # near a variant; NaN rows (
 
 
 def _torch():
-    import torch
+    import torch  # lazy: the grader judges evidence without torch
 
     return torch
 
@@ -44,8 +46,17 @@ def softmax(s, axis=-1):
         return e / e.sum(axis=axis, keepdims=True)
 
 
+SDPA_VARIANTS = ("no_scale", "scale_d", "query_axis", "inverted_mask", "mask_after_softmax", "mask_zero")
+MHA_VARIANTS = ("no_scale", "scale_d_model", "merge_without_transpose", "split_without_transpose", "keys_from_x",
+                "wq_for_keys", "inverted_mask", "no_output_projection",
+                "rope_v", "rope_before_split", "rope_no_offset", "rope_default_base", "rope_ignored", "rope_q_only",
+                "rope_k_only", "rope_half")
+ROPE_LAYOUTS = ("interleaved", "half")
+
+
 def sdpa_np(q, k, v, mask=None, variant=None):
     """Scaled dot-product attention in float64, or one of its known wrong variants."""
+    known_variant(variant, SDPA_VARIANTS, "sdpa_np")
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
     d = q.shape[-1]
     scale = {"no_scale": 1.0, "scale_d": d}.get(variant, np.sqrt(d))
@@ -66,6 +77,7 @@ def sdpa_np(q, k, v, mask=None, variant=None):
 def rope_np(x, positions, base=10000.0, layout="interleaved"):
     """Rotary position embedding in float64, written apart from notebook 07 (through complex numbers):
     x (..., T, D), positions (T,); the pair (x[..., 2k], x[..., 2k+1]) turns by p * base ** (-2k / D)."""
+    known_variant(layout, ROPE_LAYOUTS, "rope_np's layout")
     x = np.asarray(x, dtype=np.float64)
     D = x.shape[-1]
     angles = np.asarray(positions, dtype=np.float64)[:, None] * base ** (-2.0 * np.arange(D // 2) / D)  # (T, D/2)
@@ -81,6 +93,7 @@ def rope_np(x, positions, base=10000.0, layout="interleaved"):
 def mha_np(p, x, context=None, mask=None, variant=None, *, rope=False, q_start=0, base=10000.0):
     """Multi-head attention in float64 from the weights p (nn.Linear layout), or a known wrong variant.
     With rope, q and k are rotated per head: queries at q_start .. q_start + T_q - 1, keys at 0 .. T_k - 1."""
+    known_variant(variant, MHA_VARIANTS, "mha_np")
     lin = lambda t, n: t @ p["W" + n].T.astype(np.float64) + (p["b" + n] if "b" + n in p else 0.0)
     c = x if context is None or variant == "keys_from_x" else context
     B, Tq, d = x.shape
@@ -437,54 +450,12 @@ def MultiHeadAttention(hidden, rng):
 
 # ------------------------------------------------------------------ questions (predictions)
 
-class Question(Check):
-    """A prediction the learner commits before a cell reveals the answer: the visible test checks only
-    its form ("prediction recorded"); the hidden test grades the value and explains a wrong one."""
-
-    def __call__(self, obj, *, hidden: bool = False) -> None:
-        __tracebackhide__ = True
-        self.success = ("Your prediction is right." if hidden
-                        else "Prediction recorded: the next cell reveals the answer.")
-        super().__call__(obj, hidden=hidden)
+ask = partial(question, A, wording=NB09)
 
 
-def question(build) -> Question:
-    q = Question(A, build.__name__, build)
-    REGISTRY[f"{A}:{build.__name__}"] = q
-    return q
-
-
-def _plain(value):
-    value = value.data.tolist() if hasattr(value, "data") and hasattr(value, "kind") else value
-    return list(value) if isinstance(value, (tuple, list)) else value
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _form(n: int | None):
-    """The visible test: a number (n None) or a tuple of n numbers has been given."""
-    def test(got, want):
-        g = _plain(got)
-        if n is None:
-            return None if _is_number(g) else f"answer with a number (an int or a float), got {fmt(g)}."
-        ok = isinstance(g, list) and len(g) == n and all(map(_is_number, g))
-        return None if ok else f"answer with a tuple of {n} numbers, got {fmt(g)}."
-    return test
-
-
-def _prediction(hidden, label, answer, n, hints, explain, atol=0.0):
-    if not hidden:
-        return [Case(f"{label}: your prediction", lambda fn: fn(), const(None), predicate(_form(n)))]
-    wrong = [(lambda a=a: a, m) for a, m in hints]
-    return [Case(f"{label}: is the prediction right?", lambda fn: fn(), const(answer), close(atol=atol, rtol=0.0),
-                 hints=[known_mistakes(*wrong, atol=atol, rtol=0.0), lambda got, want: explain])]
-
-
-@question
-def predict_score_shape(hidden, rng):
-    return _prediction(hidden, "predict_score_shape()", (5, 7), 2, [
+predict_score_shape = ask(
+    "predict_score_shape", answer=(5, 7), form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
+    mistakes=[
         ((7, 5), "That is K Q^T: the table of Q K^T has one row per query (5 target tokens) and one column per key "
                  "(7 source tokens)."),
         ((4, 4), "That is Q^T K, a sum over positions: Q K^T sums over the 4 features and keeps the positions, one "
@@ -494,27 +465,27 @@ def predict_score_shape(hidden, rng):
         ((7, 7), "A square table is self-attention's: here the 5 queries read 7 keys, and cross-attention's table "
                  "is (5, 7)."),
         ((5, 4), "(5, 4) is Q itself, or the output softmax(Q K^T) V: the score table has one entry per (query, key) "
-                 "pair, (5, 7)."),
-    ], "Q K^T multiplies (5, 4) by (4, 7): the inner 4 features are summed, leaving one row per query and one "
-       "column per key, (5, 7).")
+                 "pair, (5, 7).")],
+    otherwise="Q K^T multiplies (5, 4) by (4, 7): the inner 4 features are summed, leaving one row per query and one "
+              "column per key, (5, 7).")
 
 
-@question
-def predict_sharp_weight(hidden, rng):
-    return _prediction(hidden, "predict_sharp_weight()", 1 / (1 + 2 * math.exp(-10)), None, [
+predict_sharp_weight = ask(
+    "predict_sharp_weight", answer=1 / (1 + 2 * math.exp(-10)), form=a_number, compare=close(atol=0.005, rtol=0.0),
+    atol=0.005, rtol=0.0, mistakes=[
         (math.e / (math.e + 2), "Multiplying the scores is not adding to them: softmax ignores a constant added to "
                                 "every score, but scaling them by 10 makes the gaps 10 times wider: e^10 / (e^10 + 2)."),
         (1 / 3, "Scaling up makes the weights sharper, not flatter: the gap between the largest score and the others "
                 "grows from 1 to 10, so the first key takes e^10 / (e^10 + 2) = 0.9999."),
         (0.1, "The weight is not the score divided by 10: softmax([10, 0, 0]) = [e^10, 1, 1] / (e^10 + 2)."),
-        (10 / 12, "Softmax exponentiates: the first weight is e^10 / (e^10 + 1 + 1), not 10 / (10 + 1 + 1)."),
-    ], "softmax([10, 0, 0]) = [e^10, 1, 1] / (e^10 + 2): the first key takes 0.9999 of the weight. Larger scores "
-       "make the softmax sharper, which is why 09 divides by sqrt(d_k).", atol=0.005)
+        (10 / 12, "Softmax exponentiates: the first weight is e^10 / (e^10 + 1 + 1), not 10 / (10 + 1 + 1).")],
+    otherwise="softmax([10, 0, 0]) = [e^10, 1, 1] / (e^10 + 2): the first key takes 0.9999 of the weight. Larger scores "
+              "make the softmax sharper, which is why 09 divides by sqrt(d_k).")
 
 
-@question
-def predict_path_steps(hidden, rng):
-    return _prediction(hidden, "predict_path_steps()", (99, 1), 2, [
+predict_path_steps = ask(
+    "predict_path_steps", answer=(99, 1), form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
+    mistakes=[
         ((100, 1), "From position 0 to position 99 the state is updated at positions 1, 2, ..., 99: 99 steps, not 100."),
         ((98, 1), "From position 0 to position 99 the state is updated at positions 1, 2, ..., 99: 99 steps."),
         ((99, 99), "Attention is not a chain: the query at position 99 reads the key at position 0 directly, one step "
@@ -523,6 +494,6 @@ def predict_path_steps(hidden, rng):
                      "step whatever the distance; the recurrence needs 99."),
         ((1, 99), "The two are swapped: the recurrence passes through every position in between (99 steps); "
                   "attention reads position 0 directly (1 step)."),
-        ((99, 0), "Reading position 0 is itself one step: the query at 99 meets the key at 0 in one attention layer."),
-    ], "A recurrence carries position 0 to 99 through 99 updates of its state; one attention layer reads "
-       "position 0 from position 99 directly: (99, 1).")
+        ((99, 0), "Reading position 0 is itself one step: the query at 99 meets the key at 0 in one attention layer.")],
+    otherwise="A recurrence carries position 0 to 99 through 99 updates of its state; one attention layer reads "
+              "position 0 from position 99 directly: (99, 1).")

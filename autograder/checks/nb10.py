@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import lru_cache, partial
+from pathlib import Path
 
 import numpy as np
 
-from .core import Array, Case, CheckFailure, close, describe, equal, exercise, fmt, known_mistakes, numbers, predicate, raises
-from .nb06 import RECORDED, choice_form, int_form, is_, near, number_form, prediction
+from ..nbio import is_solution_cell, read_notebook
+from ..reference import IMPORTED_TAGS, import_notebook
+from .core import (REGISTRY, Array, Case, CheckFailure, capture, close, describe, equal, exercise, fmt, known_mistakes,
+                   known_variant, numbers, predicate, raises)
 from .nb09 import TOL, _torch, causal, diagnose, mha_np, normal, rope_np, softmax, tensor
+from .questions import NB06, int_in, is_, near, number_in, one_of, question
 
 A = "10_decoder_block"
 check = exercise(A)
+ask = partial(question, A, wording=NB06)
 _erf = np.vectorize(math.erf)
 
 
@@ -70,7 +75,19 @@ def load(module, params):
 
 # ------------------------------------------------------------------------ NumPy models
 
+LN_VARIANTS = ("eps_outside", "unbiased", "std_default", "no_eps", "wrong_axis_0", "wrong_axis_-2", "wrong_axis_all",
+               "no_affine")
+GELU_VARIANTS = ("tanh_gelu", "relu", "no_activation")
+FF_VARIANTS = (*GELU_VARIANTS, "activation_after_fc2")
+BLOCK_VARIANTS = ("post_norm", "no_mask", "pytorch_mask", "residual_around_norm", "no_residual", "one_norm", "relu",
+                  "tanh_gelu")
+EMBED_VARIANTS = ("embed_no_start", "no_positions", "sin_cos_swapped")
+GPT_VARIANTS = (*EMBED_VARIANTS, "rope_ignored", "no_final_norm")
+MAPS_VARIANTS = ("no_mask", "no_ln1", "no_advance", "rope_ignored", "no_scale", "query_axis")
+
+
 def ln_np(x, w, b, eps=1e-5, variant=None):
+    known_variant(variant, LN_VARIANTS, "ln_np")
     x = np.asarray(x, dtype=np.float64)
     if variant == "wrong_axis_0":
         axes = 0
@@ -92,6 +109,7 @@ def ln_np(x, w, b, eps=1e-5, variant=None):
 
 
 def gelu_np(x, variant=None):
+    known_variant(variant, GELU_VARIANTS, "gelu_np")
     if variant == "tanh_gelu":
         return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
     if variant == "relu":
@@ -106,6 +124,7 @@ def linear_np(x, p, name):
 
 
 def ff_np(p, x, variant=None, prefix=""):
+    known_variant(variant, FF_VARIANTS, "ff_np")
     h = linear_np(np.asarray(x, dtype=np.float64), p, prefix + "fc1")
     if variant == "activation_after_fc2":
         return gelu_np(linear_np(h, p, prefix + "fc2"))
@@ -113,6 +132,7 @@ def ff_np(p, x, variant=None, prefix=""):
 
 
 def block_np(p, x, H, variant=None, prefix="", rope=False):
+    known_variant(variant, BLOCK_VARIANTS, "block_np")
     g = lambda n: p[prefix + n]
     x = np.asarray(x, dtype=np.float64)
     T = x.shape[1]
@@ -120,7 +140,7 @@ def block_np(p, x, H, variant=None, prefix="", rope=False):
     weights = {"H": H, **{f"{k}{n}": g(f"attn.w_{n}.{'weight' if k == 'W' else 'bias'}") for n in "qkvo" for k in "Wb"}}
     mask = {"no_mask": None, "pytorch_mask": ~causal(T)}.get(variant, causal(T))
     attn = lambda t: mha_np(weights, t, None, mask, rope=rope)
-    ff = lambda t: ff_np(p, t, variant if variant in ("relu", "tanh_gelu") else None, prefix + "ff.")
+    ff = lambda t: ff_np(p, t, variant if variant in GELU_VARIANTS else None, prefix + "ff.")
     if variant == "post_norm":
         x = ln(x + attn(x), 1)
         return ln(x + ff(x), 2)
@@ -147,6 +167,7 @@ def sinusoids_np(T, d, base=10000.0, start=0):
 
 
 def embed_np(p, cfg, ids, pos="learned", start=0, variant=None):
+    known_variant(variant, EMBED_VARIANTS, "embed_np")
     d = cfg[2]
     T = ids.shape[1]
     x = p["tok_emb.weight"][ids].astype(np.float64)
@@ -164,8 +185,9 @@ def embed_np(p, cfg, ids, pos="learned", start=0, variant=None):
 
 
 def gpt_np(p, cfg, ids, variant=None, pos="learned"):
+    known_variant(variant, GPT_VARIANTS, "gpt_np")
     V, ctx, d, H, d_ff, L = cfg
-    x = embed_np(p, cfg, ids, pos, 0, variant)
+    x = embed_np(p, cfg, ids, pos, 0, variant if variant in EMBED_VARIANTS else None)
     for i in range(L):
         x = block_np(p, x, H, prefix=f"blocks.{i}.", rope=pos == "rope" and variant != "rope_ignored")
     if variant != "no_final_norm":
@@ -175,6 +197,7 @@ def gpt_np(p, cfg, ids, variant=None, pos="learned"):
 
 def maps_np(p, cfg, ids, pos="learned", variant=None):
     """The attention weights (L, H, T, T) of every head on one sequence ids (T,), or a known wrong variant."""
+    known_variant(variant, MAPS_VARIANTS, "maps_np")
     V, ctx, d, H, d_ff, L = cfg
     T, D = len(ids), d // H
     x = embed_np(p, cfg, np.asarray(ids)[None], pos)  # (1, T, d)
@@ -914,58 +937,57 @@ def generate(hidden, rng):
 
 # ---------------------------------------------------------------------------- questions
 
-@exercise(A, RECORDED)
-def predict_ffn_share(hidden, rng):
-    d, f = 768, 3072
+def _ffn_share(d, f):
+    """The feed-forward network's share of the parameters of a decoder block of width d and inner width f."""
     ff = 2 * d * f + f + d
-    total = 4 * (d * d + d) + ff + 4 * d
-    return prediction(
-        hidden, "predict_ffn_share(): the share of ff in the parameters of DecoderBlock(768, 12, 3072)",
-        number_form(0, 1), ff / total, close(atol=0.02, rtol=0),
-        [(near(1 / 3, 0.04), "That is attention's share, not the feed-forward network's: attention has four d x d "
-                             "matrices (4 d^2), the network two d x 4d ones (8 d^2), twice as many: about 2/3."),
-         (near(0.5, 0.04), "The two are not equal: attention's four matrices are d x d (4 d^2 in all), the "
-                           "feed-forward network's two are d x 4d (8 d^2): it holds about 2/3."),
-         (lambda got: numbers(got) is not None and float(numbers(got)) < 0.3,
-          "Attention is the famous part, not the large one: its four d x d matrices hold 4 d^2 weights, the "
-          "feed-forward network's two d x 4d matrices 8 d^2: the network has about 2/3 of the block.")],
-        "Count in units of d^2: attention 4 (four d x d projections), feed-forward 8 (two d x 4d matrices); "
-        "biases and norms are O(d). So the feed-forward share is about 8 / 12 = 2/3.")
+    return ff / (4 * (d * d + d) + ff + 4 * d)
 
 
-@exercise(A, RECORDED)
-def predict_changed_positions(hidden, rng):
-    return prediction(
-        hidden, "predict_changed_positions(): positions (of 8) whose logits change when only the token at "
-                "position 5 is replaced", int_form(0, 8), 3, equal(),
-        [(is_(8), "Attention mixes positions, but only backwards: under the causal mask positions 0 .. 4 never "
-                  "read position 5, so their logits cannot move. Only 5, 6 and 7 change."),
-         (is_(1), "Position 5's own logits change, but so do those of positions 6 and 7, which read position 5 "
-                  "through attention: 3 positions."),
-         (is_(2), "Positions 6 and 7 read position 5, and position 5's own logits change too (its input did): "
-                  "3 positions."),
-         (is_(5), "Positions 0 .. 4 come before position 5 and cannot read it (causal mask); the ones that change "
-                  "are 5, 6 and 7."),
-         (is_(6), "Positions 0 .. 5 would be 'up to and including 5', but the mask works the other way: a position "
-                  "reads the past, so the change reaches 5 and the positions after it, 6 and 7.")],
-        "Under the causal mask a change at position 5 reaches position 5 and every later position, 6 and 7: 3.")
+predict_ffn_share = ask(
+    "predict_ffn_share", label="predict_ffn_share(): the share of ff in the parameters of DecoderBlock(768, 12, 3072)",
+    answer=_ffn_share(768, 3072), form=number_in(0, 1), compare=close(atol=0.02, rtol=0),
+    mistakes=[(near(1 / 3, 0.04), "That is attention's share, not the feed-forward network's: attention has four d x d "
+                                  "matrices (4 d^2), the network two d x 4d ones (8 d^2), twice as many: about 2/3."),
+              (near(0.5, 0.04), "The two are not equal: attention's four matrices are d x d (4 d^2 in all), the "
+                                "feed-forward network's two are d x 4d (8 d^2): it holds about 2/3."),
+              (lambda got: numbers(got) is not None and float(numbers(got)) < 0.3,
+               "Attention is the famous part, not the large one: its four d x d matrices hold 4 d^2 weights, the "
+               "feed-forward network's two d x 4d matrices 8 d^2: the network has about 2/3 of the block.")],
+    otherwise="Count in units of d^2: attention 4 (four d x d projections), feed-forward 8 (two d x 4d matrices); "
+              "biases and norms are O(d). So the feed-forward share is about 8 / 12 = 2/3.")
+
+
+predict_changed_positions = ask(
+    "predict_changed_positions",
+    label="predict_changed_positions(): positions (of 8) whose logits change when only the token at "
+          "position 5 is replaced",
+    answer=3, form=int_in(0, 8), compare=equal(),
+    mistakes=[(is_(8), "Attention mixes positions, but only backwards: under the causal mask positions 0 .. 4 never "
+                       "read position 5, so their logits cannot move. Only 5, 6 and 7 change."),
+              (is_(1), "Position 5's own logits change, but so do those of positions 6 and 7, which read position 5 "
+                       "through attention: 3 positions."),
+              (is_(2), "Positions 6 and 7 read position 5, and position 5's own logits change too (its input did): "
+                       "3 positions."),
+              (is_(5), "Positions 0 .. 4 come before position 5 and cannot read it (causal mask); the ones that change "
+                       "are 5, 6 and 7."),
+              (is_(6), "Positions 0 .. 5 would be 'up to and including 5', but the mask works the other way: a position "
+                       "reads the past, so the change reaches 5 and the positions after it, 6 and 7.")],
+    otherwise="Under the causal mask a change at position 5 reaches position 5 and every later position, 6 and 7: 3.")
 
 
 NO_POSITION_CHOICES = ("bigram", "halfway", "entropy rate")
 
 
-@exercise(A, RECORDED)
-def predict_no_positions(hidden, rng):
-    return prediction(
-        hidden, "predict_no_positions(): where the model without positions lands", choice_form(NO_POSITION_CHOICES),
-        "entropy rate", equal(),
-        [(is_("bigram"), "Without positions attention is not a bag of words here: the causal mask breaks its "
-                         "symmetry (a position reads exactly the tokens before it, so the size of its context "
-                         "leaks into the output), and each word of this grammar shows its role. The model still "
-                         "finds the subject for the verb: it lands near the entropy rate."),
-         (is_("halfway"), "It does better than that: the causal mask gives a sense of order (each position reads "
-                          "only the tokens before it), and in this grammar each word shows its role, so positions "
-                          "add little: the model lands near the entropy rate.")])
+predict_no_positions = ask(
+    "predict_no_positions", label="predict_no_positions(): where the model without positions lands",
+    answer="entropy rate", form=one_of(NO_POSITION_CHOICES), compare=equal(),
+    mistakes=[(is_("bigram"), "Without positions attention is not a bag of words here: the causal mask breaks its "
+                              "symmetry (a position reads exactly the tokens before it, so the size of its context "
+                              "leaks into the output), and each word of this grammar shows its role. The model still "
+                              "finds the subject for the verb: it lands near the entropy rate."),
+              (is_("halfway"), "It does better than that: the causal mask gives a sense of order (each position reads "
+                               "only the tokens before it), and in this grammar each word shows its role, so positions "
+                               "add little: the model lands near the entropy rate.")])
 
 
 # --------------------------------------------------------------------------- train_step
@@ -1009,7 +1031,11 @@ def _flat(model):
     return torch.cat([p.detach().flatten() for p in model.parameters()])
 
 
+STEP_VARIANTS = ("no_zero_grad", "clip_value", "clip_after_step", "no_clip")
+
+
 def _reference_step(seed, max_norm, variant=None):
+    known_variant(variant, STEP_VARIANTS, "_reference_step")
     torch = _torch()
     model, opt, xb, yb = _step_setup(seed)
     if variant != "no_zero_grad":
@@ -1128,8 +1154,6 @@ def gpt_class():
     hand: the grader's sandbox holds the reference of 09 but not of 10, so the checks bring their own model."""
     torch = _torch()
     nn, F = torch.nn, torch.nn.functional
-    from ..reference import import_notebook
-
     MHA = import_notebook("09_attention").MultiHeadAttention
 
     class FeedForward(nn.Module):
@@ -1212,11 +1236,13 @@ def plain_generate(model, ids, n, temperature, generator):
     return ids
 
 
+CACHE_VARIANTS = ("embed_offset", "rope_offset", "mask_offset", "no_cache")
+
+
 def cached_variant(model, ids, n, temperature, generator, variant):
     """Known wrong caches: the offset forgotten in the positions, the mask or the rotation; the cache not kept."""
+    known_variant(variant, CACHE_VARIANTS, "cached_variant")
     torch = _torch()
-    from ..reference import import_notebook
-
     nb09 = import_notebook("09_attention")
     caches = []
 
@@ -1443,12 +1469,6 @@ STACK = {  # name in notebook 10 -> the learner's notebook that defines it
 def learner_stack(folder=".") -> dict:
     """The learner's own versions of STACK, read from their saved notebooks in folder: for each name, (the
     object, a note) when its checks (visible and hidden) pass there, else (None, why the reference stays)."""
-    from pathlib import Path
-
-    from ..nbio import is_solution_cell, read_notebook
-    from ..reference import IMPORTED_TAGS
-    from .core import REGISTRY, capture
-
     modules, result = {}, {}
     for name, assignment in STACK.items():
         path = Path(folder) / f"{assignment}.ipynb"
