@@ -36,6 +36,21 @@ class Mistake:
         return f"fails_{self.exercise}_{self.label}"
 
 
+def returns(exercise: str, label: str, value: str, expect: str = "") -> Mistake:
+    """A wrong answer to a question: ``exercise()`` returns the Python expression ``value``."""
+    return Mistake(exercise, label, answer(exercise, value), expect)
+
+
+def answer(exercise: str, value: str) -> str:
+    """The source of a question's answer: ``exercise()`` returning the Python expression ``value``."""
+    return f"def {exercise}():\n    return {value}\n"
+
+
+def indent(text: str, n: int) -> str:
+    """``text`` without its surrounding blank lines, each line indented by n spaces (to fill a template)."""
+    return "\n".join(" " * n + line if line else line for line in text.strip("\n").splitlines())
+
+
 @dataclass
 class Notebook:
     assignment: str

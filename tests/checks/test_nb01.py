@@ -1,7 +1,7 @@
 """Does every check of 01_tokens_and_ids reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb01
 A = "01_tokens_and_ids"
@@ -340,22 +340,22 @@ def bpe_decode(ids, merges):
         table[new_id] = table[a] + table[b]
     return "".join(table[i] for i in ids).encode("utf-8")
 ''', "not chr(i)"),
-    Mistake("predict_param_counts", "only_selected_rows", "def predict_param_counts():\n    return (80, 80)\n",
+    returns("predict_param_counts", "only_selected_rows", "(80, 80)",
             "whether or not this prompt selects them"),
-    Mistake("predict_param_counts", "swapped", "def predict_param_counts():\n    return (80, 16000)\n", "Swapped"),
-    Mistake("predict_param_counts", "activations_are_the_table", "def predict_param_counts():\n    return (16000, 16000)\n",
+    returns("predict_param_counts", "swapped", "(80, 16000)", "Swapped"),
+    returns("predict_param_counts", "activations_are_the_table", "(16000, 16000)",
             "only the selected rows"),
-    Mistake("predict_param_counts", "not_a_pair", "def predict_param_counts():\n    return 16080\n",
+    returns("predict_param_counts", "not_a_pair", "16080",
             "a tuple of two ints"),
-    Mistake("predict_utf8_length", "characters", "def predict_utf8_length():\n    return 7\n", "number of characters"),
-    Mistake("predict_utf8_length", "utf16_emoji", "def predict_utf8_length():\n    return 8\n", "UTF-16"),
-    Mistake("predict_utf8_length", "emoji_three_bytes", "def predict_utf8_length():\n    return 10\n", "one byte short"),
-    Mistake("predict_utf8_length", "a_string", "def predict_utf8_length():\n    return '11'\n", "an int"),
-    Mistake("predict_bpe_tokens", "longest_match", "def predict_bpe_tokens():\n    return (257, 97)\n",
+    returns("predict_utf8_length", "characters", "7", "number of characters"),
+    returns("predict_utf8_length", "utf16_emoji", "8", "UTF-16"),
+    returns("predict_utf8_length", "emoji_three_bytes", "10", "one byte short"),
+    returns("predict_utf8_length", "a_string", "'11'", "an int"),
+    returns("predict_bpe_tokens", "longest_match", "(257, 97)",
             "longest-match"),
-    Mistake("predict_bpe_tokens", "merges_only_for_training_text", "def predict_bpe_tokens():\n    return (97, 97, 97, 97)\n",
+    returns("predict_bpe_tokens", "merges_only_for_training_text", "(97, 97, 97, 97)",
             "not only the training text"),
-    Mistake("predict_bpe_tokens", "overlapping", "def predict_bpe_tokens():\n    return (256, 256, 256)\n",
+    returns("predict_bpe_tokens", "overlapping", "(256, 256, 256)",
             "do not overlap"),
 ]
 
@@ -451,9 +451,9 @@ def bpe_decode(ids, merges):
         return bytes([i]) if i < 256 else expand(parts[i][0]) + expand(parts[i][1])
     return bytearray(b"".join(expand(i) for i in ids))
 ''',
-    "predict_param_counts": "def predict_param_counts():\n    return [1000 * 16, 5 * 16]\n",
-    "predict_utf8_length": "def predict_utf8_length():\n    return len('naïve 👋'.encode())\n",
-    "predict_bpe_tokens": "def predict_bpe_tokens():\n    return [256, 256]\n",
+    "predict_param_counts": answer("predict_param_counts", "[1000 * 16, 5 * 16]"),
+    "predict_utf8_length": answer("predict_utf8_length", "len('naïve 👋'.encode())"),
+    "predict_bpe_tokens": answer("predict_bpe_tokens", "[256, 256]"),
 }
 
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,

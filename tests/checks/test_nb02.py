@@ -1,7 +1,7 @@
 """Does every check of 02_shapes_and_matmul reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb02
 A = "02_shapes_and_matmul"
@@ -180,22 +180,22 @@ def low_rank_approx(X, r):
     U, s, Vt = np.linalg.svd(X, full_matrices=False)
     return (U[:, :r] * s[:r]) @ Vt[:, :r].T
 '''),
-    Mistake("predict_score_shape", "keys_by_queries", "def predict_score_shape():\n    return (7, 5)\n", "keys by queries"),
-    Mistake("predict_score_shape", "square_table", "def predict_score_shape():\n    return (5, 5)\n",
+    returns("predict_score_shape", "keys_by_queries", "(7, 5)", "keys by queries"),
+    returns("predict_score_shape", "square_table", "(5, 5)",
             "need not be equally many"),
-    Mistake("predict_score_shape", "features_table", "def predict_score_shape():\n    return (4, 4)\n", "Q.T @ K"),
-    Mistake("predict_score_shape", "not_a_shape", "def predict_score_shape():\n    return 35\n", "a tuple of two ints"),
+    returns("predict_score_shape", "features_table", "(4, 4)", "Q.T @ K"),
+    returns("predict_score_shape", "not_a_shape", "35", "a tuple of two ints"),
     Mistake("predict_reshape_head0", "thinks_reshape_splits_features",
             "def predict_reshape_head0():\n    return [[0, 1], [4, 5], [8, 9]]\n", "keeps the flat order"),
-    Mistake("predict_reshape_head0", "head_one", "def predict_reshape_head0():\n    return [[2, 3], [6, 7], [10, 11]]\n",
+    returns("predict_reshape_head0", "head_one", "[[2, 3], [6, 7], [10, 11]]",
             "That is head 1"),
-    Mistake("predict_reshape_head0", "skips_numbers", "def predict_reshape_head0():\n    return [[0, 1], [2, 3], [8, 9]]\n",
+    returns("predict_reshape_head0", "skips_numbers", "[[0, 1], [2, 3], [8, 9]]",
             "never skips"),
-    Mistake("predict_reshape_head0", "wrong_shape", "def predict_reshape_head0():\n    return [0, 1, 2, 3, 4, 5]\n",
+    returns("predict_reshape_head0", "wrong_shape", "[0, 1, 2, 3, 4, 5]",
             "a (3, 2) table"),
-    Mistake("predict_rank", "counts_nonzero_rows", "def predict_rank():\n    return 3\n", "row 1 = 2 * row 0"),
-    Mistake("predict_rank", "one_direction", "def predict_rank():\n    return 1\n", "two independent rows"),
-    Mistake("predict_rank", "a_float", "def predict_rank():\n    return 2.0\n", "an int"),
+    returns("predict_rank", "counts_nonzero_rows", "3", "row 1 = 2 * row 0"),
+    returns("predict_rank", "one_direction", "1", "two independent rows"),
+    returns("predict_rank", "a_float", "2.0", "an int"),
 ]
 
 ALTERNATIVES = {
@@ -243,8 +243,8 @@ def low_rank_approx(X, r):
         out += s[i] * np.outer(U[:, i], Vt[i])
     return out
 ''',
-    "predict_score_shape": "def predict_score_shape():\n    return [5, 7]\n",
-    "predict_reshape_head0": "def predict_reshape_head0():\n    return ((0.0, 1.0), (2.0, 3.0), (4.0, 5.0))\n",
+    "predict_score_shape": answer("predict_score_shape", "[5, 7]"),
+    "predict_reshape_head0": answer("predict_reshape_head0", "((0.0, 1.0), (2.0, 3.0), (4.0, 5.0))"),
     "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]]))\n",
 }
 

@@ -1,7 +1,7 @@
 """Does every check of 03_dot_and_outer_products reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb03
 A = "03_dot_and_outer_products"
@@ -134,19 +134,19 @@ def linear_weight_grad(g, x):
 def linear_weight_grad(g, x):
     return -np.outer(g, x)
 ''', "sign flipped"),
-    Mistake("predict_outer_shape", "columns_follow_a", "def predict_outer_shape():\n    return (2, 3)\n", "Rows follow a"),
-    Mistake("predict_outer_shape", "square", "def predict_outer_shape():\n    return (3, 3)\n", "need not match"),
-    Mistake("predict_outer_shape", "dot_shape", "def predict_outer_shape():\n    return (1, 1)\n", "dot product"),
-    Mistake("predict_outer_shape", "not_a_shape", "def predict_outer_shape():\n    return 6\n", "a tuple of two ints"),
-    Mistake("predict_scaled_scores", "dot_ignores_length", "def predict_scaled_scores():\n    return (11.0, 0.984)\n",
+    returns("predict_outer_shape", "columns_follow_a", "(2, 3)", "Rows follow a"),
+    returns("predict_outer_shape", "square", "(3, 3)", "need not match"),
+    returns("predict_outer_shape", "dot_shape", "(1, 1)", "dot product"),
+    returns("predict_outer_shape", "not_a_shape", "6", "a tuple of two ints"),
+    returns("predict_scaled_scores", "dot_ignores_length", "(11.0, 0.984)",
             "grows with the lengths"),
-    Mistake("predict_scaled_scores", "cosine_scales_too", "def predict_scaled_scores():\n    return (55.0, 4.92)\n",
+    returns("predict_scaled_scores", "cosine_scales_too", "(55.0, 4.92)",
             "divides by both lengths"),
-    Mistake("predict_scaled_scores", "cosine_is_the_dot", "def predict_scaled_scores():\n    return (55, 55)\n",
+    returns("predict_scaled_scores", "cosine_is_the_dot", "(55, 55)",
             "between -1 and 1"),
-    Mistake("predict_score_rank", "full_rank", "def predict_score_rank():\n    return 6\n", "at most 2"),
-    Mistake("predict_score_rank", "rank_one", "def predict_score_rank():\n    return 1\n", "d = 2 of them"),
-    Mistake("predict_score_rank", "a_float", "def predict_score_rank():\n    return 2.0\n", "an int"),
+    returns("predict_score_rank", "full_rank", "6", "at most 2"),
+    returns("predict_score_rank", "rank_one", "1", "d = 2 of them"),
+    returns("predict_score_rank", "a_float", "2.0", "an int"),
 ]
 
 ALTERNATIVES = {
@@ -184,9 +184,9 @@ def project(u, v):
 def linear_weight_grad(g, x):
     return g.reshape(-1, 1) @ x.reshape(1, -1)
 ''',
-    "predict_outer_shape": "def predict_outer_shape():\n    return [3, 2]\n",
-    "predict_scaled_scores": "def predict_scaled_scores():\n    return (5 * 11, 11 / (5 * 5 ** 0.5))\n",
-    "predict_score_rank": "def predict_score_rank():\n    return 2\n",
+    "predict_outer_shape": answer("predict_outer_shape", "[3, 2]"),
+    "predict_scaled_scores": answer("predict_scaled_scores", "(5 * 11, 11 / (5 * 5 ** 0.5))"),
+    "predict_score_rank": answer("predict_score_rank", "2"),
 }
 
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,

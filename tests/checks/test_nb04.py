@@ -1,7 +1,7 @@
 """Does every check of 04_softmax_and_probability reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from tests.harness import Mistake, exercise_suite, returns
 
 pytestmark = pytest.mark.nb04
 A = "04_softmax_and_probability"
@@ -282,56 +282,22 @@ def sample_token(logits, rng, temperature=1.0):
     return rng.choice(len(p), size=1, p=p)
 ''', "return one token id"),
     # -------------------------------------------------- predict_shift_and_scale
-    Mistake("predict_shift_and_scale", "doubling_changes_nothing", '''
-def predict_shift_and_scale():
-    return 0.665, 0.665
-''', "doubling the logits doubles every difference"),
-    Mistake("predict_shift_and_scale", "adding_sharpens", '''
-def predict_shift_and_scale():
-    return 0.867, 0.867
-''', "adding the same number to every logit changes nothing"),
-    Mistake("predict_shift_and_scale", "logits_as_weights", '''
-def predict_shift_and_scale():
-    return 5 / 12, 4 / 6
-''', "exponentiates before it normalises"),
-    Mistake("predict_shift_and_scale", "doubling_halves", '''
-def predict_shift_and_scale():
-    return 0.665, 0.33
-''', "doubles every difference"),
-    Mistake("predict_shift_and_scale", "one_number", '''
-def predict_shift_and_scale():
-    return 0.665
-''', "tuple of 2 numbers"),
+    returns("predict_shift_and_scale", "doubling_changes_nothing", "0.665, 0.665",
+            "doubling the logits doubles every difference"),
+    returns("predict_shift_and_scale", "adding_sharpens", "0.867, 0.867",
+            "adding the same number to every logit changes nothing"),
+    returns("predict_shift_and_scale", "logits_as_weights", "5 / 12, 4 / 6", "exponentiates before it normalises"),
+    returns("predict_shift_and_scale", "doubling_halves", "0.665, 0.33", "doubles every difference"),
+    returns("predict_shift_and_scale", "one_number", "0.665", "tuple of 2 numbers"),
     # ----------------------------------------------------- predict_better_model
-    Mistake("predict_better_model", "lower_perplexity_wins", '''
-def predict_better_model():
-    return "B"
-''', "perplexity is per token"),
-    Mistake("predict_better_model", "same", '''
-def predict_better_model():
-    return "same"
-''', "the totals differ"),
-    Mistake("predict_better_model", "not_a_choice", '''
-def predict_better_model():
-    return "model A"
-''', "answer with one of"),
+    returns("predict_better_model", "lower_perplexity_wins", '"B"', "perplexity is per token"),
+    returns("predict_better_model", "same", '"same"', "the totals differ"),
+    returns("predict_better_model", "not_a_choice", '"model A"', "answer with one of"),
     # --------------------------------------------------- predict_score_variance
-    Mistake("predict_score_variance", "variance_of_one_product", '''
-def predict_score_variance():
-    return 1
-''', "variances of independent terms add"),
-    Mistake("predict_score_variance", "standard_deviation", '''
-def predict_score_variance():
-    return 8.0
-''', "standard deviation"),
-    Mistake("predict_score_variance", "mean_zero_so_zero", '''
-def predict_score_variance():
-    return 0.0
-''', "scores spread"),
-    Mistake("predict_score_variance", "d_squared", '''
-def predict_score_variance():
-    return 64 ** 2
-''', "not 64^2"),
+    returns("predict_score_variance", "variance_of_one_product", "1", "variances of independent terms add"),
+    returns("predict_score_variance", "standard_deviation", "8.0", "standard deviation"),
+    returns("predict_score_variance", "mean_zero_so_zero", "0.0", "scores spread"),
+    returns("predict_score_variance", "d_squared", "64 ** 2", "not 64^2"),
 ]
 
 ALTERNATIVES = {

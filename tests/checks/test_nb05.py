@@ -1,7 +1,8 @@
 """Does every check of 05_gradients_and_chain_rule reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from autograder.checks import nb05
+from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb05
 A = "05_gradients_and_chain_rule"
@@ -237,22 +238,10 @@ def embedding_backward(ids, grad_out, vocab_size):
     return np.asarray(grad_out, dtype=float)
 ''', "grad_out itself"),
     # ------------------------------------------------- predict_embedding_grad
-    Mistake("predict_embedding_grad", "overwrites_repeats", '''
-def predict_embedding_grad():
-    return 2, 1.0
-''', "each use adds its gradient"),
-    Mistake("predict_embedding_grad", "one_row_per_position", '''
-def predict_embedding_grad():
-    return 3, 2.0
-''', "only two distinct ids"),
-    Mistake("predict_embedding_grad", "every_row_gets_gradient", '''
-def predict_embedding_grad():
-    return 5, 2.0
-''', "never looked up"),
-    Mistake("predict_embedding_grad", "not_a_tuple", '''
-def predict_embedding_grad():
-    return "2 rows, 2.0"
-''', "tuple of 2 numbers"),
+    returns("predict_embedding_grad", "overwrites_repeats", "2, 1.0", "each use adds its gradient"),
+    returns("predict_embedding_grad", "one_row_per_position", "3, 2.0", "only two distinct ids"),
+    returns("predict_embedding_grad", "every_row_gets_gradient", "5, 2.0", "never looked up"),
+    returns("predict_embedding_grad", "not_a_tuple", '"2 rows, 2.0"', "tuple of 2 numbers"),
     # --------------------------------------------------------- softmax_jacobian
     Mistake("softmax_jacobian", "outer_sign_flipped", '''
 def softmax_jacobian(p):
@@ -280,22 +269,10 @@ def softmax_jacobian(p):
     return p * (1 - p)
 ''', "wrong shape"),
     # ------------------------------------------------ predict_jacobian_row_sum
-    Mistake("predict_jacobian_row_sum", "probabilities_sum_to_one", '''
-def predict_jacobian_row_sum():
-    return 1.0
-''', "their changes sum to 0"),
-    Mistake("predict_jacobian_row_sum", "minus_one", '''
-def predict_jacobian_row_sum():
-    return -1
-''', "changes cancel"),
-    Mistake("predict_jacobian_row_sum", "some_other_number", '''
-def predict_jacobian_row_sum():
-    return 0.25
-''', "probabilities always sum to 1"),
-    Mistake("predict_jacobian_row_sum", "a_word_not_a_number", '''
-def predict_jacobian_row_sum():
-    return "zero"
-''', "answer with a number"),
+    returns("predict_jacobian_row_sum", "probabilities_sum_to_one", "1.0", "their changes sum to 0"),
+    returns("predict_jacobian_row_sum", "minus_one", "-1", "changes cancel"),
+    returns("predict_jacobian_row_sum", "some_other_number", "0.25", "probabilities always sum to 1"),
+    returns("predict_jacobian_row_sum", "a_word_not_a_number", '"zero"', "answer with a number"),
     # -------------------------------------------------------- bigram_train_step
     Mistake("bigram_train_step", "inputs_and_targets_swapped", '''
 def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
@@ -344,10 +321,7 @@ def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
     return adamw_step(W, grad_W, m, v, t, lr=lr, weight_decay=weight_decay)
 ''', "must return a tuple (loss, w, m, v)"),
     # --------------------------------------------------- predict_overfit_floor
-    Mistake("predict_overfit_floor", "thinks_memorising_reaches_zero", '''
-def predict_overfit_floor():
-    return 0.0
-''', "cannot reach 0"),
+    returns("predict_overfit_floor", "thinks_memorising_reaches_zero", "0.0", "cannot reach 0"),
     Mistake("predict_overfit_floor", "averages_over_the_a_pairs_only", '''
 import math
 def predict_overfit_floor():
@@ -441,10 +415,7 @@ def softmax_jacobian(p):
             J[i, j] = p[i] * ((1.0 if i == j else 0.0) - p[j])
     return J
 ''',
-    "predict_jacobian_row_sum": '''
-def predict_jacobian_row_sum():
-    return 0
-''',
+    "predict_jacobian_row_sum": answer("predict_jacobian_row_sum", "0"),
     "bigram_train_step": '''
 def bigram_train_step(W, x, y, m, v, t, lr=0.1, weight_decay=0.0):
     import torch
@@ -466,3 +437,11 @@ def predict_overfit_floor():
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
  test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
  ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
+
+
+def test_known_wrong_variants_come_from_a_closed_set():
+    """Is every named mistake a variant the NumPy models compute, and does a misspelled name raise?"""
+    assert set(nb05.ADAMW_HINTS) <= set(nb05.ADAMW_VARIANTS)
+    assert set(nb05.BIGRAM_HINTS) <= set(nb05.BIGRAM_VARIANTS)
+    with pytest.raises(ValueError, match="adamw_numpy has no variant 'L2'; the choices are .*l2"):
+        nb05.adamw_numpy([0.0], [[1.0]], 0.1, (0.9, 0.999), 1e-8, 0.01, "L2")

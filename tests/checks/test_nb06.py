@@ -1,7 +1,7 @@
 """Does every check of 06_sinusoids_and_positions reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb06
 A = "06_sinusoids_and_positions"
@@ -149,50 +149,17 @@ def first_repeat(omegas, horizon=10_000):
             return p
     return None
 ''', "only the first clock"),
-    Mistake("predict_period_ratio", "shorter", '''
-def predict_period_ratio():
-    return 0.1
-''', "slower hand"),
-    Mistake("predict_period_ratio", "squared", '''
-def predict_period_ratio():
-    return 100.0
-''', "not to its square"),
-    Mistake("predict_period_ratio", "unchanged", '''
-def predict_period_ratio():
-    return 1.0
-''', "depends on omega"),
-    Mistake("predict_period_ratio", "not_a_number", '''
-def predict_period_ratio():
-    return "ten times longer"
-''', "one number"),
-    Mistake("predict_sine_twin", "opposite_point", '''
-def predict_sine_twin():
-    return 7
-''', "opposite"),
-    Mistake("predict_sine_twin", "mirror_below", '''
-def predict_sine_twin():
-    return 11
-''', "mirror image"),
-    Mistake("predict_sine_twin", "next_period", '''
-def predict_sine_twin():
-    return 13
-''', "outside 0 .. 11"),
-    Mistake("predict_sine_twin", "a_float", '''
-def predict_sine_twin():
-    return 5.0
-''', "one int"),
-    Mistake("predict_offset_terms", "only_pe_pe", '''
-def predict_offset_terms():
-    return "only PE.PE"
-''', "sin(a) cos(b)"),
-    Mistake("predict_offset_terms", "all_four", '''
-def predict_offset_terms():
-    return "all four"
-''', "absolute position"),
-    Mistake("predict_offset_terms", "not_a_choice", '''
-def predict_offset_terms():
-    return "the last one"
-''', "answer with one of"),
+    returns("predict_period_ratio", "shorter", "0.1", "slower hand"),
+    returns("predict_period_ratio", "squared", "100.0", "not to its square"),
+    returns("predict_period_ratio", "unchanged", "1.0", "depends on omega"),
+    returns("predict_period_ratio", "not_a_number", '"ten times longer"', "one number"),
+    returns("predict_sine_twin", "opposite_point", "7", "opposite"),
+    returns("predict_sine_twin", "mirror_below", "11", "mirror image"),
+    returns("predict_sine_twin", "next_period", "13", "outside 0 .. 11"),
+    returns("predict_sine_twin", "a_float", "5.0", "one int"),
+    returns("predict_offset_terms", "only_pe_pe", '"only PE.PE"', "sin(a) cos(b)"),
+    returns("predict_offset_terms", "all_four", '"all four"', "absolute position"),
+    returns("predict_offset_terms", "not_a_choice", '"the last one"', "answer with one of"),
 ]
 
 ALTERNATIVES = {
@@ -203,14 +170,8 @@ def first_repeat(omegas, horizon=10_000):
         if all(abs(p / P - round(p / P)) < 1e-7 for P in periods):
             return p
 ''',
-    "predict_period_ratio": '''
-def predict_period_ratio():
-    return 10
-''',
-    "predict_sine_twin": '''
-def predict_sine_twin():
-    return int(np.int64(5))
-''',
+    "predict_period_ratio": answer("predict_period_ratio", "10"),
+    "predict_sine_twin": answer("predict_sine_twin", "int(np.int64(5))"),
     "predict_offset_terms": '''
 def predict_offset_terms():
     answer = "none"

@@ -1,7 +1,7 @@
 """Does every check of 07_complex_rotations_and_rope reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb07
 A = "07_complex_rotations_and_rope"
@@ -131,34 +131,13 @@ def pair_score(q, k, m, n, omega):
 def pair_score(q, k, m, n, omega):
     return float(np.real(rotate_complex(q, n * omega) * np.conj(rotate_complex(k, m * omega))))
 ''', "each other's angles"),
-    Mistake("predict_shifted_score", "vanishes_far_away", '''
-def predict_shifted_score():
-    return 0.0
-''', "do not make the score vanish"),
-    Mistake("predict_shifted_score", "offset_zero", '''
-def predict_shifted_score():
-    return -1.468
-''', "score at offset 0"),
-    Mistake("predict_shifted_score", "offset_reversed", '''
-def predict_shifted_score():
-    return -1.6284
-''', "offset reversed"),
-    Mistake("predict_shifted_score", "a_string", '''
-def predict_shifted_score():
-    return "the same"
-''', "one number"),
-    Mistake("predict_swapped_score", "same", '''
-def predict_swapped_score():
-    return "same"
-''', "before or after the query"),
-    Mistake("predict_swapped_score", "capitalised", '''
-def predict_swapped_score():
-    return "Different"
-''', "answer with one of"),
-    Mistake("predict_swapped_score", "a_bool", '''
-def predict_swapped_score():
-    return False
-''', "answer with one of"),
+    returns("predict_shifted_score", "vanishes_far_away", "0.0", "do not make the score vanish"),
+    returns("predict_shifted_score", "offset_zero", "-1.468", "score at offset 0"),
+    returns("predict_shifted_score", "offset_reversed", "-1.6284", "offset reversed"),
+    returns("predict_shifted_score", "a_string", '"the same"', "one number"),
+    returns("predict_swapped_score", "same", '"same"', "before or after the query"),
+    returns("predict_swapped_score", "capitalised", '"Different"', "answer with one of"),
+    returns("predict_swapped_score", "a_bool", "False", "answer with one of"),
 ]
 
 ALTERNATIVES = {
@@ -167,14 +146,8 @@ def pair_score(q, k, m, n, omega):
     a, b = rotate_complex(q, m * omega), rotate_complex(k, n * omega)
     return float(np.real(np.conj(a) * b))
 ''',
-    "predict_shifted_score": '''
-def predict_shifted_score():
-    return -1.586475
-''',
-    "predict_swapped_score": '''
-def predict_swapped_score():
-    return "different"
-''',
+    "predict_shifted_score": answer("predict_shifted_score", "-1.586475"),
+    "predict_swapped_score": answer("predict_swapped_score", '"different"'),
     "rotate_complex": '''
 def rotate_complex(z, theta):
     return z * (np.cos(theta) + 1j * np.sin(theta))

@@ -1,7 +1,7 @@
 """Does every check of 08_causality_and_masking reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb08
 A = "08_causality_and_masking"
@@ -165,61 +165,22 @@ def masked_softmax(scores, allowed):
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 ''', "name the row"),
-    Mistake("predict_row_2", "diagonal_excluded", '''
-def predict_row_2():
-    return (0, 1)
-''', "its own position"),
-    Mistake("predict_row_2", "the_future", '''
-def predict_row_2():
-    return (2, 3)
-''', "the future"),
-    Mistake("predict_row_2", "everything", '''
-def predict_row_2():
-    return (0, 1, 2, 3)
-''', "column 3"),
-    Mistake("predict_row_2", "a_list", '''
-def predict_row_2():
-    return [0, 1, 2]
-''', "tuple of ints"),
-    Mistake("predict_multiplied_weight", "zero", '''
-def predict_multiplied_weight():
-    return 0.0
-''', "exp(0) = 1"),
-    Mistake("predict_multiplied_weight", "unmasked_weight", '''
-def predict_multiplied_weight():
-    return 0.665
-''', "no mask at all"),
-    Mistake("predict_multiplied_weight", "uniform", '''
-def predict_multiplied_weight():
-    return 1 / 3
-''', "not all equal"),
-    Mistake("predict_first_position_loss", "higher", '''
-def predict_first_position_loss():
-    return "higher"
-''', "reads its own token"),
-    Mistake("predict_first_position_loss", "lower", '''
-def predict_first_position_loss():
-    return "lower"
-''', "no position can beat"),
-    Mistake("predict_first_position_loss", "not_a_choice", '''
-def predict_first_position_loss():
-    return "same"
-''', "answer with one of"),
+    returns("predict_row_2", "diagonal_excluded", "(0, 1)", "its own position"),
+    returns("predict_row_2", "the_future", "(2, 3)", "the future"),
+    returns("predict_row_2", "everything", "(0, 1, 2, 3)", "column 3"),
+    returns("predict_row_2", "a_list", "[0, 1, 2]", "tuple of ints"),
+    returns("predict_multiplied_weight", "zero", "0.0", "exp(0) = 1"),
+    returns("predict_multiplied_weight", "unmasked_weight", "0.665", "no mask at all"),
+    returns("predict_multiplied_weight", "uniform", "1 / 3", "not all equal"),
+    returns("predict_first_position_loss", "higher", '"higher"', "reads its own token"),
+    returns("predict_first_position_loss", "lower", '"lower"', "no position can beat"),
+    returns("predict_first_position_loss", "not_a_choice", '"same"', "answer with one of"),
 ]
 
 ALTERNATIVES = {
-    "predict_row_2": '''
-def predict_row_2():
-    return tuple(range(3))
-''',
-    "predict_multiplied_weight": '''
-def predict_multiplied_weight():
-    return float(1 / (np.exp(2) + np.exp(1) + 1))
-''',
-    "predict_first_position_loss": '''
-def predict_first_position_loss():
-    return "about the same"
-''',
+    "predict_row_2": answer("predict_row_2", "tuple(range(3))"),
+    "predict_multiplied_weight": answer("predict_multiplied_weight", "float(1 / (np.exp(2) + np.exp(1) + 1))"),
+    "predict_first_position_loss": answer("predict_first_position_loss", '"about the same"'),
     "causal_mask": '''
 def causal_mask(T):
     return np.arange(T)[None, :] <= np.arange(T)[:, None]

@@ -1,10 +1,37 @@
 """Does every check of 09_attention reject the mistakes students make, and accept other correct code?"""
+import numpy as np
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from autograder.checks import nb09
+from tests.harness import Mistake, answer, exercise_suite, indent, returns
 
 pytestmark = pytest.mark.nb09
 A = "09_attention"
+
+MHA = '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, bias=True):
+        super().__init__()
+        self.n_heads = n_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def forward(self, x, context=None, mask=None):
+{body}
+'''
+SPLIT = '''
+c = x if context is None else context
+B, Tq, d = x.shape
+H = self.n_heads
+q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
+k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
+v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
+'''
+
+
+def mha(forward):
+    """The given MultiHeadAttention with ``forward``'s body in place (SPLIT: the usual projections and split)."""
+    return MHA.format(body=indent(forward, 8))
+
 
 MISTAKES = [
     Mistake("scaled_dot_product_attention", "no_scale", '''
@@ -58,125 +85,46 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 def scaled_dot_product_attention(q, k, v, mask=None):
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 ''', "expected 2 values"),
-    Mistake("MultiHeadAttention", "merge_without_transpose", '''
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, bias=True):
-        super().__init__()
-        self.n_heads = n_heads
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
-
-    def forward(self, x, context=None, mask=None):
-        c = x if context is None else context
-        B, Tq, d = x.shape
-        H = self.n_heads
-        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
-        k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
-        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
-        out, _ = scaled_dot_product_attention(q, k, v, mask)
-        return self.w_o(out.reshape(B, Tq, d))
-''', "merged without the transpose back"),
-    Mistake("MultiHeadAttention", "split_without_transpose", '''
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, bias=True):
-        super().__init__()
-        self.n_heads = n_heads
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
-
-    def forward(self, x, context=None, mask=None):
-        c = x if context is None else context
-        B, Tq, d = x.shape
-        Tk, H = c.shape[1], self.n_heads
-        q = self.w_q(x).reshape(B, H, Tq, d // H)
-        k = self.w_k(c).reshape(B, H, Tk, d // H)
-        v = self.w_v(c).reshape(B, H, Tk, d // H)
-        out, _ = scaled_dot_product_attention(q, k, v, mask)
-        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
-''', "reshaping straight to (B, H, T, D)"),
-    Mistake("MultiHeadAttention", "ignores_context", '''
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, bias=True):
-        super().__init__()
-        self.n_heads = n_heads
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
-
-    def forward(self, x, context=None, mask=None):
-        B, T, d = x.shape
-        H = self.n_heads
-        q, k, v = (w(x).view(B, T, H, d // H).transpose(1, 2) for w in (self.w_q, self.w_k, self.w_v))
-        out, _ = scaled_dot_product_attention(q, k, v, mask)
-        return self.w_o(out.transpose(1, 2).reshape(B, T, d))
-''', "for cross-attention they must be projections of context"),
-    Mistake("MultiHeadAttention", "w_q_for_keys", '''
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, bias=True):
-        super().__init__()
-        self.n_heads = n_heads
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
-
-    def forward(self, x, context=None, mask=None):
-        c = x if context is None else context
-        B, Tq, d = x.shape
-        H = self.n_heads
-        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
-        k = self.w_q(c).view(B, -1, H, d // H).transpose(1, 2)
-        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
-        out, _ = scaled_dot_product_attention(q, k, v, mask)
-        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
-''', "use w_k for keys"),
-    Mistake("MultiHeadAttention", "scaled_by_d_model", '''
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, bias=True):
-        super().__init__()
-        self.n_heads = n_heads
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
-
-    def forward(self, x, context=None, mask=None):
-        c = x if context is None else context
-        B, Tq, d = x.shape
-        H = self.n_heads
-        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
-        k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
-        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        out = torch.softmax(scores, dim=-1) @ v
-        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
-''', "square root of the head width"),
-    Mistake("MultiHeadAttention", "pytorch_mask_convention", '''
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, bias=True):
-        super().__init__()
-        self.n_heads = n_heads
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
-
-    def forward(self, x, context=None, mask=None):
-        c = x if context is None else context
-        B, Tq, d = x.shape
-        H = self.n_heads
-        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
-        k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
-        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
-        out, _ = scaled_dot_product_attention(q, k, v, None if mask is None else ~mask)
-        return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
-''', "mask looks inverted"),
-    Mistake("MultiHeadAttention", "no_output_projection", '''
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, bias=True):
-        super().__init__()
-        self.n_heads = n_heads
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
-
-    def forward(self, x, context=None, mask=None):
-        c = x if context is None else context
-        B, Tq, d = x.shape
-        H = self.n_heads
-        q = self.w_q(x).view(B, Tq, H, d // H).transpose(1, 2)
-        k = self.w_k(c).view(B, -1, H, d // H).transpose(1, 2)
-        v = self.w_v(c).view(B, -1, H, d // H).transpose(1, 2)
-        out, _ = scaled_dot_product_attention(q, k, v, mask)
-        return out.transpose(1, 2).reshape(B, Tq, d)
-''', "output projection is missing"),
+    Mistake("MultiHeadAttention", "merge_without_transpose", mha(SPLIT + '''
+out, _ = scaled_dot_product_attention(q, k, v, mask)
+return self.w_o(out.reshape(B, Tq, d))
+'''), "merged without the transpose back"),
+    Mistake("MultiHeadAttention", "split_without_transpose", mha('''
+c = x if context is None else context
+B, Tq, d = x.shape
+Tk, H = c.shape[1], self.n_heads
+q = self.w_q(x).reshape(B, H, Tq, d // H)
+k = self.w_k(c).reshape(B, H, Tk, d // H)
+v = self.w_v(c).reshape(B, H, Tk, d // H)
+out, _ = scaled_dot_product_attention(q, k, v, mask)
+return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+'''), "reshaping straight to (B, H, T, D)"),
+    Mistake("MultiHeadAttention", "ignores_context", mha('''
+B, T, d = x.shape
+H = self.n_heads
+q, k, v = (w(x).view(B, T, H, d // H).transpose(1, 2) for w in (self.w_q, self.w_k, self.w_v))
+out, _ = scaled_dot_product_attention(q, k, v, mask)
+return self.w_o(out.transpose(1, 2).reshape(B, T, d))
+'''), "for cross-attention they must be projections of context"),
+    Mistake("MultiHeadAttention", "w_q_for_keys", mha(SPLIT.replace("self.w_k(c)", "self.w_q(c)") + '''
+out, _ = scaled_dot_product_attention(q, k, v, mask)
+return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+'''), "use w_k for keys"),
+    Mistake("MultiHeadAttention", "scaled_by_d_model", mha(SPLIT + '''
+scores = q @ k.transpose(-2, -1) / math.sqrt(d)
+if mask is not None:
+    scores = scores.masked_fill(~mask, float("-inf"))
+out = torch.softmax(scores, dim=-1) @ v
+return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+'''), "square root of the head width"),
+    Mistake("MultiHeadAttention", "pytorch_mask_convention", mha(SPLIT + '''
+out, _ = scaled_dot_product_attention(q, k, v, None if mask is None else ~mask)
+return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
+'''), "mask looks inverted"),
+    Mistake("MultiHeadAttention", "no_output_projection", mha(SPLIT + '''
+out, _ = scaled_dot_product_attention(q, k, v, mask)
+return out.transpose(1, 2).reshape(B, Tq, d)
+'''), "output projection is missing"),
 ]
 
 SDPA_TEMPLATE = '''
@@ -208,27 +156,27 @@ MISTAKES += [
                  'assert mask.any(-1).all(), "a row keeps no key"'),
     sdpa_mistake("only_an_all_false_mask_is_caught", "keeps no key: its softmax would be 0/0 = NaN",
                  'if not mask.any():\n            raise ValueError("the mask allows nothing: row 0")'),
-    Mistake("predict_score_shape", "k_q_transposed", "def predict_score_shape():\n    return (7, 5)\n", "That is K Q^T"),
-    Mistake("predict_score_shape", "sum_over_positions", "def predict_score_shape():\n    return (4, 4)\n",
+    returns("predict_score_shape", "k_q_transposed", "(7, 5)", "That is K Q^T"),
+    returns("predict_score_shape", "sum_over_positions", "(4, 4)",
             "Q^T K, a sum over positions"),
-    Mistake("predict_score_shape", "square_like_self_attention", "def predict_score_shape():\n    return (5, 5)\n",
+    returns("predict_score_shape", "square_like_self_attention", "(5, 5)",
             "square table is self-attention's"),
-    Mistake("predict_score_shape", "the_output_shape", "def predict_score_shape():\n    return (5, 4)\n",
+    returns("predict_score_shape", "the_output_shape", "(5, 4)",
             "one entry per (query, key) pair"),
-    Mistake("predict_sharp_weight", "scaling_like_a_shift", "def predict_sharp_weight():\n    return 0.576\n",
+    returns("predict_sharp_weight", "scaling_like_a_shift", "0.576",
             "Multiplying the scores is not adding to them"),
-    Mistake("predict_sharp_weight", "flatter_not_sharper", "def predict_sharp_weight():\n    return 1 / 3\n",
+    returns("predict_sharp_weight", "flatter_not_sharper", "1 / 3",
             "sharper, not flatter"),
-    Mistake("predict_sharp_weight", "no_exponential", "def predict_sharp_weight():\n    return 10 / 12\n",
+    returns("predict_sharp_weight", "no_exponential", "10 / 12",
             "Softmax exponentiates"),
-    Mistake("predict_sharp_weight", "unrecognised", "def predict_sharp_weight():\n    return 0.7\n",
+    returns("predict_sharp_weight", "unrecognised", "0.7",
             "which is why 09 divides by sqrt(d_k)"),
-    Mistake("predict_path_steps", "counts_positions_not_steps", "def predict_path_steps():\n    return (100, 1)\n",
+    returns("predict_path_steps", "counts_positions_not_steps", "(100, 1)",
             "99 steps, not 100"),
-    Mistake("predict_path_steps", "attention_as_a_chain", "def predict_path_steps():\n    return (99, 99)\n",
+    returns("predict_path_steps", "attention_as_a_chain", "(99, 99)",
             "Attention is not a chain"),
-    Mistake("predict_path_steps", "swapped", "def predict_path_steps():\n    return (1, 99)\n", "swapped"),
-    Mistake("predict_path_steps", "reading_is_free", "def predict_path_steps():\n    return (99, 0)\n",
+    returns("predict_path_steps", "swapped", "(1, 99)", "swapped"),
+    returns("predict_path_steps", "reading_is_free", "(99, 0)",
             "Reading position 0 is itself one step"),
 ]
 
@@ -331,11 +279,22 @@ class MultiHeadAttention(nn.Module):
 }
 
 ALTERNATIVES.update({
-    "predict_score_shape": "def predict_score_shape():\n    return [5, 7]\n",
+    "predict_score_shape": answer("predict_score_shape", "[5, 7]"),
     "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return math.exp(10) / (math.exp(10) + 2)\n",
-    "predict_path_steps": "def predict_path_steps():\n    return 99, 1\n",
+    "predict_path_steps": answer("predict_path_steps", "99, 1"),
 })
 
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
  test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
  ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
+
+
+def test_known_wrong_variants_come_from_a_closed_set():
+    """Is every named mistake a variant the NumPy models compute, and does a misspelled name raise?"""
+    assert set(nb09.SDPA_MESSAGES) <= set(nb09.SDPA_VARIANTS)
+    assert set(nb09.MHA_MESSAGES) | set(nb09.ROPE_MESSAGES) <= set(nb09.MHA_VARIANTS)
+    q = np.zeros((1, 2, 4))
+    with pytest.raises(ValueError, match="sdpa_np has no variant 'no_scaling'; the choices are .*no_scale"):
+        nb09.sdpa_np(q, q, q, variant="no_scaling")
+    with pytest.raises(ValueError, match="rope_np's layout has no variant 'halves'"):
+        nb09.rope_np(q, np.arange(2), layout="halves")

@@ -1,7 +1,9 @@
 """Does every check of 10_decoder_block reject the mistakes students make, and accept other correct code?"""
+import numpy as np
 import pytest
 
-from tests.harness import Mistake, exercise_suite
+from autograder.checks import nb10
+from tests.harness import Mistake, answer, exercise_suite, indent, returns
 
 pytestmark = pytest.mark.nb10
 A = "10_decoder_block"
@@ -91,10 +93,6 @@ def generate(model, ids, max_new_tokens, temperature=1.0, generator=None):
 {body}
     return ids
 '''
-
-
-def indent(text, n):
-    return "\n".join(" " * n + line if line else line for line in text.strip("\n").splitlines())
 
 
 def ln(body):
@@ -424,23 +422,23 @@ def maps(body):
 
 
 MISTAKES += [
-    Mistake("predict_ffn_share", "attention_share", "def predict_ffn_share():\n    return 1 / 3\n",
+    returns("predict_ffn_share", "attention_share", "1 / 3",
             "attention's share"),
-    Mistake("predict_ffn_share", "half_and_half", "def predict_ffn_share():\n    return 0.5\n", "are not equal"),
-    Mistake("predict_ffn_share", "attention_is_the_big_part", "def predict_ffn_share():\n    return 0.1\n",
+    returns("predict_ffn_share", "half_and_half", "0.5", "are not equal"),
+    returns("predict_ffn_share", "attention_is_the_big_part", "0.1",
             "famous part"),
-    Mistake("predict_ffn_share", "a_percentage", "def predict_ffn_share():\n    return 67\n", "between 0 and 1"),
-    Mistake("predict_changed_positions", "every_position", "def predict_changed_positions():\n    return 8\n",
+    returns("predict_ffn_share", "a_percentage", "67", "between 0 and 1"),
+    returns("predict_changed_positions", "every_position", "8",
             "only backwards"),
-    Mistake("predict_changed_positions", "only_itself", "def predict_changed_positions():\n    return 1\n",
+    returns("predict_changed_positions", "only_itself", "1",
             "positions 6 and 7"),
-    Mistake("predict_changed_positions", "the_earlier_ones", "def predict_changed_positions():\n    return 5\n",
+    returns("predict_changed_positions", "the_earlier_ones", "5",
             "cannot read it"),
-    Mistake("predict_no_positions", "a_bag_of_words", "def predict_no_positions():\n    return 'bigram'\n",
+    returns("predict_no_positions", "a_bag_of_words", "'bigram'",
             "not a bag of words"),
-    Mistake("predict_no_positions", "halfway", "def predict_no_positions():\n    return 'halfway'\n",
+    returns("predict_no_positions", "halfway", "'halfway'",
             "does better than that"),
-    Mistake("predict_no_positions", "not_a_choice", "def predict_no_positions():\n    return 'entropy'\n",
+    returns("predict_no_positions", "not_a_choice", "'entropy'",
             "answer with one of"),
     Mistake("train_step", "no_zero_grad", """
 def train_step(model, optimizer, xb, yb, max_norm):
@@ -548,9 +546,9 @@ def agreement_scores(maps, pairs):
 ]
 
 ALTERNATIVES.update({
-    "predict_ffn_share": "def predict_ffn_share():\n    return 0.66\n",
-    "predict_changed_positions": "def predict_changed_positions():\n    return len(range(5, 8))\n",
-    "predict_no_positions": "def predict_no_positions():\n    return 'entropy ' + 'rate'\n",
+    "predict_ffn_share": answer("predict_ffn_share", "0.66"),
+    "predict_changed_positions": answer("predict_changed_positions", "len(range(5, 8))"),
+    "predict_no_positions": answer("predict_no_positions", "'entropy ' + 'rate'"),
     "train_step": """
 def train_step(model, optimizer, xb, yb, max_norm):
     for p in model.parameters():
@@ -629,3 +627,16 @@ def agreement_scores(maps, pairs):
 (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
  test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
  ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
+
+
+def test_known_wrong_variants_come_from_a_closed_set():
+    """Is every named mistake a variant the NumPy models compute, and does a misspelled name raise?"""
+    for messages, variants in [(nb10.LN_MESSAGES, nb10.LN_VARIANTS), (nb10.FF_MESSAGES, nb10.FF_VARIANTS),
+                               (nb10.BLOCK_MESSAGES, nb10.BLOCK_VARIANTS), (nb10.GPT_MESSAGES, nb10.GPT_VARIANTS),
+                               (nb10.STEP_MESSAGES, nb10.STEP_VARIANTS), (nb10.CACHE_MESSAGES, nb10.CACHE_VARIANTS),
+                               (nb10.MAPS_MESSAGES, nb10.MAPS_VARIANTS)]:
+        assert set(messages) <= set(variants), set(messages) - set(variants)
+    with pytest.raises(ValueError, match="block_np has no variant 'post_nrom'; the choices are .*post_norm"):
+        nb10.block_np({}, np.zeros((1, 2, 4)), 2, "post_nrom")
+    with pytest.raises(ValueError, match="ln_np has no variant"):
+        nb10.ln_np(np.zeros((2, 4)), 1.0, 0.0, variant="eps_inside")
