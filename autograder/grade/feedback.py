@@ -33,6 +33,11 @@ NEXT = {
                 "they are.",
 }
 ORDER = ("failed", "error", "timeout", "missing", "tampered", "not attempted", "passed")
+SHOWN = {"timeout": "timed out", "missing": "did not run"}  # a status as the learner reads it (the CSVs keep the code)
+
+
+def shown(status: str) -> str:
+    return SHOWN.get(status, status)
 
 
 @dataclass
@@ -92,12 +97,12 @@ def page(result: dict) -> str:
         rows = "".join(
             f'<tr><td>{"hidden test" if is_hidden(t["grade_id"]) else "visible check"}</td>'
             f'<td>{e(_num(t["points"]))} / {e(_num(t["max_points"]))}</td>'
-            f'<td class="{e(t["status"].replace(" ", "-"))}">{e(t["status"])}</td>'
+            f'<td class="{e(t["status"].replace(" ", "-"))}">{e(shown(t["status"]))}</td>'
             + (f'<td>changed by your instructor (automatic score {e(_num(t["auto_points"]))})</td>'
                if t.get("overridden") else "<td></td>") + "</tr>"
             for t in ex.tests)
         message = ex.message() if status != "passed" else ""
-        body = [f'<h2>{e(ex.name)} <span class="badge {e(status.replace(" ", "-"))}">{e(status)}</span> '
+        body = [f'<h2>{e(ex.name)} <span class="badge {e(status.replace(" ", "-"))}">{e(shown(status))}</span> '
                 f'<span>{e(_num(got))} / {e(_num(of))} points</span></h2>', f"<table>{rows}</table>"]
         if message and status != "not attempted":
             body.append(f'<p class="msg">{e(message)}</p>')
