@@ -166,10 +166,11 @@ def test_report_lists_ungradable_submissions_with_why():
 # --------------------------------------------------------------------------- slow: a really graded class
 
 A = "04_softmax_and_probability"
-GIVEN = {  # index into test_nb04.MISTAKES -> students given that wrong implementation
-    2: ["fails_softmax_global_max_1", "fails_softmax_global_max_2", "fails_softmax_global_max_3"],  # global max
-    1: ["fails_softmax_wrong_axis"],
-    21: ["fails_kl_swapped_1", "fails_kl_swapped_2"],
+GIVEN = {  # (exercise, label) of a Mistake in tests/checks/test_nb04.py -> students given that wrong implementation
+    ("softmax", "global_max"): ["fails_softmax_global_max_1", "fails_softmax_global_max_2",
+                                "fails_softmax_global_max_3"],
+    ("softmax", "wrong_axis"): ["fails_softmax_wrong_axis"],
+    ("kl_divergence", "arguments_swapped"): ["fails_kl_swapped_1", "fails_kl_swapped_2"],
 }
 
 
@@ -180,7 +181,9 @@ def test_mistake_counts_equal_the_students_given_each_mistake(tmp_path, g):
     from tests.checks.test_nb04 import MISTAKES
 
     submissions = tmp_path / "submitted"
-    for index, students in GIVEN.items():
+    index_of = {(m.exercise, m.label): i for i, m in enumerate(MISTAKES)}
+    for key, students in GIVEN.items():
+        index = index_of[key]
         for student in students:
             bench.write_submission(submissions, student, A, bench.wrong_notebook(A, index))
     bench.write_submission(submissions, "passes_all", A, bench.right_notebook(A))
@@ -189,8 +192,8 @@ def test_mistake_counts_equal_the_students_given_each_mistake(tmp_path, g):
     assert graded.proc.returncode in (0, 1), graded.proc.stderr[-3000:]
     page = assert_report_matches_csvs(graded.out)
     assert page.ungraded == {A: 1}
-    for index, students in GIVEN.items():
-        m = MISTAKES[index]
+    for key, students in GIVEN.items():
+        m = MISTAKES[index_of[key]]
         entries = page.mistakes[A, m.exercise]
         named = {text: (count, who) for text, (count, who) in entries.items() if m.expect.lower() in text.lower()}
         assert len(named) == 1, f"{m.label}: expected one entry naming {m.expect!r} under {m.exercise}: {entries}"
@@ -200,4 +203,4 @@ def test_mistake_counts_equal_the_students_given_each_mistake(tmp_path, g):
     others = {who for (a, ex), entries in page.mistakes.items() for _, (_, ws) in entries.items() for who in ws}
     assert others == {s for students in GIVEN.values() for s in students}, "a student without a mistake is listed"
     text = (graded.out / "report.html").read_text(encoding="utf-8")
-    assert f">{len(GIVEN[2])} of 8</span>" in text, "the count is not written as 'k of n graded'"
+    assert f">{len(GIVEN['softmax', 'global_max'])} of 8</span>" in text, "the count is not written as 'k of n graded'"
