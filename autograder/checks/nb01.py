@@ -487,7 +487,7 @@ ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tupl
 
 
 predict_utf8_length = ask(
-    "predict_utf8_length", answer=11, form=described("an int", is_int), mistakes=[
+    "predict_utf8_length", form=described("an int", is_int), mistakes=[
      (7, "7 is the number of characters. UTF-8 spends 1 byte on an ASCII character, 2 on 'ï' and 4 on the emoji."),
      (8, "8 counts every character as one byte and the emoji as two: the emoji takes 4 bytes in UTF-8 (2 is its "
          "length in UTF-16)."),
@@ -496,7 +496,7 @@ predict_utf8_length = ask(
      (10, "10 is one byte short: 'ï' (U+00EF) takes 2 bytes in UTF-8 and the emoji (U+1F44B) takes 4.")])
 
 predict_bpe_tokens = ask(
-    "predict_bpe_tokens", answer=(256, 256), form=described("a tuple of ints", int_tuple()), mistakes=[
+    "predict_bpe_tokens", form=described("a tuple of ints", int_tuple()), mistakes=[
      ((257, 97), "That is a longest-match tokenization. BPE replays the merges in training order: merge 1 turns "
                  "'aaaa' into (aa)(aa) = [256, 256], and then the pair (256, 97) that merge 2 looks for never occurs."),
      ((258,), "Token 258 is 'aaab': there is no 'b' in 'aaaa'."),
@@ -505,7 +505,7 @@ predict_bpe_tokens = ask(
      ((256, 256, 256), "Occurrences do not overlap: 'aaaa' holds (aa)(aa), two tokens, not three.")])
 
 predict_param_counts = ask(
-    "predict_param_counts", answer=(16_000, 80), form=described("a tuple of two ints", int_tuple(2)), mistakes=[
+    "predict_param_counts", form=described("a tuple of two ints", int_tuple(2)), mistakes=[
      ((80, 80), "The table holds all V rows whether or not this prompt selects them: its parameters are V * d = "
                 "16,000. The 5 selected rows, 5 * 16 = 80 numbers, are the activations."),
      ((16_000, 16_000), "The activations are only the selected rows, one d-vector per token of this prompt: "

@@ -345,7 +345,7 @@ ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tupl
 
 
 predict_score_shape = ask(
-    "predict_score_shape", answer=(5, 7), form=described("a tuple of two ints, a shape", scalar_tuple(2)), mistakes=[
+    "predict_score_shape", form=described("a tuple of two ints, a shape", scalar_tuple(2)), mistakes=[
      ((7, 5), "That is K @ Q.T, keys by queries. In Q @ K.T the rows come from Q (5 queries) and the columns "
               "from K.T, whose columns are the 7 keys: (5, 4) @ (4, 7) -> (5, 7)."),
      ((4, 4), "That is Q.T @ K, a table over features. Q @ K.T keeps the outer dims, 5 and 7, and sums over "
@@ -364,7 +364,7 @@ def _table(v):
 
 
 predict_reshape_head0 = ask(
-    "predict_reshape_head0", answer=np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]),
+    "predict_reshape_head0", 
     form=described("a (3, 2) table of numbers", lambda v: numbers(v) is not None and numbers(v).shape == (3, 2)),
     normalize=_table, compare=close(), mistakes=[
      ([[0, 1], [4, 5], [8, 9]], "That is what a correct split gives (features 0-1 of every token). A plain reshape "
@@ -377,7 +377,7 @@ predict_reshape_head0 = ask(
 
 
 predict_rank = ask(
-    "predict_rank", answer=2, form=described("an int", is_scalar), mistakes=[
+    "predict_rank", form=described("an int", is_scalar), mistakes=[
      (3, "No row is zero, but row 1 = 2 * row 0: the rows span only 2 directions, so every output A p lies in a "
          "plane and the rank is 2."),
      (1, "Rows 0 and 1 are parallel, but row 2, [1, 0, 1], points elsewhere: two independent rows, rank 2."),

@@ -274,14 +274,14 @@ ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tupl
 
 
 predict_outer_shape = ask(
-    "predict_outer_shape", answer=(3, 2), form=described("a tuple of two ints, a shape", scalar_tuple(2)), mistakes=[
+    "predict_outer_shape", form=described("a tuple of two ints, a shape", scalar_tuple(2)), mistakes=[
      ((2, 3), "Rows follow a and columns follow b: a has 3 entries, so 3 rows; b has 2, so 2 columns."),
      ((3, 3), "The lengths need not match: each of a's 3 entries is paired with each of b's 2, a (3, 2) table."),
      ((1, 1), "That is the shape of a dot product a^T b, which is not even defined here (lengths 3 and 2); the "
               "outer product a b^T is (3, 1) @ (1, 2) -> (3, 2).")])
 
 predict_scaled_scores = ask(
-    "predict_scaled_scores", answer=(55.0, 11 / np.sqrt(125)),
+    "predict_scaled_scores", 
     form=described("a tuple of two numbers", scalar_tuple(2, (int, float))), compare=close(atol=2e-3, rtol=0), mistakes=[
      ((11.0, 11 / np.sqrt(125)), "The dot product grows with the lengths: 10a . 0.5b = 10 * 0.5 * (a . b) = 55. "
                                  "Only the cosine divides the lengths out."),
@@ -290,7 +290,7 @@ predict_scaled_scores = ask(
      ((55.0, 55.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: 0.9839.")])
 
 predict_score_rank = ask(
-    "predict_score_rank", answer=2, form=described("an int", is_scalar), mistakes=[
+    "predict_score_rank", form=described("an int", is_scalar), mistakes=[
      (6, "Each entry is its own dot product, yet the table is the sum of d = 2 outer products, one per feature, "
          "each of rank 1: its rank is at most 2."),
      (1, "Each feature's outer product has rank 1, and there are d = 2 of them, pointing different ways: rank 2."),

@@ -568,7 +568,7 @@ _DOUBLE = ("Doubling the logits doubles every difference between them, which sha
            "(b) is softmax([4, 2, 0])[0] = 0.867 (a temperature of 1/2).")
 
 predict_shift_and_scale = ask(
-    "predict_shift_and_scale", answer=(_PLAIN, _SHARP), form=numbers_tuple(2), compare=close(atol=0.01, rtol=0.0),
+    "predict_shift_and_scale", form=numbers_tuple(2), compare=close(atol=0.01, rtol=0.0),
     atol=0.01, rtol=0.0, mistakes=[
         ((_PLAIN, _PLAIN), _DOUBLE),
         ((_SHARP, _SHARP), _SHIFT),
@@ -580,7 +580,7 @@ predict_shift_and_scale = ask(
               "temperature of 1/2.")
 
 predict_better_model = ask(
-    "predict_better_model", answer="A", form=one_of(("A", "B", "same")), mistakes=[
+    "predict_better_model", form=one_of(("A", "B", "same")), mistakes=[
         ("B", "Perplexity is per token, and a word token covers 5 characters here. Compare the total "
               "NLL of the same text: A spends 300 ln 20 = 898.7 nats, B 1500 ln 2 = 1039.7; per "
               "character 0.599 against 0.693. A gives the text the higher probability."),
@@ -588,7 +588,7 @@ predict_better_model = ask(
                  "nats, so A gives it the higher probability (e^-898.7 against e^-1039.7).")])
 
 predict_score_variance = ask(
-    "predict_score_variance", answer=64.0, form=a_number, compare=close(atol=0.5, rtol=0.0), atol=0.5, rtol=0.0,
+    "predict_score_variance", form=a_number, compare=close(atol=0.5, rtol=0.0), atol=0.5, rtol=0.0,
     mistakes=[
         (1.0, "Each product q_i k_i has variance 1, but the score adds 64 of them, and variances of "
               "independent terms add: 64."),

@@ -156,7 +156,7 @@ ask = partial(question, A, wording=NB06)  # notebooks 07, 08 and 10 word theirs 
 
 predict_period_ratio = ask(
     "predict_period_ratio", label="predict_period_ratio(): period at omega 0.01 divided by the period at omega 0.1",
-    answer=10.0, form=number_in(0, 1e6), compare=close(atol=1e-6),
+    form=number_in(0, 1e6), compare=close(atol=1e-6),
     mistakes=[(near(0.1), "A smaller omega is a slower hand: it needs more tokens for a full turn, not fewer. The "
                           "period 2 pi / omega is inversely proportional to omega: 62.8 -> 628, ten times longer."),
               (near(100.0), "The period is inversely proportional to omega itself, not to its square: dividing omega "
@@ -168,7 +168,7 @@ predict_period_ratio = ask(
 predict_sine_twin = ask(
     "predict_sine_twin",
     label="predict_sine_twin(): the other position in 0 .. 11 with the sine of position 1 (omega = pi / 6)",
-    answer=5, form=int_in(0, 11), compare=equal(),
+    form=int_in(0, 11), compare=equal(),
     mistakes=[(is_(7), "sin(7 pi / 6) = -0.5: position 7 is the point opposite position 1. The same height is crossed "
                        "twice per turn, going up at position 1 (angle pi / 6) and down at position 5 (5 pi / 6 = pi - "
                        "pi / 6), since sin(pi - a) = sin(a)."),
@@ -187,7 +187,7 @@ predict_offset_terms = ask(
     "predict_offset_terms",
     label="predict_offset_terms(): which of the four terms of the projected score depend on i and j only "
           "through j - i",
-    answer="none", form=one_of(OFFSET_CHOICES), compare=equal(),
+    form=one_of(OFFSET_CHOICES), compare=equal(),
     mistakes=[(is_("only PE.PE"), "Without the projections, PE[i].PE[j] = sum_k cos((j - i) w_k) depends on the offset "
                                   "only. With them the term is PE[i] W_Q W_K^T PE[j]^T: the matrix mixes the sine of one "
                                   "pair with the cosine of another, and sin(a) cos(b) is not a function of a - b. In "

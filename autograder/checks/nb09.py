@@ -454,7 +454,7 @@ ask = partial(question, A, wording=NB09)
 
 
 predict_score_shape = ask(
-    "predict_score_shape", answer=(5, 7), form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
+    "predict_score_shape", form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
     mistakes=[
         ((7, 5), "That is K Q^T: the table of Q K^T has one row per query (5 target tokens) and one column per key "
                  "(7 source tokens)."),
@@ -471,7 +471,7 @@ predict_score_shape = ask(
 
 
 predict_sharp_weight = ask(
-    "predict_sharp_weight", answer=1 / (1 + 2 * math.exp(-10)), form=a_number, compare=close(atol=0.005, rtol=0.0),
+    "predict_sharp_weight", form=a_number, compare=close(atol=0.005, rtol=0.0),
     atol=0.005, rtol=0.0, mistakes=[
         (math.e / (math.e + 2), "Multiplying the scores is not adding to them: softmax ignores a constant added to "
                                 "every score, but scaling them by 10 makes the gaps 10 times wider: e^10 / (e^10 + 2)."),
@@ -484,7 +484,7 @@ predict_sharp_weight = ask(
 
 
 predict_path_steps = ask(
-    "predict_path_steps", answer=(99, 1), form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
+    "predict_path_steps", form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
     mistakes=[
         ((100, 1), "From position 0 to position 99 the state is updated at positions 1, 2, ..., 99: 99 steps, not 100."),
         ((98, 1), "From position 0 to position 99 the state is updated at positions 1, 2, ..., 99: 99 steps."),

@@ -945,7 +945,7 @@ def _ffn_share(d, f):
 
 predict_ffn_share = ask(
     "predict_ffn_share", label="predict_ffn_share(): the share of ff in the parameters of DecoderBlock(768, 12, 3072)",
-    answer=_ffn_share(768, 3072), form=number_in(0, 1), compare=close(atol=0.02, rtol=0),
+    form=number_in(0, 1), compare=close(atol=0.02, rtol=0),
     mistakes=[(near(1 / 3, 0.04), "That is attention's share, not the feed-forward network's: attention has four d x d "
                                   "matrices (4 d^2), the network two d x 4d ones (8 d^2), twice as many: about 2/3."),
               (near(0.5, 0.04), "The two are not equal: attention's four matrices are d x d (4 d^2 in all), the "
@@ -961,7 +961,7 @@ predict_changed_positions = ask(
     "predict_changed_positions",
     label="predict_changed_positions(): positions (of 8) whose logits change when only the token at "
           "position 5 is replaced",
-    answer=3, form=int_in(0, 8), compare=equal(),
+    form=int_in(0, 8), compare=equal(),
     mistakes=[(is_(8), "Attention mixes positions, but only backwards: under the causal mask positions 0 .. 4 never "
                        "read position 5, so their logits cannot move. Only 5, 6 and 7 change."),
               (is_(1), "Position 5's own logits change, but so do those of positions 6 and 7, which read position 5 "
@@ -980,7 +980,7 @@ NO_POSITION_CHOICES = ("bigram", "halfway", "entropy rate")
 
 predict_no_positions = ask(
     "predict_no_positions", label="predict_no_positions(): where the model without positions lands",
-    answer="entropy rate", form=one_of(NO_POSITION_CHOICES), compare=equal(),
+    form=one_of(NO_POSITION_CHOICES), compare=equal(),
     mistakes=[(is_("bigram"), "Without positions attention is not a bag of words here: the causal mask breaks its "
                               "symmetry (a position reads exactly the tokens before it, so the size of its context "
                               "leaks into the output), and each word of this grammar shows its role. The model still "

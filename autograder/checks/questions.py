@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..reference import lazy
 from .core import (REGISTRY, Array, Case, Check, Comparator, const, describe, equal, fmt, numbers, predicate,
                    same_numbers)
 
@@ -50,27 +51,30 @@ class Question(Check):
         return self.right if hidden and self.right else self.success
 
 
-def question(assignment: str, name: str, *, answer: Any, form: Form, wording: Wording, label: str = "",
+def question(assignment: str, name: str, *, form: Form, wording: Wording, label: str = "",
              compare: "Comparator | None" = None, mistakes: Sequence[Mistake] = (), otherwise: str = "",
              atol: float = 1e-8, rtol: float = 1e-6, normalize: Callable[[Any], Any] | None = None) -> Question:
-    """Register the question ``name() -> answer`` of ``assignment`` and return its check.
+    """Register the question ``name()`` of ``assignment`` and return its check.
 
-    ``label`` names it in messages (``name()`` when left out); ``compare`` judges the hidden value
-    (``equal()`` when left out); a wrong value in ``mistakes`` is recognised within ``atol``/``rtol``;
-    ``normalize`` runs on the learner's value before it is recorded (a list read as a tuple, say).
+    The right answer is never written here: this package is installed where learners can read it.
+    It is what the reference solution's ``name()`` returns, in the grader (the reference run's
+    evidence) and in the solution notebook. ``label`` names it in messages (``name()`` when left out);
+    ``compare`` judges the hidden value (``equal()`` when left out); a wrong value in ``mistakes`` is
+    recognised within ``atol``/``rtol``; ``normalize`` runs on the learner's value before it is recorded.
     """
     label = label or f"{name}()"
     compare = compare or equal()
+    reference = lazy(assignment)
 
     def call(fn):
         value = fn()
         return normalize(value) if normalize else value
 
     def build(hidden: bool, rng: np.random.Generator) -> list[Case]:
-        if not hidden:  # the grader's expected value is the reference's answer, so it is here too
-            return [Case(wording.visible.format(label=label), call, const(answer),
+        if not hidden:  # the form only: no expected value is needed, or shown
+            return [Case(wording.visible.format(label=label), call, const(None),
                          predicate(lambda got, want: form(got)))]
-        return [Case(wording.hidden.format(label=label), call, const(answer), compare,
+        return [Case(wording.hidden.format(label=label), call, lambda: call(lambda: reference(name)()), compare,
                      hints=[known_answers(mistakes, otherwise, atol=atol, rtol=rtol)])]
 
     build.__name__ = name
