@@ -103,7 +103,7 @@ def exercise_of(test_id: str) -> str:
     return name
 
 
-def test_points(nb: NotebookNode) -> dict[str, float]:
+def points_per_test(nb: NotebookNode) -> dict[str, float]:
     """Points of each graded test cell, by grade_id, in notebook order."""
     return {grade_id(c): float(nbgrader_meta(c).get("points", 0)) for c in test_cells(nb)}
 
@@ -111,6 +111,6 @@ def test_points(nb: NotebookNode) -> dict[str, float]:
 def exercise_points(nb: NotebookNode) -> dict[str, float]:
     """Points of each exercise (its visible and hidden test cells together), in notebook order."""
     out: dict[str, float] = {}
-    for gid, points in test_points(nb).items():
+    for gid, points in points_per_test(nb).items():
         out[exercise_of(gid)] = out.get(exercise_of(gid), 0.0) + points
     return out

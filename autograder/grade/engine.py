@@ -50,7 +50,7 @@ class RunResult:
 
 def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
               env: dict[str, str] | None = None, limits: Limits | None = None,
-              hide: Iterable[str | os.PathLike] = (), max_restarts: int = 3,
+              hide: Iterable[str | os.PathLike] = (), max_restarts: int = 10,
               pool: "WarmPool | None" = None, namespaces: bool | None = None) -> RunResult:
     """Execute ``sources`` in order in one fresh interpreter and return one CellResult each.
 

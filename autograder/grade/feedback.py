@@ -17,7 +17,7 @@ h2{font-size:1.1rem;margin:.2rem 0}.badge{font-weight:600;padding:0 .4rem;border
 .passed{color:#005a3c}.failed,.error,.missing{color:#a03000}.timeout{color:#7a4b00}.not-attempted{color:#555}
 .tampered{color:#0a4f8a}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.88em}
 .msg{font-family:ui-monospace,monospace;font-size:.9em;white-space:pre-wrap}.note{background:#fff8e1;padding:.4rem .6rem}
-table{border-collapse:collapse}td,th{padding:.2rem .6rem .2rem 0;text-align:left}"""
+table{border-collapse:collapse}.gid{color:#555;font-size:.85em;font-family:ui-monospace,monospace}td,th{padding:.2rem .6rem .2rem 0;text-align:left}"""
 
 NEXT = {
     "passed": "",
@@ -95,7 +95,8 @@ def page(result: dict) -> str:
         got, of = ex.points
         status = ex.status
         rows = "".join(
-            f'<tr><td>{"hidden test" if is_hidden(t["grade_id"]) else "visible check"}</td>'
+            f'<tr><td>{"hidden test" if is_hidden(t["grade_id"]) else "visible check"} '
+            f'<span class="gid">{e(t["grade_id"])}</span></td>'
             f'<td>{e(_num(t["points"]))} / {e(_num(t["max_points"]))}</td>'
             f'<td class="{e(t["status"].replace(" ", "-"))}">{e(shown(t["status"]))}</td>'
             + (f'<td>changed by your instructor (automatic score {e(_num(t["auto_points"]))})</td>'

@@ -20,13 +20,13 @@ import nbformat
 
 from autograder import paths
 from benchmarks import grading as bench
-from autograder.nbio import exercise_of, exercise_points, grade_id, is_solution_cell, test_points
+from autograder.nbio import exercise_of, exercise_points, grade_id, is_solution_cell, points_per_test
 
 A = "01_tokens_and_ids"
 
 
 _SOURCE = nbformat.read(paths.solutions_dir() / f"{A}.ipynb", as_version=4)
-POINTS, TEST_POINTS = exercise_points(_SOURCE), test_points(_SOURCE)  # the notebook grows; these follow
+POINTS, TEST_POINTS = exercise_points(_SOURCE), points_per_test(_SOURCE)  # the notebook grows; these follow
 FULL = sum(POINTS.values())
 VISIBLE = sum(p for gid, p in TEST_POINTS.items() if not gid.endswith("_hidden"))
 EVIDENCE_MIME = "application/vnd.autograder.evidence+json"
@@ -441,7 +441,7 @@ def full_marks_despite_sys_exit_and_exit(ctx):
     return add_cell(nb, "raise SystemExit(3)\n", after="test_one_hot_hidden")
 
 
-def only_most_frequent_pair_lost_to_a_segfault(ctx):
+def most_frequent_pair_and_train_bpe_built_on_it_lost_to_a_segfault(ctx):
     return solve(right(), "most_frequent_pair", """
     def most_frequent_pair(ids):
         import ctypes
@@ -555,7 +555,7 @@ def only_build_vocab_lost_despite_a_changed_grade_id(ctx):
     return nb
 
 
-def only_merge_pair_lost_when_its_metadata_makes_it_ungraded(ctx):
+def merge_pair_and_the_bpe_built_on_it_lost_when_its_metadata_makes_it_ungraded(ctx):
     nb = solve(right(), "merge_pair", "def merge_pair(ids, pair, new_id):\n    return list(ids)\n")
     for gid in ("test_merge_pair", "test_merge_pair_hidden"):
         cell = nb.cells[index(nb, gid)]
@@ -585,6 +585,7 @@ def full_marks_for_an_nbformat_3_notebook(ctx):
     return nbformat.writes(nbformat.convert(right(), 3))
 
 
+QUESTIONS = [ex for ex in POINTS if ex.startswith("predict_")]  # graded predictions
 FORGEABLE = ("one_hot", "embedding_lookup")  # hidden checks that compare with NumPy one-liners, not the reference
 FORGEABLE_ONLY = {gid: "failed" for gid in TEST_POINTS
                   if gid.endswith("_hidden") and exercise_of(gid) not in FORGEABLE}
@@ -600,8 +601,10 @@ EXPECT: dict[str, Expect] = {
     # visible checks carry their expected values, and the hidden checks of one_hot and
     # embedding_lookup compare with NumPy one-liners (np.eye(V)[ids], E[ids]) that a learner may write
     # just as well; every hidden check that compares with the reference solution stays at zero
+    # (a question's visible check has no expected value to forge, and its answer lives in the solution only)
     "only_visible_points_for_evidence_forged_from_the_checks": Expect(
-        VISIBLE + sum(TEST_POINTS[f"test_{ex}_hidden"] for ex in FORGEABLE), FORGEABLE_ONLY),
+        VISIBLE - sum(TEST_POINTS[f"test_{q}"] for q in QUESTIONS)
+        + sum(TEST_POINTS[f"test_{ex}_hidden"] for ex in FORGEABLE), FORGEABLE_ONLY),
     "full_marks_after_the_environment_is_cleared": Expect(FULL, no_problems=True),
     "zero_for_sys_modules_tampering": Expect(0.0),
     "zero_for_patched_builtins": Expect(0.0),
@@ -618,9 +621,11 @@ EXPECT: dict[str, Expect] = {
     "only_decode_lost_when_it_calls_os_exit": Expect(
         FULL - POINTS["decode"], {"test_decode": "error", "test_decode_hidden": "error"}, ("crashed",), lost=("decode",)),
     "full_marks_despite_sys_exit_and_exit": Expect(FULL, no_problems=True),
-    "only_most_frequent_pair_lost_to_a_segfault": Expect(
-        FULL - POINTS["most_frequent_pair"], {"test_most_frequent_pair": "error", "test_most_frequent_pair_hidden": "error"},
-        ("crashed",), lost=("most_frequent_pair",)),
+    # train_bpe calls the learner's most_frequent_pair (the course builds on earlier pieces): it crashes too
+    "most_frequent_pair_and_train_bpe_built_on_it_lost_to_a_segfault": Expect(
+        FULL - POINTS["most_frequent_pair"] - POINTS["train_bpe"],
+        {"test_most_frequent_pair": "error", "test_most_frequent_pair_hidden": "error", "test_train_bpe": "error"},
+        ("crashed",), lost=("most_frequent_pair", "train_bpe")),
     "full_marks_despite_a_memory_bomb": Expect(FULL, problems=("out of memory|timeout",)),
     "full_marks_despite_a_fork_bomb": Expect(FULL, problems=("timeout",)),
     "full_marks_despite_an_output_flood": Expect(FULL, problems=("output cut",)),
@@ -637,9 +642,11 @@ EXPECT: dict[str, Expect] = {
         FULL, {"test_build_vocab": "tampered", "test_encode_hidden": "tampered"}, ("tampered",)),
     "only_build_vocab_lost_despite_a_changed_grade_id": Expect(
         FULL - POINTS["build_vocab"], {"test_build_vocab_hidden": "tampered"}, ("tampered",), lost=("build_vocab",)),
-    "only_merge_pair_lost_when_its_metadata_makes_it_ungraded": Expect(
-        FULL - POINTS["merge_pair"], {"test_merge_pair": "tampered", "test_merge_pair_hidden": "tampered"}, ("tampered",),
-        lost=("merge_pair",)),
+    # the wrong merge_pair also breaks train_bpe and bpe_encode, which call it
+    "merge_pair_and_the_bpe_built_on_it_lost_when_its_metadata_makes_it_ungraded": Expect(
+        FULL - POINTS["merge_pair"] - POINTS["train_bpe"] - POINTS["bpe_encode"],
+        {"test_merge_pair": "tampered", "test_merge_pair_hidden": "tampered"}, ("tampered",),
+        lost=("merge_pair", "train_bpe", "bpe_encode")),
     "full_marks_for_reordered_cells": Expect(
         FULL, {"test_one_hot": "tampered", "test_merge_pair_hidden": "tampered"}, ("tampered",)),
     "zero_for_invalid_json": Expect(0.0, problems=("not valid JSON",)),
