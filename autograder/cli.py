@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import sysconfig
 from pathlib import Path
 
 from .nbio import NotebookError
@@ -84,10 +85,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _interpreter_bin_on_path() -> None:
-    """nbgrader shells out to ``alembic``: find it beside this interpreter even when no venv is active."""
-    bin_dir = os.path.dirname(sys.executable)
-    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    """nbgrader shells out to ``alembic``: find it where this interpreter's scripts are, even when no venv
+    is active: beside the interpreter, in the installation's scripts folder (a venv with system
+    site-packages keeps them in its base), or in the user's (``pip install --user``)."""
+    found = [os.path.dirname(sys.executable), sysconfig.get_path("scripts"),
+             sysconfig.get_path("scripts", vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})]
+    try:
+        found.append(sysconfig.get_path("scripts", f"{os.name}_user"))
+    except KeyError:
+        pass
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    extra = [d for d in dict.fromkeys(found) if d and os.path.isdir(d) and d not in path]
+    if extra:
+        os.environ["PATH"] = os.pathsep.join(extra + path)
 
 
 def main(argv: list[str] | None = None) -> int:

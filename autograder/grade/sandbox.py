@@ -346,6 +346,21 @@ def user_base() -> str | None:
     return os.path.realpath(site.getuserbase())
 
 
+def loaded_library_dirs() -> list[str]:
+    """Folders of the shared libraries this process has loaded, outside the system's own folders."""
+    dirs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split(None, 5)[-1].strip() if line.count(" ") >= 5 else ""
+                if path.startswith("/") and ".so" in os.path.basename(path):
+                    dirs.add(os.path.dirname(os.path.realpath(path)))
+    except OSError:
+        return []
+    system = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/libx32/", "/etc/", "/proc/", "/dev/")
+    return sorted(d for d in dirs if not d.startswith(system))
+
+
 def python_paths() -> list[str]:
     """Directories the interpreter imports from, resolved: its prefixes, its site folders (the user's
     ``pip --user`` one too), other ``sys.path`` entries and the autograder package; never the course
@@ -363,6 +378,7 @@ def python_paths() -> list[str]:
         entries.append(sys.path[0])  # the script's folder only when installed in a prefix (a venv's bin)
     if user_base():
         entries.append(site.getusersitepackages())
+    entries += loaded_library_dirs()  # e.g. a libpython the interpreter links from outside its prefix
     unsafe = {"/", os.path.realpath(os.path.expanduser("~")), os.path.realpath(os.getcwd()),
               *(str(a) for a in Path(course).parents)}
     for e in entries:
