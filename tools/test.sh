@@ -18,7 +18,7 @@ if [ "$(id -u)" -eq 0 ] && [ $# -eq 0 ] && [ "${AUTOGRADER_SKIP_INSTRUCTOR:-0}" 
   prepare=$!
 fi
 status=0
-"$py" -m pytest -n "$(nproc)" --dist loadgroup "$@" || status=$?
+"$py" -m pytest -n "$(nproc)" --dist loadgroup --durations=15 "$@" || status=$?
 if [ "$as_instructor" = 1 ]; then
   if wait "$prepare"; then
     bash tools/test-as-instructor.sh run || status=1
