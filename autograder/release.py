@@ -31,9 +31,15 @@ HEADER_ID = "autograder-generated-header"
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 
-def _pipeline() -> list:
+def generate_steps() -> list:
+    """nbgrader's generate_assignment up to its checksums: what the gradebook records of a source notebook
+    (the gradebook adds SaveCells) and what the student version starts from (release adds the rest)."""
     return [LockCells(), ClearSolutions(code_stub={"python": STUB}), ClearOutput(), CheckCellMetadata(),
-            ComputeChecksums(), ClearHiddenTests(), ClearMarkScheme(), ComputeChecksums(), CheckCellMetadata()]
+            ComputeChecksums()]
+
+
+def _pipeline() -> list:
+    return generate_steps() + [ClearHiddenTests(), ClearMarkScheme(), ComputeChecksums(), CheckCellMetadata()]
 
 
 def header_cell(source_name: str) -> NotebookNode:

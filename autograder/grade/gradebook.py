@@ -22,10 +22,10 @@ from nbgrader import utils as nbgrader_utils
 from nbgrader.api import Comment, Course, Grade, Gradebook, MissingEntry, Student, SubmittedAssignment, SubmittedNotebook
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError, OperationalError
-from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, ClearSolutions, ComputeChecksums, LockCells, SaveCells
+from nbgrader.preprocessors import SaveCells
 
 from ..nbio import read_notebook
-from ..release import STUB
+from ..release import generate_steps
 from .course import late_penalty
 from .course import late_plugin as course_late_plugin
 
@@ -116,8 +116,7 @@ class GradebookWriter:
         nb = copy.deepcopy(read_notebook(source_path))
         resources = {"nbgrader": {"db_url": self.db_url, "assignment": assignment, "notebook": assignment}}
         try:
-            for pre in (LockCells(), ClearSolutions(code_stub={"python": STUB}), ClearOutput(), CheckCellMetadata(),
-                        ComputeChecksums(), SaveCells()):
+            for pre in (*generate_steps(), SaveCells()):
                 nb, resources = pre.preprocess(nb, resources)
         except RuntimeError as exc:  # nbgrader refuses to add or remove cells once there are submissions
             self.gb.db.rollback()
