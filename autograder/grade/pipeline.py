@@ -155,7 +155,7 @@ def grade_submission(job: Job) -> dict:
 
     if not Path(job.source_path).exists():  # an unknown assignment: nothing to score against
         return finish([])
-    _, tests = _source_tests(job.source_path, job.source_hash)
+    source, tests = _source_tests(job.source_path, job.source_hash)
 
     def all_missing(why: str) -> list[judge.TestScore]:
         return [judge.TestScore(t.grade_id, 0.0, t.points, "missing", why) for t in tests]
@@ -193,7 +193,6 @@ def grade_submission(job: Job) -> dict:
     for text_ in run.problems:
         problem("run", text_)
     scores = judge.score(run, plan, tests, job.reference, seed=job.seed)
-    source, _ = _source_tests(job.source_path, job.source_hash)
     solution_ids = {grade_id(c) for c in source.cells if is_solution_cell(c)}
     # for formgrader and generate_feedback; the main process writes it and keeps it out of the saved record
     record["_autograded"] = nbformat.writes(autograded_notebook(nb, plan, run, tests, scores, solution_ids))
@@ -409,7 +408,7 @@ class _Run:
 
     def keep(self, result: dict, writer) -> None:
         """Save one fresh result: its autograded notebook, the gradebook (which may drop a person's
-        grades of an older version), the saved record and its feedback page."""
+        grades of an older version) and the saved record (the CSVs and feedback are rebuilt at the end)."""
         key = (result["student_id"], result["assignment_id"])
         result["submitted_at"] = self.submitted_at.get(key, "")
         notebook = result.pop("_autograded", None)

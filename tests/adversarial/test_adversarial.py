@@ -10,16 +10,15 @@ from __future__ import annotations
 import csv
 import hashlib
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from autograder import paths
+from autograder.grade.doctor import Listener
 from tests.adversarial import cases
 
 pytestmark = [pytest.mark.adversarial, pytest.mark.slow, pytest.mark.xdist_group("adversarial")]
@@ -36,36 +35,6 @@ SHARED_PLACES = [Path(d) / "PWNED-adversarial.txt" for d in ("/tmp", "/var/tmp",
 def needs_isolation() -> None:
     if NO_NAMESPACES:
         pytest.skip("namespaces are refused here: this promise rests on them (the summary says it does not hold)")
-
-
-class Listener:
-    """A TCP server on every address of this machine; counts who connects."""
-
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("0.0.0.0", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(timeout=2)
-        self.sock.close()
 
 
 def host_ip() -> str:
@@ -106,7 +75,7 @@ class Graded:
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
     base = tmp_path_factory.mktemp("adversarial")
-    listener = Listener()
+    listener = Listener("0.0.0.0")  # every address: the test also tries the machine's own
     ctx = cases.Context(submissions=base / "submitted", out=base / "submitted-graded", outside=base / "outside",
                         port=listener.port, host_ip=host_ip())
     ctx.outside.mkdir()
