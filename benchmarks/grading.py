@@ -166,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--engine", default="auto")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--seed", type=int, help="the run seed (default: a random one); give the same seed to "
+                                                 "compare two versions of the grader on the same hidden inputs")
     args = parser.parse_args(argv)
     assignments = args.assignments or gradable_assignments()
     work = args.keep or Path(tempfile.mkdtemp(prefix="grading-bench-"))
@@ -179,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         course = work / "course"
         stock_course(course, assignments=assignments, submissions=submissions)
         # The same hidden inputs for both: a wrong answer at the edge of a tolerance must meet the same cases.
-        seed = random.randrange(1, 2**31)
+        seed = args.seed if args.seed is not None else random.randrange(1, 2**31)
+        print(f"seed: {seed}", flush=True)
         t0 = time.perf_counter()
         stock_autograde(course, assignments=assignments, seed=seed)
         stock_seconds = time.perf_counter() - t0
