@@ -7,13 +7,15 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from .grade.cli import EXIT_USAGE, add_grade_parser
 from .nbio import NotebookError
 
-EXIT_USAGE = 2
 
+# Each command imports its module when it runs: release pulls in nbgrader, validate nbclient, site
+# nbconvert (a second or more each), which `--help` and the other commands do not need.
 
 def _release(args: argparse.Namespace) -> int:
-    from .release import release
+    from .release import release  # late: see above
 
     result = release(check=args.check)
     if args.check:
@@ -31,7 +33,7 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .validate import validate
+    from .validate import validate  # late: see above
 
     for path in args.notebooks:
         if not path.exists():
@@ -40,7 +42,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _site(args: argparse.Namespace) -> int:
-    from .website import SiteToolMissing, SiteUsageError, build_site
+    from .website import SiteToolMissing, SiteUsageError, build_site  # late: see above
 
     try:
         site = build_site(out=args.out)
@@ -75,12 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to build the site into")
     p.set_defaults(run=_site)
 
-    try:
-        from .grade.cli import add_grade_parser
-    except ImportError:
-        pass
-    else:
-        add_grade_parser(sub)
+    add_grade_parser(sub)
     return parser
 
 

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
 import nbformat
 from nbformat import NotebookNode
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colours in tracebacks, stripped before a person reads them
 
 
 class NotebookError(ValueError):

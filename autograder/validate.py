@@ -1,7 +1,6 @@
 """The student's self-check: run a notebook and say, per exercise, where it stands."""
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,9 +8,12 @@ from pathlib import Path
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from .nbio import exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, read_notebook
+from . import paths
+from .grade import submission
+from .grade.engine import Limits
+from .nbio import ANSI, exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, parse_notebook, read_notebook
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SHOWN_PROBLEMS = ("tampered", "run")  # what a learner can act on; the rest shows in each test's message
 
 
 @dataclass
@@ -98,43 +100,41 @@ class LocalOnly(Exception):
 
 
 def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[ExerciseReport], list[str]]:
-    """What ``grade`` would see: the notebook sanitized against the source, run on the grading engine in
-    evidence mode, its visible tests judged against the reference run. Raises :class:`LocalOnly` when
-    that cannot be done here (no solutions/, an unknown notebook, the instructor's own reference, a
-    machine where the engine or the reference fails): the caller runs the notebook locally instead."""
-    from . import paths
-    from .grade import pipeline, sanitize
-    from .grade import judge as judging
-    from .nbio import parse_notebook
-
+    """What ``grade`` would see: :func:`~.grade.submission.grade_one` on this notebook (sanitized against
+    the source, run on the grading engine in evidence mode), its visible tests judged against the
+    reference run. Raises :class:`LocalOnly` when that cannot be done here (no solutions/, an unknown
+    notebook, the instructor's own reference, a machine where the engine or the reference fails): the
+    caller runs the notebook locally instead."""
     assignment = path.stem
-    source_path = paths.solutions_dir() / f"{assignment}.ipynb"
-    if assignment not in paths.assignments() or not source_path.exists():
+    source = submission.source_path(assignment)
+    if assignment not in paths.assignments() or not source.exists():
         raise LocalOnly("this copy of the course has no solution for it to grade against")
-    if path.resolve() == source_path.resolve():
+    if path.resolve() == source.resolve():
         raise LocalOnly("it is the reference solution itself")
     seed = 0  # the visible checks' own inputs, as the student sees them in the notebook
     try:
         nb = parse_notebook(path.read_bytes().decode("utf-8"), path.name)
     except Exception as exc:  # noqa: BLE001 - the local run reports an unreadable notebook its own way
         raise LocalOnly(f"the notebook could not be read ({exc})") from exc
-    _, tests = pipeline._source_tests(str(source_path), pipeline.source_hash(assignment))
-    visible = {t.grade_id for t in tests if has_code(t.released)}
+    limits = Limits(cell_timeout=timeout)
     try:
-        reference = pipeline.run_reference(assignment, str(source_path), seed, timeout, "engine")["evidence"]
+        reference = submission.run_reference(assignment, seed=seed, limits=limits, engine="engine")
     except Exception as exc:  # noqa: BLE001 - said, then the local run still tells the student something
         raise LocalOnly(f"the grader's sandbox could not run the reference here ({exc}); "
                         "`python -m autograder doctor` says why") from exc
-    plan = sanitize.plan(nb, tests)
-    run, _ = pipeline.execute(plan.sources, assignment=assignment, seed=seed, timeout=timeout, engine="engine",
-                              files=pipeline._files_beside(path))
-    scores = judging.score(run, plan, tests, reference, seed=seed)
+    result = submission.grade_one(path, assignment=assignment, seed=seed, reference=reference, limits=limits,
+                                  engine="engine")
+    not_run = [p.detail for p in result.problems if p.problem == "not run"]
+    if not_run:
+        raise LocalOnly(f"the grader's sandbox could not run it here ({not_run[0]})")
+    _, tests = submission.source_tests(reference.source_path, reference.source_hash)
+    visible = {t.grade_id for t in tests if has_code(t.released)}
     stubbed = {grade_id(c) for c in nb.cells if is_solution_cell(c) and "raise NotImplementedError()" in c.source}
     exercises: dict[str, ExerciseReport] = {}
     for c in nb.cells:
         if is_solution_cell(c):
             exercises.setdefault(grade_id(c), ExerciseReport(grade_id(c)))
-    for s in scores:
+    for s in result.scores:
         if s.grade_id not in visible:
             continue
         name = exercise_of(s.grade_id)
@@ -146,7 +146,7 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
             status = "failed"
         exercises.setdefault(name, ExerciseReport(name)).tests.append(TestResult(s.grade_id, s.max_points, status,
                                                                                  s.message))
-    problems = [detail for _, detail in plan.notes] + list(run.problems)
+    problems = [p.detail for p in result.problems if p.problem in SHOWN_PROBLEMS]
     hidden = sum(t.points for t in tests if t.grade_id not in visible)
     return hidden, [e for e in exercises.values() if e.tests], problems
 

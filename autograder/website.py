@@ -18,6 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from jinja2 import DictLoader
+from nbconvert import HTMLExporter
+from nbconvert.filters import markdown2html
+
 from . import paths
 from .nbio import read_notebook, write_atomic, write_atomic_bytes
 
@@ -169,8 +173,6 @@ def _inline(rendered: str) -> str:
 
 
 def contents_page(notebooks: list[Notebook], readme: str, install: str) -> str:
-    from nbconvert.filters import markdown2html
-
     intro = re.search(r"\n(From token IDs.+?)\n\n", readme, re.S)
     ideas = re.search(r"## The map: ten ideas\n(.+?)(?=\n## )", readme, re.S)
     items = "".join(f'<li value="{int(n.number)}"><a href="{e(n.stem)}.html"><b>{e(n.title)}</b></a><br>'
@@ -243,9 +245,6 @@ def build_site(*, out: Path, notebooks_dir: Path | None = None, readme: Path | N
     The build happens in a temporary folder beside ``out`` and is renamed into place at the end, so a
     failed build never leaves half a site.
     """
-    from jinja2 import DictLoader
-    from nbconvert import HTMLExporter
-
     started = time.perf_counter()
     notebooks_dir = notebooks_dir or paths.notebooks_dir()
     readme_text = (readme or paths.root() / "README.md").read_text(encoding="utf-8")

@@ -168,7 +168,7 @@ def _cross_entropy_case(label, logits, targets):
     rows = np.arange(n)
 
     def want():
-        import torch.nn.functional as F
+        import torch.nn.functional as F  # lazy: the grader judges evidence without torch
         import torch  # lazy: the grader judges evidence without torch
 
         return F.cross_entropy(_t(logits), torch.as_tensor(targets)).item()

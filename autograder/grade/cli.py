@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .config import GradeConfig
+from .config import GradeConfig, UsageError
 
 EXIT_USAGE = 2
 
@@ -25,13 +25,15 @@ def _positive_float(text: str) -> float:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from .pipeline import UsageError, grade_class
+    # imported when grading: the pipeline pulls in nbgrader's gradebook and SQLAlchemy (about a second),
+    # which `--help` and the other commands do not need
+    from .pipeline import grade_class
 
     try:
-        result = grade_class(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
-                             db_url=args.db, force=args.force, engine=args.engine,
-                             seed=args.seed, cluster=args.cluster, students=tuple(args.student or ()),
-                             assignments=tuple(args.assignment or ()))
+        cfg = GradeConfig(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
+                          db_url=args.db, force=args.force, engine=args.engine, seed=args.seed, cluster=args.cluster,
+                          students=tuple(args.student or ()), assignments=tuple(args.assignment or ()))
+        result = grade_class(cfg)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -40,13 +42,13 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from .doctor import doctor
+    from .doctor import doctor  # imported when used, as the pipeline above
 
     return doctor()
 
 
 def add_grade_parser(subparsers) -> argparse.ArgumentParser:
-    defaults = GradeConfig(Path("SUBMISSIONS"))
+    defaults = GradeConfig(submissions=Path("SUBMISSIONS"))
     p = subparsers.add_parser("grade", help="grade a class of submissions in nbgrader's layout",
                               description="Grade SUBMISSIONS/<student_id>/<assignment_id>/<assignment_id>.ipynb "
                                           "in parallel; write scores, grades, problems, feedback and the gradebook.")

@@ -1,24 +1,35 @@
 """Every knob of ``python -m autograder grade`` and its default, in one place."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .engine import Limits
 
-@dataclass
+ENGINES = ("auto", "engine", "nbclient")
+
+
+class UsageError(ValueError):
+    """Bad arguments or a missing SUBMISSIONS folder: a one-line message, exit status 2."""
+
+
+@dataclass(kw_only=True)
 class GradeConfig:
     submissions: Path
     out: Path | None = None  # None: a folder beside SUBMISSIONS named "<SUBMISSIONS>-graded"
     jobs: int | None = None  # None: one worker per core; the work is CPU-bound student code
-    timeout: float = 60.0  # seconds of wall time per cell before it is interrupted (nbgrader's default too)
+    timeout: float = Limits.cell_timeout  # seconds of wall time per cell before it is interrupted
     db_url: str | None = None  # None: an SQLite gradebook in --out, as nbgrader keeps one in the course folder
     force: bool = False  # regrade every submission, even those whose saved result is still current
-    engine: str = "auto"  # "auto": the warm sandboxed engine, or nbclient while it is unavailable; "nbclient" forces it
+    engine: str = "auto"  # "auto"/"engine": the warm sandboxed engine; "nbclient": a plain kernel per notebook
     seed: int | None = None  # None: reuse the seed saved in --out, or draw one on the first run
     course_id: str = ""  # nbgrader's CourseDirectory.course_id default, so its `export` finds our rows
     progress: bool = True  # the progress line and summary on stderr/stdout
     cluster: str | None = None  # a Dask scheduler address (tcp://host:8786): grade there instead of local workers
+    students: tuple[str, ...] = ()  # grade only these students (the CSVs keep everyone graded before)
+    assignments: tuple[str, ...] = ()  # grade only these assignments
 
     def __post_init__(self) -> None:
         self.submissions = Path(self.submissions)
@@ -27,5 +38,31 @@ class GradeConfig:
         self.out = Path(self.out)
         if self.jobs is None:
             self.jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        if self.db_url is None:
-            self.db_url = f"sqlite:///{self.out.resolve() / 'gradebook.db'}"
+        self.students, self.assignments = tuple(self.students), tuple(self.assignments)
+
+    def check(self) -> None:
+        """Raise :class:`UsageError` naming the first option that cannot work."""
+        if not self.submissions.is_dir():
+            raise UsageError(f"{self.submissions}: {'not a folder' if self.submissions.exists() else 'no such folder'}")
+        if self.jobs < 1 or self.timeout <= 0:
+            raise UsageError("--jobs must be at least 1 and --timeout positive")
+        if self.engine not in ENGINES:
+            raise UsageError(f"unknown engine {self.engine!r}; use one of {', '.join(ENGINES)}")
+
+    @property
+    def gradebook_url(self) -> str:
+        return self.db_url or f"sqlite:///{self.out.resolve() / 'gradebook.db'}"
+
+    def limits(self) -> Limits:
+        """The bounds on each submission's run: the engine's defaults with this run's cell timeout."""
+        return Limits(cell_timeout=self.timeout)
+
+    def to_json(self) -> dict:
+        data = dataclasses.asdict(self)
+        data.update(submissions=str(self.submissions), out=str(self.out), students=list(self.students),
+                    assignments=list(self.assignments))
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "GradeConfig":
+        return cls(**data)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .. import paths
 from . import engine, sandbox
+from .submission import run_reference
 
 PROBE_ASSIGNMENT = "01_tokens_and_ids"  # the quickest reference to run
 
@@ -99,8 +100,6 @@ class Listener:
 
 def doctor(*, out=print) -> int:
     """Print what this machine gives student code; 0 when grading works here, 1 when it would fail."""
-    from .pipeline import run_reference
-
     real_root = sandbox.is_real_root()
     out(f"Python: {sys.executable} (runs as {sandbox.interpreter()}; prefix {os.path.realpath(sys.prefix)})")
     out(f"User: uid {os.getuid()}{' (root)' if real_root else ''}; course: {paths.root()}")
@@ -147,12 +146,11 @@ def doctor(*, out=print) -> int:
 
     out(f"\nRunning the reference solution {PROBE_ASSIGNMENT} in the sandbox ...")
     try:
-        source = paths.solutions_dir() / f"{PROBE_ASSIGNMENT}.ipynb"
-        ref = run_reference(PROBE_ASSIGNMENT, str(source), 1, 60.0, "engine")
+        ref = run_reference(PROBE_ASSIGNMENT, seed=1, limits=engine.Limits(), engine="engine")
     except Exception as exc:  # noqa: BLE001 - this is what the doctor is for
         out(explain_reference_failure(PROBE_ASSIGNMENT, str(exc)))
         return 1
-    out(f"  ok: {len(ref['evidence'])} test cells recorded their results; grading works on this machine.")
+    out(f"  ok: {len(ref.evidence)} test cells recorded their results; grading works on this machine.")
     if leaks:
         out(f"  {leaks} of {len(probes)} things above are reachable by student code: grade on a machine with "
             "bubblewrap and user namespaces (or as root) for more isolation.")

@@ -6,14 +6,13 @@ every pair. Anything missing, extra or malformed earns nothing.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 from ..checks import core
+from ..nbio import ANSI
 from .engine import RunResult
 from .sanitize import Plan, SourceTest
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 STATUSES = ("passed", "failed", "not attempted", "error", "timeout", "missing", "tampered")
 
 

@@ -21,10 +21,15 @@ import os
 import resource
 import shutil
 import site
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import autograder
+
+from .. import paths
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -302,8 +307,6 @@ def drop_capabilities() -> bool:
 
 def others_can_read(dirs: list[str]) -> bool:
     """Every folder on the way to ``dirs`` can be searched and read by any user."""
-    import stat
-
     for d in dirs:
         p = Path(d)
         for a in [p, *p.parents]:
@@ -365,8 +368,6 @@ def python_paths() -> list[str]:
     """Directories the interpreter imports from, resolved: its prefixes, its site folders (the user's
     ``pip --user`` one too), other ``sys.path`` entries and the autograder package; never the course
     checkout, the current folder, a home folder or ``/`` as a whole."""
-    import autograder
-
     package = str(Path(autograder.__file__).resolve().parent)
     course = str(Path(package).parent)  # an editable checkout: it also holds the solutions, never bind it
     out = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
@@ -450,8 +451,6 @@ def default_hide() -> list[str]:
     """What a child must not see when there is no bubblewrap: the course checkout, home folders and
     every other top-level folder that is not the operating system's (the interpreter, the
     virtualenv and the autograder package are shown again, read-only)."""
-    from .. import paths
-
     out = [str(paths.root())]
     try:
         out += sorted(f"/{name}" for name in os.listdir("/") if name not in SYSTEM_DIRS

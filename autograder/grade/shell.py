@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import getpass
 import io
 import json
 import sys
@@ -17,14 +18,16 @@ from typing import Any
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.error import StdinNotImplementedError
+from IPython.core.history import HistoryManager
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
+
+from ..checks.core import EVIDENCE_MIME
 
 INPUT_MESSAGE = ("input() is not available while grading: the notebook must run without anyone typing. "
                  "Put the value in the code instead of asking for it.")
 
 
-EVIDENCE_MIME = "application/vnd.autograder.evidence+json"  # autograder.checks.core.EVIDENCE_MIME
 EVIDENCE_BYTES = 64 * 2**20  # per cell: evidence beyond this is dropped (and the test fails closed)
 
 
@@ -203,8 +206,6 @@ class GradingShell(InteractiveShell):
         pass
 
     def init_history(self) -> None:  # no sqlite file, no saving thread (threads and fork do not mix)
-        from IPython.core.history import HistoryManager
-
         self.history_manager = HistoryManager(shell=self, parent=self, enabled=False)
         self.configurables.append(self.history_manager)
 
@@ -231,12 +232,7 @@ def prepare_child(shell: GradingShell, limit: int) -> None:
     sys.stderr = Stream("stderr")
     sys.displayhook = shell.displayhook
     builtins.input = no_input
-    try:
-        import getpass
-
-        getpass.getpass = no_input
-    except ImportError:
-        pass
+    getpass.getpass = no_input
 
 
 def run_cell(shell: GradingShell, source: str) -> tuple[str, list[dict]]:

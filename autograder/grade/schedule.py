@@ -1,0 +1,148 @@
+"""Class scheduling: run each assignment's reference once, then every submission, on a pool of workers.
+
+Workers only grade (:func:`.submission.grade_job`); results come back to the calling thread, which
+hands each to ``on_result`` as it arrives, so the caller stays the only writer and an interrupted
+run keeps what it finished. References are cached in ``--out`` by assignment, source hash and seed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Callable
+
+from ..nbio import write_atomic
+from . import cluster
+from . import engine as engine_module
+from .config import GradeConfig
+from .discover import Submission
+from .records import Job, NotebookFile, Reference, SubmissionResult
+from .report import Progress
+from .submission import failed_result, files_beside, grade_job, prepare_worker, run_reference, source_path
+
+
+class ReferenceFailed(RuntimeError):
+    """A solution could not be run as a reference here: the run stops before anyone is graded (exit 2)."""
+
+    def __init__(self, assignment: str, message: str):
+        super().__init__(message)
+        self.assignment = assignment
+
+
+def executor(cfg: GradeConfig) -> Executor:
+    """Threads over the warm engine (its children do the work, and it keeps one warm parent per
+    concurrent run); processes over nbclient, whose kernels are driven by one event loop each;
+    a Dask cluster's workers with ``--cluster``."""
+    prepare_worker()  # judging also happens in this process when threads are used
+    if cfg.cluster:
+        return cluster.ClusterExecutor(cfg.cluster)
+    if cfg.engine != "nbclient":
+        return ThreadPoolExecutor(max_workers=cfg.jobs)
+    return ProcessPoolExecutor(max_workers=cfg.jobs, initializer=prepare_worker)
+
+
+def reference_cache(out: Path, assignment: str, source_hash: str, seed: int) -> Path:
+    return out / "reference" / f"{assignment}-{source_hash[:16]}-{seed}.json"
+
+
+def with_data(job: Job) -> Job:
+    """The job with its notebook bytes and other files in it, ready to leave this machine."""
+    if job.path is None:
+        return job
+    path = Path(job.path)
+    try:
+        return dataclasses.replace(job, notebook=NotebookFile(name=path.name, content=path.read_bytes(),
+                                                              files=files_beside(path)))
+    except OSError:
+        return job  # the worker reports it as the local path would (it cannot read the path either)
+
+
+def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int, hashes: dict[str, str],
+              on_start: Callable[[], None], on_result: Callable[[SubmissionResult], None],
+              progress: Progress) -> int:
+    """Grade ``todo`` ((submission, submission hash) pairs); returns how many were graded.
+
+    ``on_start`` runs once the references are queued (the caller opens its gradebook meanwhile, which
+    takes seconds); ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
+    when a solution cannot be run, before any submission of that assignment is graded."""
+    hide = tuple(str(p.resolve()) for p in (cfg.submissions, cfg.out))
+    limits = cfg.limits()
+    references: dict[str, Reference] = {}
+    waiting: dict[str, list[tuple[Submission, str]]] = {}
+    for sub, shash in todo:
+        waiting.setdefault(sub.assignment_id, []).append((sub, shash))
+    pending_refs: dict[Future, str] = {}
+    running: dict[Future, Job] = {}
+    pool = executor(cfg) if todo else None
+    grade_fn, reference_fn = grade_job, _reference
+    if isinstance(pool, cluster.ClusterExecutor):  # jobs travel as data; workers use their own install
+        grade_fn, reference_fn = cluster.grade_remote, cluster.reference_remote
+        cfg.jobs = pool.threads()
+
+    def submit(sub: Submission, shash: str) -> None:
+        a = sub.assignment_id
+        reference = references.get(a) or Reference(assignment=a, source_path=str(source_path(a)),
+                                                   source_hash=hashes.get(a, ""), problem="unknown assignment")
+        job = Job(student_id=sub.student_id, assignment_id=a, path=str(sub.path) if sub.path else None,
+                  problems=tuple(sub.problems), reference=reference, submission_hash=shash, seed=seed,
+                  limits=limits, engine=cfg.engine, hide=hide)
+        running[pool.submit(grade_fn, with_data(job) if cfg.cluster else job)] = job
+
+    def found(a: str, evidence: dict) -> None:
+        references[a] = Reference(assignment=a, source_path=str(source_path(a)), source_hash=hashes[a],
+                                  evidence=evidence)
+
+    graded = 0
+    try:
+        for a in sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes}):
+            cached = reference_cache(cfg.out, a, hashes[a], seed)
+            if cached.exists():
+                found(a, json.loads(cached.read_text())["evidence"])
+            else:
+                pending_refs[pool.submit(reference_fn, a, hashes[a], seed, limits, cfg.engine, hide)] = a
+        if isinstance(pool, ThreadPoolExecutor):  # start the other warm interpreters while the references run
+            for _ in range(max(0, min(cfg.jobs, len(todo)) - len(pending_refs))):
+                pool.submit(engine_module.default_pool().warm, 1)
+        on_start()
+        if not todo:
+            return 0
+        progress.start(len(todo))
+        for a in list(waiting):
+            if a not in hashes or a in references:
+                for sub, shash in waiting.pop(a):
+                    submit(sub, shash)
+        while pending_refs or running:
+            done, _ = wait([*pending_refs, *running], return_when=FIRST_COMPLETED)
+            for fut in done:
+                if fut in pending_refs:
+                    a = pending_refs.pop(fut)
+                    try:
+                        evidence = fut.result().evidence
+                    except Exception as exc:  # the machine or the course is broken, not the students' work
+                        raise ReferenceFailed(a, str(exc)) from exc
+                    write_atomic(reference_cache(cfg.out, a, hashes[a], seed), json.dumps({"evidence": evidence}) + "\n")
+                    found(a, evidence)
+                    for sub, shash in waiting.pop(a, []):
+                        submit(sub, shash)
+                    continue
+                job = running.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as exc:  # a grader worker died: this submission is reported, the class goes on
+                    result = failed_result(job, f"{type(exc).__name__}: {exc}")
+                on_result(result)
+                graded += 1
+                progress.advance()
+    except BaseException:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    if pool is not None:
+        pool.shutdown(wait=True)
+    return graded
+
+
+def _reference(assignment: str, source_hash: str, seed: int, limits, engine: str, hide: tuple[str, ...]) -> Reference:
+    """A local worker's reference run (the signature :func:`.cluster.reference_remote` shares)."""
+    return run_reference(assignment, seed=seed, limits=limits, engine=engine, hide=hide)

@@ -1,0 +1,241 @@
+"""Grade one notebook: sanitize -> execute -> judge, inputs in, a :class:`.SubmissionResult` out.
+
+:func:`grade_one` is the one way to grade a notebook; class grading (:func:`grade_job`, on local
+workers or Dask workers) and the student's ``validate`` both call it. Nothing here writes a
+file: the caller decides what to keep.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import nbformat
+
+from .. import paths
+from ..checks import core
+from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, parse_notebook, read_notebook
+from ..release import student_notebook
+from . import engine as engine_module
+from . import fallback, judge, sanitize
+from .autograded import autograded_notebook
+from .config import ENGINES
+from .discover import Submission
+from .engine import Limits, RunResult
+from .records import RESULT_VERSION, Job, NotebookFile, Reference, SubmissionResult
+
+MAX_FILES_BYTES = 20 * 2**20  # other files of a submission folder handed to the run, in total
+
+
+# --------------------------------------------------------------------------- what a grade depends on
+
+def file_hash(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()
+
+
+def source_path(assignment: str) -> Path:
+    return paths.solutions_dir() / f"{assignment}.ipynb"
+
+
+def source_hash(assignment: str) -> str:
+    """The solution notebook and its checks module: a change to either makes old grades stale."""
+    source = source_path(assignment).read_bytes()
+    checks = Path(core.__file__).with_name(f"nb{assignment[:2]}.py")
+    return file_hash(source, checks.read_bytes() if checks.exists() else b"",
+                     Path(core.__file__).read_bytes(), str(RESULT_VERSION).encode())
+
+
+def submission_hash(sub: Submission) -> str:
+    if sub.path is None:
+        return file_hash(b"no notebook", *(f"{p.problem}:{p.detail}".encode() for p in sub.problems))
+    return file_hash(sub.path.name.encode(), sub.path.read_bytes())
+
+
+@lru_cache(maxsize=32)
+def source_tests(source: str, hash_: str = "") -> tuple[object, list[sanitize.SourceTest]]:
+    """The solution notebook and its graded test cells (cached per worker, keyed by the file's hash)."""
+    notebook = read_notebook(source)
+    released = student_notebook(notebook, Path(source).name)
+    return notebook, sanitize.source_tests(notebook, released)
+
+
+def files_beside(notebook: Path) -> dict[str, bytes]:
+    """The submission folder's other files (data the student saved), never other notebooks."""
+    files, total = {}, 0
+    for p in sorted(notebook.parent.rglob("*")):
+        rel = p.relative_to(notebook.parent)
+        if not p.is_file() or p.suffix == ".ipynb" or any(part.startswith(".") for part in rel.parts):
+            continue
+        total += p.stat().st_size
+        if total > MAX_FILES_BYTES:
+            break
+        files[str(rel)] = p.read_bytes()
+    return files
+
+
+def prepare_worker() -> None:
+    """Once per worker process (local or Dask): plots render without a display."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+# --------------------------------------------------------------------------- running
+
+def execute(sources: list[str], *, assignment: str, seed: int, limits: Limits, engine: str = "auto",
+            files: dict[str, bytes] | None = None, hide: tuple[str, ...] = ()) -> tuple[RunResult, str]:
+    """Run cells in evidence mode on the warm sandboxed engine, or on nbclient when asked for."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    env = {core.SEED_ENV: str(seed), core.MODE_ENV: "evidence", "NBGRADER_EXECUTION": "autograde"}
+    if engine == "nbclient":
+        return fallback.run_cells(sources, assignment=assignment, files=files, env=env, limits=limits), "nbclient"
+    return engine_module.run_cells(sources, assignment=assignment, files=files, env=env, limits=limits,
+                                   hide=hide), "engine"
+
+
+def run_reference(assignment: str, *, seed: int, limits: Limits, engine: str = "auto", hide: tuple[str, ...] = (),
+                  source: str | None = None) -> Reference:
+    """Run the solution notebook itself in evidence mode: the payloads every student is judged against.
+    Raises when it cannot run (the machine or the course is broken, not anyone's work)."""
+    where = source or str(source_path(assignment))
+    plan = sanitize.reference_plan(read_notebook(where))
+    run, _ = execute(plan.sources, assignment=assignment, seed=seed, limits=limits, engine=engine, hide=hide)
+    return Reference(assignment=assignment, source_path=where, source_hash=source_hash(assignment),
+                     evidence=judge.reference_evidence(run, plan, seed=seed))
+
+
+# --------------------------------------------------------------------------- grading
+
+def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, reference: Reference,
+              limits: Limits, engine: str = "auto", hide: tuple[str, ...] = ()) -> SubmissionResult:
+    """Grade one notebook against ``reference``: every test cell of the solution gets a score.
+
+    ``notebook`` is a path (its folder's other files come along) or a :class:`.NotebookFile` that
+    travelled. ``seed`` picks the hidden inputs; ``hide`` names folders the student's code must not
+    see. Problems the learner or instructor should read are in the result's ``problems``."""
+    start, started_at = time.monotonic(), time.time()
+    name = notebook.name
+    result = SubmissionResult(assignment_id=assignment, notebook=name, source_hash=reference.source_hash, seed=seed)
+
+    def finish(scores: list[judge.TestScore]) -> SubmissionResult:
+        result.scores = scores
+        result.seconds = round(time.monotonic() - start, 3)
+        result.started_at, result.finished_at = round(started_at, 3), round(time.time(), 3)
+        return result
+
+    if _unscorable(reference, result):
+        return result
+    source, tests = source_tests(reference.source_path, reference.source_hash)
+
+    def all_missing(why: str) -> list[judge.TestScore]:
+        return [judge.TestScore(t.grade_id, 0.0, t.points, "missing", why) for t in tests]
+
+    content = notebook.content if isinstance(notebook, NotebookFile) else Path(notebook).read_bytes()
+    try:
+        text = content.decode("utf-8")
+        nb = parse_notebook(text, name)
+    except UnicodeDecodeError:
+        result.add_problem("unreadable notebook", f"{name}: not a text file (a notebook is JSON in UTF-8)", True)
+        return finish(all_missing("the notebook could not be read"))
+    except NotebookError as exc:
+        kind = "not valid JSON" if "not valid JSON" in str(exc) else "unreadable notebook"
+        result.add_problem(kind, str(exc), fatal=True)
+        return finish(all_missing("the notebook could not be read"))
+    version = _nbformat_of(text)
+    if version is not None and version < 4:
+        result.add_problem("older nbformat", f"nbformat {version} notebook upgraded to nbformat 4 before grading")
+
+    plan = sanitize.plan(nb, tests)
+    for kind, detail in plan.notes:
+        result.add_problem(kind, detail)
+    files = notebook.files if isinstance(notebook, NotebookFile) else files_beside(Path(notebook))
+    try:
+        run, result.engine = execute(plan.sources, assignment=assignment, seed=seed, limits=limits, engine=engine,
+                                     hide=hide, files=files)
+    except Exception as exc:  # the engine itself failed; the class goes on
+        result.add_problem("not run", f"the grader could not run this notebook ({type(exc).__name__}: {exc})", True)
+        return finish(all_missing("the notebook could not be run"))
+    result.isolation = run.isolation
+    for text_ in run.problems:
+        result.add_problem("run", text_)
+    scores = judge.score(run, plan, tests, reference.evidence, seed=seed)
+    solution_ids = {grade_id(c) for c in source.cells if is_solution_cell(c)}
+    # for formgrader and generate_feedback: the class run writes it beside the saved result
+    result.autograded = nbformat.writes(autograded_notebook(nb, plan, run, tests, scores, solution_ids))
+    unfinished = {exercise_of(s.grade_id) for s in scores if s.status not in ("passed", "not attempted")}
+    result.code = {grade_id(c): c.source for c in nb.cells  # the learner's own code, for their feedback
+                   if is_solution_cell(c) and grade_id(c) in unfinished}
+    for s in scores:
+        if s.status == "timeout":
+            result.add_problem("timeout", f"test cell {s.grade_id}: {s.message}")
+    for cell in run.cells:  # contained, but said: a cell that killed its process, or a student cell that hung
+        where = (f"test cell {plan.tests[cell.index]}" if cell.index in plan.tests else
+                 f"the cell starting {(plan.sources[cell.index].strip().splitlines() or [''])[0][:60]!r}")
+        if cell.status == "crashed" or (cell.status == "timeout" and cell.index not in plan.tests):
+            result.add_problem(cell.status, f"{where}: {cell.detail}")
+        elif "output cut" in cell.detail:
+            result.add_problem("output cut", f"{where}: {cell.detail}")
+        elif any(o.get("ename") == "MemoryError" for o in cell.outputs if isinstance(o, dict)):
+            result.add_problem("out of memory", f"{where}: it ran out of memory (MemoryError) and was stopped")
+    return finish(scores)
+
+
+def _unscorable(reference: Reference, result: SubmissionResult) -> bool:
+    """No solution to score against (an unknown assignment: no scores), or one that could not run
+    (every test missing): said in ``result``; True when grading cannot go on."""
+    if not Path(reference.source_path).exists():
+        return True
+    if reference.evidence is None:
+        result.add_problem("reference failed", reference.problem, fatal=True)
+        _, tests = source_tests(reference.source_path, reference.source_hash)
+        result.scores = [judge.TestScore(t.grade_id, 0.0, t.points, "missing",
+                                         "the course's solution could not be run; ask your instructor") for t in tests]
+        return True
+    return False
+
+
+def grade_job(job: Job) -> SubmissionResult:
+    """Grade one submission of a class: :func:`grade_one` plus who it is and what discovery found."""
+    start, started_at = time.monotonic(), time.time()
+    result = SubmissionResult(student_id=job.student_id, assignment_id=job.assignment_id,
+                              notebook=Path(job.path).name if job.path else None,
+                              submission_hash=job.submission_hash, source_hash=job.reference.source_hash,
+                              seed=job.seed, problems=list(job.problems))
+    if _unscorable(job.reference, result):
+        pass
+    elif job.path is None or result.fatal:
+        _, tests = source_tests(job.reference.source_path, job.reference.source_hash)
+        result.scores = [judge.TestScore(t.grade_id, 0.0, t.points, "missing", "no notebook could be graded")
+                         for t in tests]
+    else:
+        one = grade_one(job.notebook or Path(job.path), assignment=job.assignment_id, seed=job.seed,
+                        reference=job.reference, limits=job.limits, engine=job.engine, hide=job.hide)
+        problems = result.problems + [dataclasses.replace(p, student_id=job.student_id) for p in one.problems]
+        result = dataclasses.replace(one, student_id=job.student_id, submission_hash=job.submission_hash,
+                                     problems=problems)
+    result.seconds = round(time.monotonic() - start, 3)
+    result.started_at, result.finished_at = round(started_at, 3), round(time.time(), 3)
+    return result
+
+
+def failed_result(job: Job, why: str) -> SubmissionResult:
+    """The record of a submission whose grading itself failed (a worker died): reported, tried again next run."""
+    result = SubmissionResult(student_id=job.student_id, assignment_id=job.assignment_id,
+                              notebook=Path(job.path).name if job.path else None, submission_hash="",
+                              source_hash=job.reference.source_hash, seed=job.seed, problems=list(job.problems))
+    result.add_problem("grader error", f"grading this submission failed ({why})", fatal=True)
+    return result
+
+
+def _nbformat_of(text: str) -> int | None:
+    try:
+        value = json.loads(text).get("nbformat")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) else None
