@@ -1,1 +1,16 @@
-"""Grading a class: ``python -m autograder grade`` (see GRADING.md)."""
+"""Grading: ``python -m autograder grade`` (docs/grading.md is the guide).
+
+A map, in the order a submission meets them:
+
+- :mod:`.config` - every option of a class run and its default (:class:`.config.GradeConfig`);
+- :mod:`.discover` - the submissions in nbgrader's layout and what is wrong with a folder;
+- :mod:`.submission` - :func:`.submission.grade_one`, the one way to grade a notebook
+  (sanitize -> execute -> judge), used by class grading, ``validate`` and Dask workers;
+- :mod:`.sanitize`, :mod:`.engine` (with :mod:`.warm`, :mod:`.sandbox`, :mod:`.shell`),
+  :mod:`.judge` - the stages themselves;
+- :mod:`.records` - the records passed between them (:class:`.records.Job`,
+  :class:`.records.Reference`, :class:`.records.SubmissionResult`);
+- :mod:`.schedule` - a class on a pool of workers (or :mod:`.cluster`, a Dask cluster);
+- :mod:`.pipeline` - a class run from start to end, the only writer: results, the gradebook
+  (:mod:`.gradebook`), the CSVs and feedback (:mod:`.report`, :mod:`.feedback`, :mod:`.classreport`).
+"""
