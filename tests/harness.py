@@ -14,6 +14,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 from autograder import paths
 from autograder.checks import core
@@ -167,30 +168,60 @@ def assert_stub_not_attempted(assignment: str, exercise: str) -> None:
         assert not v.graded, f"the stub of {exercise} earned points from the grader in {v.grade_id}"
 
 
-def exercise_suite(assignment: str, mistakes: list[Mistake], alternatives: dict[str, str]):
-    """The standard tests of one notebook's checks, for ``from ... import *`` in a test module."""
-    import pytest
+@dataclass
+class ExerciseSuite:
+    """The standard tests of one notebook's checks, for a tests/checks/test_nbNN.py module.
 
-    exercises = notebook(assignment).exercises
+    Every known mistake is rejected with a message naming it, every differently written correct answer
+    is accepted, the reference passes and the released stub is "not attempted", and every exercise has
+    three mistakes and an alternative. pytest collects a module's own functions only, so the module puts
+    them among its globals: ``globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())``.
+    """
 
-    @pytest.mark.parametrize("mistake", mistakes, ids=str)
-    def test_mistake_is_rejected_with_a_message_naming_it(mistake):
-        assert_rejected(assignment, mistake)
+    assignment: str
+    mistakes: list[Mistake]
+    alternatives: dict[str, str]
 
-    @pytest.mark.parametrize("exercise", sorted(alternatives))
-    def test_differently_written_correct_answer_is_accepted(exercise):
-        assert_accepted(assignment, exercise, alternatives[exercise])
+    @property
+    def exercises(self) -> list[str]:
+        return notebook(self.assignment).exercises
 
-    @pytest.mark.parametrize("exercise", exercises)
-    def test_reference_passes_and_stub_is_not_attempted(exercise):
-        assert_accepted(assignment, exercise)
-        assert_stub_not_attempted(assignment, exercise)
+    def thin(self) -> dict[str, int]:
+        """Exercises with fewer than three known-wrong implementations, and how many they have."""
+        counts = {e: sum(m.exercise == e for m in self.mistakes) for e in self.exercises}
+        return {e: n for e, n in counts.items() if n < 3}
 
-    def test_every_exercise_has_three_mistakes_and_an_alternative():
-        counts = {e: sum(m.exercise == e for m in mistakes) for e in exercises}
-        thin = {e: n for e, n in counts.items() if n < 3}
-        assert not thin, f"exercises with fewer than 3 known-wrong implementations: {thin}"
-        assert set(alternatives) == set(exercises), f"alternatives missing for {set(exercises) - set(alternatives)}"
+    def tests(self) -> dict[str, Callable]:
+        """The four test functions by name, parametrized with the mistakes and alternatives as they are now."""
+        import pytest
 
-    return (test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
-            test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative)
+        assignment, mistakes, alternatives = self.assignment, self.mistakes, self.alternatives
+
+        @pytest.mark.parametrize("mistake", mistakes, ids=str)
+        def test_mistake_is_rejected_with_a_message_naming_it(mistake):
+            assert_rejected(assignment, mistake)
+
+        @pytest.mark.parametrize("exercise", sorted(alternatives))
+        def test_differently_written_correct_answer_is_accepted(exercise):
+            assert_accepted(assignment, exercise, alternatives[exercise])
+
+        @pytest.mark.parametrize("exercise", self.exercises)
+        def test_reference_passes_and_stub_is_not_attempted(exercise):
+            assert_accepted(assignment, exercise)
+            assert_stub_not_attempted(assignment, exercise)
+
+        def test_every_exercise_has_three_mistakes_and_an_alternative():
+            thin = self.thin()
+            assert not thin, f"exercises with fewer than 3 known-wrong implementations: {thin}"
+            missing = set(self.exercises) - set(alternatives)
+            assert set(alternatives) == set(self.exercises), f"alternatives missing for {missing}"
+
+        return {f.__name__: f for f in (test_mistake_is_rejected_with_a_message_naming_it,
+                                        test_differently_written_correct_answer_is_accepted,
+                                        test_reference_passes_and_stub_is_not_attempted,
+                                        test_every_exercise_has_three_mistakes_and_an_alternative)}
+
+
+def exercise_suite(assignment: str, mistakes: list[Mistake], alternatives: dict[str, str]) -> ExerciseSuite:
+    """The standard tests of one notebook's checks: see :class:`ExerciseSuite`."""
+    return ExerciseSuite(assignment, mistakes, alternatives)

@@ -248,6 +248,4 @@ def low_rank_approx(X, r):
     "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]]))\n",
 }
 
-(test_mistake_is_rejected_with_a_message_naming_it, test_differently_written_correct_answer_is_accepted,
- test_reference_passes_and_stub_is_not_attempted, test_every_exercise_has_three_mistakes_and_an_alternative,
- ) = exercise_suite(A, MISTAKES, ALTERNATIVES)
+globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
