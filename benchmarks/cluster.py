@@ -1,7 +1,7 @@
 """Throughput of ``grade --cluster`` with 1 and 2 Dask workers on this machine, and the local path's scores.
 
-One generated class (benchmarks/grading.py's: right, wrong and blank students) is graded with one
-seed: first on the local path (``--jobs 2``), then through a ``distributed.LocalCluster`` of 1 and
+One generated class (tests/builders.py's, as in benchmarks/grading.py: right, wrong and blank students) is
+graded with one seed: first on the local path (``--jobs 2``), then through a ``distributed.LocalCluster`` of 1 and
 of 2 worker processes (one thread each) on loopback. Each cluster grades the class twice: cold
 (fresh workers start their warm interpreters) and warm (``--force`` on the same workers). Every
 per-cell score and status must equal the local path's; the script exits 1 when one differs.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -21,14 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import paths
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: the repository's tests/ holds the class builders
+    sys.path.insert(0, str(ROOT))
 
-
-def _grading_benchmark():
-    spec = importlib.util.spec_from_file_location("grading_benchmark", paths.root() / "benchmarks" / "grading.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.builders import make_class, venv_env  # noqa: E402
 
 
 def scores(out: Path) -> dict[tuple[str, str, str], tuple[str, str]]:
@@ -38,11 +34,10 @@ def scores(out: Path) -> dict[tuple[str, str, str], tuple[str, str]]:
 
 
 def grade(submissions: Path, out: Path, seed: int, *extra: str) -> tuple[float, subprocess.CompletedProcess]:
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
     cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out), "--seed", str(seed),
            *extra]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=venv_env(), capture_output=True, text=True)
     return time.perf_counter() - t0, proc
 
 
@@ -55,11 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from distributed import LocalCluster
 
-    bench = _grading_benchmark()
     work = args.keep or Path(tempfile.mkdtemp(prefix="cluster-bench-"))
     try:
         submissions = work / "submitted"
-        n = len(bench.make_class(submissions, assignments=args.assignments, students=args.students))
+        n = len(make_class(submissions, assignments=args.assignments, students=args.students))
         print(f"class: {n} submissions of {', '.join(args.assignments)}; {os.cpu_count()} cores", flush=True)
         seconds, proc = grade(submissions, work / "local", args.seed, "--jobs", "2", "--force")
         if proc.returncode != 0:

@@ -9,58 +9,18 @@ failures carrying known mistakes, a few not attempted, overridden, late or ungra
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from autograder import paths
-from autograder.grade import classreport, report
-from autograder.grade.gradebook import Recorded
-from autograder.nbio import exercise_of, read_notebook
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: the repository's tests/ makes up the class
+    sys.path.insert(0, str(ROOT))
 
-MISTAKES = ["you subtracted the max of the whole array, not of each row", "the softmax runs over the wrong axis",
-            "that is KL(p || q): the arguments are swapped", "epsilon belongs inside the square root"]
-
-
-def grade_ids(assignment: str) -> list[tuple[str, float]]:
-    nb = read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")
-    return [(c.metadata.nbgrader["grade_id"], float(c.metadata.nbgrader.get("points", 0))) for c in nb.cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-            and not c.metadata.nbgrader.get("solution")]
-
-
-def made_up_class(n: int, seed: int = 0) -> tuple[list[dict], dict]:
-    """``n`` results spread over the assignments, and a gradebook record with overrides and penalties."""
-    rng = random.Random(seed)
-    assignments = paths.assignments()
-    tests = {a: grade_ids(a) for a in assignments}
-    results, recorded = [], {}
-    for i in range(n):
-        a = assignments[i % len(assignments)]
-        student = f"student{i // len(assignments):03d}"
-        r = {"student_id": student, "assignment_id": a, "scores": [], "problems": [], "code": {}}
-        if rng.random() < 0.03:
-            r["problems"].append({"problem": "not valid JSON", "detail": "line 1: Expecting value", "fatal": True})
-            results.append(r)
-            continue
-        skill = rng.random()
-        for gid, pts in tests[a]:
-            roll = rng.random()
-            status = "passed" if roll < skill else "not attempted" if roll > 0.95 else "failed"
-            mistake = rng.choice(MISTAKES) if status == "failed" and rng.random() < 0.7 else ""
-            r["scores"].append({"grade_id": gid, "points": pts if status == "passed" else 0.0, "max_points": pts,
-                                "status": status, "message": mistake or "wrong values", "mistake": mistake})
-            r["code"][exercise_of(gid)] = "def f(x):\n    return x\n"
-        if rng.random() < 0.05:
-            first = r["scores"][0]
-            recorded[student, a] = Recorded(scores={first["grade_id"]: first["max_points"]},
-                                            overridden={first["grade_id"]: first["points"]}, comments={}, late_penalty=1.0,
-                                            seconds_late=7200.0, submitted_at="")
-        results.append(r)
-    return results, recorded
+from autograder.grade import classreport, report  # noqa: E402
+from tests.builders import made_up_class  # noqa: E402  (the class tests/grade/test_classreport.py reads too)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,6 +7,7 @@ import pytest
 
 from autograder import paths
 from autograder.nbio import grade_id, is_solution_cell, read_notebook, points_per_test
+from tests.builders import setup_index
 
 pytestmark = pytest.mark.slow
 A = "01_tokens_and_ids"
@@ -53,7 +54,7 @@ def test_validate_sees_what_the_grader_sees_despite_an_input_transformer(tmp_pat
     """A cell that turns every later cell into `pass` passes a local run; validate goes through the
     grader's pipeline (evidence judged outside the student's process) and says nothing passed."""
     nb = nbformat.read(paths.notebooks_dir() / f"{A}.ipynb", as_version=4)
-    setup = next(i for i, c in enumerate(nb.cells) if "import nb01 as check" in c.source)
+    setup = setup_index(nb)
     nb.cells.insert(setup + 1, nbformat.v4.new_code_cell(
         'get_ipython().input_transformers_post.append(lambda lines: ["pass\\n"])'))
     path = tmp_path / f"{A}.ipynb"

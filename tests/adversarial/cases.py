@@ -5,13 +5,13 @@ what to write as the submission: a notebook, raw text, or ``(notebook, file name
 each case must have is in :data:`EXPECT`, read by ``test_adversarial.py``.
 
 The honest parts are the reference answers typed into the released notebook's solution cells
-(``right()``); the hostile part is one extra code cell or one changed solution. The points per
-exercise and per test cell are read from the solution notebook (:data:`POINTS`, :data:`TEST_POINTS`).
+(``right_notebook()``: tests/builders.py builds the notebooks); the hostile part is one extra code cell
+or one changed solution. The points per exercise and per test cell are read from the solution notebook
+(:data:`POINTS`, :data:`TEST_POINTS`).
 """
 from __future__ import annotations
 
 import copy
-import json
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,15 +19,12 @@ from pathlib import Path
 import nbformat
 
 from autograder import paths
-from benchmarks import grading as bench
-from autograder.nbio import exercise_of, exercise_points, grade_id, is_solution_cell, points_per_test
+from autograder.nbio import exercise_of, exercise_points, points_per_test
+from tests.builders import (A, FULL, add_cell, answer_all, blank_notebook, cell_index, copy_cell, none_notebook,
+                            right_notebook, setup_index, solutions, solve, source_notebook, write_submission)
 
-A = "01_tokens_and_ids"
-
-
-_SOURCE = nbformat.read(paths.solutions_dir() / f"{A}.ipynb", as_version=4)
+_SOURCE = source_notebook(A)
 POINTS, TEST_POINTS = exercise_points(_SOURCE), points_per_test(_SOURCE)  # the notebook grows; these follow
-FULL = sum(POINTS.values())
 VISIBLE = sum(p for gid, p in TEST_POINTS.items() if not gid.endswith("_hidden"))
 EVIDENCE_MIME = "application/vnd.autograder.evidence+json"
 
@@ -53,46 +50,6 @@ class Expect:
     # the promise rests on a private filesystem or no network: it cannot hold where namespaces are refused
     # (tests/no_userns.py), and the summary says so there instead
     needs_isolation: bool = False
-
-
-# --------------------------------------------------------------------------- notebook helpers
-
-def right() -> nbformat.NotebookNode:
-    return bench.right_notebook(A)
-
-
-def blank() -> nbformat.NotebookNode:
-    return bench.blank_notebook(A)
-
-
-def wrong() -> nbformat.NotebookNode:
-    """Every exercise answered with a function that returns None."""
-    nb = blank()
-    for cell in nb.cells:
-        if is_solution_cell(cell):
-            cell.source = f"def {grade_id(cell)}(*args, **kwargs):\n    return None\n"
-    return nb
-
-
-def index(nb, gid: str) -> int:
-    return next(i for i, c in enumerate(nb.cells) if grade_id(c) == gid)
-
-
-def setup_index(nb) -> int:
-    return next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "import nb01 as check" in c.source)
-
-
-def solve(nb, exercise: str, source: str):
-    nb.cells[index(nb, exercise)].source = textwrap.dedent(source).strip() + "\n"
-    return nb
-
-
-def add_cell(nb, source: str, after: int | str | None = None):
-    """A plain student code cell after cell ``after`` (an index or a grade_id; default: after the set-up)."""
-    at = setup_index(nb) if after is None else (index(nb, after) if isinstance(after, str) else after)
-    cell = nbformat.v4.new_code_cell(textwrap.dedent(source).strip() + "\n")
-    nb.cells.insert(at + 1, cell)
-    return nb
 
 
 # --------------------------------------------------------------------------- hostile code
@@ -262,68 +219,62 @@ except Exception as exc:
 # --------------------------------------------------------------------------- the cases
 
 def full_marks_for_honest_submission(ctx):
-    return right()
+    return right_notebook()
 
 
 def zero_for_blank_submission(ctx):
-    return blank()
+    return blank_notebook()
 
 
 def zero_for_input_transformer_that_skips_tests(ctx):
-    return add_cell(wrong(), TRANSFORMER)
+    return add_cell(none_notebook(), TRANSFORMER)
 
 
 def zero_for_always_true_allclose_and_np_testing(ctx):
-    return add_cell(wrong(), PATCH_NUMPY)
+    return add_cell(none_notebook(), PATCH_NUMPY)
 
 
 def zero_for_replaced_check_functions(ctx):
-    return add_cell(wrong(), PATCH_CHECKS)
+    return add_cell(none_notebook(), PATCH_CHECKS)
 
 
 def zero_for_replaced_judge_and_emit(ctx):
-    return add_cell(wrong(), PATCH_JUDGE_AND_EMIT)
+    return add_cell(none_notebook(), PATCH_JUDGE_AND_EMIT)
 
 
 def zero_for_answers_equal_to_everything(ctx):
-    nb = add_cell(wrong(), ANYTHING)
-    for cell in nb.cells:
-        if is_solution_cell(cell):
-            cell.source = f"def {grade_id(cell)}(*args, **kwargs):\n    return Anything()\n"
+    nb = answer_all(add_cell(none_notebook(), ANYTHING), "Anything()")
     return nb
 
 
 def zero_for_fake_evidence_displayed_by_student(ctx):
-    return add_cell(wrong(), FAKE_EVIDENCE)
+    return add_cell(none_notebook(), FAKE_EVIDENCE)
 
 
 def only_visible_points_for_evidence_forged_from_the_checks(ctx):
-    return add_cell(wrong(), FORGE_FROM_VISIBLE_CHECKS)
+    return add_cell(none_notebook(), FORGE_FROM_VISIBLE_CHECKS)
 
 
 def full_marks_after_the_environment_is_cleared(ctx):
     # evidence mode and the seed are fixed before student code runs, not read from os.environ at each check
-    return add_cell(right(), "import os\nos.environ.clear()\nos.chdir('/')")
+    return add_cell(right_notebook(), "import os\nos.environ.clear()\nos.chdir('/')")
 
 
 def zero_for_sys_modules_tampering(ctx):
-    return add_cell(wrong(), SYS_MODULES)
+    return add_cell(none_notebook(), SYS_MODULES)
 
 
 def zero_for_patched_builtins(ctx):
-    nb = add_cell(wrong(), ANYTHING)
-    for cell in nb.cells:
-        if is_solution_cell(cell):
-            cell.source = f"def {grade_id(cell)}(*args, **kwargs):\n    return Anything()\n"
+    nb = answer_all(add_cell(none_notebook(), ANYTHING), "Anything()")
     return add_cell(nb, BUILTINS, after=setup_index(nb) + 1)  # after Anything, before every answer
 
 
 def zero_for_forged_frames_on_the_grader_channel(ctx):
-    return add_cell(wrong(), FORGE_FRAMES, after=len(wrong().cells) - 1)
+    return add_cell(none_notebook(), FORGE_FRAMES, after=len(none_notebook().cells) - 1)
 
 
 def zero_for_reading_the_solutions(ctx):
-    nb = add_cell(wrong(), _grab_and_run(stolen_solutions_code()))
+    nb = add_cell(none_notebook(), _grab_and_run(stolen_solutions_code()))
     return add_cell(nb, READ_REFERENCE_MODULE)
 
 
@@ -331,11 +282,11 @@ def zero_for_reading_another_students_submission(ctx):
     honest = ctx.submissions / "full_marks_for_honest_submission" / A / f"{A}.ipynb"
     code = repr([str(honest), f"../../full_marks_for_honest_submission/{A}/{A}.ipynb"]) + \
         f" + glob.glob({str(ctx.submissions)!r} + '/*/*/*.ipynb') + glob.glob('../../*/*/*.ipynb')"
-    return add_cell(wrong(), _grab_and_run(code))
+    return add_cell(none_notebook(), _grab_and_run(code))
 
 
 def zero_for_reading_and_writing_the_gradebook_and_out_folder(ctx):
-    return add_cell(wrong(), f"""
+    return add_cell(none_notebook(), f"""
     import glob, json, os, sqlite3
     from IPython.display import display
     from autograder.checks import core
@@ -372,7 +323,7 @@ def full_marks_but_nothing_written_outside_the_scratch_folder(ctx):
                str(ctx.submissions / "PWNED.txt"), str(paths.root() / "PWNED-adversarial.txt"),
                "/tmp/PWNED-adversarial.txt", "/var/tmp/PWNED-adversarial.txt", "/dev/shm/PWNED-adversarial.txt",
                "../PWNED.txt", "../../PWNED.txt"]
-    return add_cell(right(), f"""
+    return add_cell(right_notebook(), f"""
     import os
     written = []
     for path in {targets!r}:
@@ -387,7 +338,7 @@ def full_marks_but_nothing_written_outside_the_scratch_folder(ctx):
 
 
 def full_marks_but_no_network(ctx):
-    return add_cell(right(), f"""
+    return add_cell(right_notebook(), f"""
     import socket
     reached = []
     for host in ("127.0.0.1", {ctx.host_ip!r}, "localhost"):
@@ -401,7 +352,7 @@ def full_marks_but_no_network(ctx):
 
 
 def timeout_costs_only_the_looping_exercise(ctx):
-    return solve(right(), "one_hot", """
+    return solve(right_notebook(), "one_hot", """
     def one_hot(ids, vocab_size):
         while True:
             pass
@@ -409,7 +360,7 @@ def timeout_costs_only_the_looping_exercise(ctx):
 
 
 def full_marks_after_a_loop_that_ignores_sigint(ctx):
-    return add_cell(right(), """
+    return add_cell(right_notebook(), """
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
@@ -418,7 +369,7 @@ def full_marks_after_a_loop_that_ignores_sigint(ctx):
 
 
 def full_marks_after_a_loop_that_swallows_keyboardinterrupt(ctx):
-    return add_cell(right(), """
+    return add_cell(right_notebook(), """
     while True:
         try:
             while True:
@@ -429,7 +380,7 @@ def full_marks_after_a_loop_that_swallows_keyboardinterrupt(ctx):
 
 
 def only_decode_lost_when_it_calls_os_exit(ctx):
-    return solve(right(), "decode", """
+    return solve(right_notebook(), "decode", """
     def decode(ids, vocab):
         import os
         os._exit(0)
@@ -437,12 +388,12 @@ def only_decode_lost_when_it_calls_os_exit(ctx):
 
 
 def full_marks_despite_sys_exit_and_exit(ctx):
-    nb = add_cell(right(), "import sys\nsys.exit()", after="test_build_vocab_hidden")
+    nb = add_cell(right_notebook(), "import sys\nsys.exit()", after="test_build_vocab_hidden")
     return add_cell(nb, "raise SystemExit(3)\n", after="test_one_hot_hidden")
 
 
 def most_frequent_pair_and_train_bpe_built_on_it_lost_to_a_segfault(ctx):
-    return solve(right(), "most_frequent_pair", """
+    return solve(right_notebook(), "most_frequent_pair", """
     def most_frequent_pair(ids):
         import ctypes
         return ctypes.string_at(0)
@@ -450,7 +401,7 @@ def most_frequent_pair_and_train_bpe_built_on_it_lost_to_a_segfault(ctx):
 
 
 def full_marks_despite_a_memory_bomb(ctx):
-    return add_cell(right(), """
+    return add_cell(right_notebook(), """
     hog = []
     while True:
         hog.append(bytearray(64 * 2**20))
@@ -458,7 +409,7 @@ def full_marks_despite_a_memory_bomb(ctx):
 
 
 def full_marks_despite_a_fork_bomb(ctx):
-    return add_cell(right(), """
+    return add_cell(right_notebook(), """
     import os
     for _ in range(10000):
         try:
@@ -471,7 +422,7 @@ def full_marks_despite_a_fork_bomb(ctx):
 
 
 def full_marks_despite_an_output_flood(ctx):
-    nb = add_cell(right(), """
+    nb = add_cell(right_notebook(), """
     line = "flood " * 1000 + "\\n"
     for _ in range(20000):
         print(line, end="")
@@ -483,26 +434,26 @@ def full_marks_despite_an_output_flood(ctx):
 def with_lines(exercise: str, lines: str) -> str:
     """The reference answer to ``exercise`` with ``lines`` run first (right after BEGIN SOLUTION)."""
     marker = "### BEGIN SOLUTION\n"
-    source = bench._solutions(A)[exercise]
+    source = solutions(A)[exercise]
     assert marker in source
     return source.replace(marker, marker + textwrap.indent(textwrap.dedent(lines).strip() + "\n", "    "), 1)
 
 
 def full_marks_for_correct_answer_that_floods_output(ctx):
-    nb = right()
-    nb.cells[index(nb, "encode")].source = with_lines("encode", 'print("debug " * 300_000)')
+    nb = right_notebook()
+    nb.cells[cell_index(nb, "encode")].source = with_lines("encode", 'print("debug " * 300_000)')
     return nb
 
 
 def full_marks_despite_input(ctx):
-    nb = add_cell(right(), "name = input('Your name? ')\nprint(name)\n", after="test_build_vocab_hidden")
+    nb = add_cell(right_notebook(), "name = input('Your name? ')\nprint(name)\n", after="test_build_vocab_hidden")
     return add_cell(nb, "import getpass\nsecret = getpass.getpass()\n", after="test_encode_hidden")
 
 
 def full_marks_despite_warning_on_stderr(ctx):
-    nb = right()
+    nb = right_notebook()
     for ex in ("build_vocab", "one_hot"):
-        nb.cells[index(nb, ex)].source = with_lines(ex, """
+        nb.cells[cell_index(nb, ex)].source = with_lines(ex, """
             import sys, warnings
             warnings.warn("this is deprecated", DeprecationWarning)
             warnings.warn("careful", UserWarning)
@@ -513,63 +464,57 @@ def full_marks_despite_warning_on_stderr(ctx):
 
 
 def only_build_vocab_lost_when_its_tests_are_edited(ctx):
-    nb = solve(right(), "build_vocab", "def build_vocab(tokens, specials=('<unk>',)):\n    return {}\n")
-    nb.cells[index(nb, "test_build_vocab")].source = "pass"
-    nb.cells[index(nb, "test_build_vocab_hidden")].source = (
+    nb = solve(right_notebook(), "build_vocab", "def build_vocab(tokens, specials=('<unk>',)):\n    return {}\n")
+    nb.cells[cell_index(nb, "test_build_vocab")].source = "pass"
+    nb.cells[cell_index(nb, "test_build_vocab_hidden")].source = (
         "# Hidden tests run when your work is graded.\nprint('all hidden tests passed')")
     return nb
 
 
 def only_encode_lost_when_its_tests_are_deleted(ctx):
-    nb = solve(right(), "encode", "def encode(tokens, vocab, unk='<unk>'):\n    return [0 for t in tokens]\n")
-    del nb.cells[index(nb, "test_encode_hidden")]
-    del nb.cells[index(nb, "test_encode")]
+    nb = solve(right_notebook(), "encode", "def encode(tokens, vocab, unk='<unk>'):\n    return [0 for t in tokens]\n")
+    del nb.cells[cell_index(nb, "test_encode_hidden")]
+    del nb.cells[cell_index(nb, "test_encode")]
     return nb
 
 
 def full_marks_once_for_a_duplicated_test_cell(ctx):
-    nb = right()
-    i = index(nb, "test_decode")
-    dup = nbformat.from_dict(json.loads(json.dumps(nb.cells[i])))
-    dup.id = "student-copy"
-    nb.cells.insert(i + 1, dup)
-    dup2 = nbformat.from_dict(json.loads(json.dumps(nb.cells[i])))
-    dup2.id = "student-copy-2"
-    dup2.source = "pass"
-    nb.cells.insert(setup_index(nb) + 1, dup2)
+    nb = right_notebook()
+    nb.cells.insert(cell_index(nb, "test_decode") + 1, copy_cell(nb, "test_decode", id="student-copy"))
+    nb.cells.insert(setup_index(nb) + 1, copy_cell(nb, "test_decode", id="student-copy-2", source="pass"))
     return nb
 
 
 def full_marks_but_not_more_for_changed_points(ctx):
-    nb = right()
-    nb.cells[index(nb, "test_build_vocab")].metadata.nbgrader["points"] = 100
-    nb.cells[index(nb, "test_encode_hidden")].metadata.nbgrader["points"] = 50
+    nb = right_notebook()
+    nb.cells[cell_index(nb, "test_build_vocab")].metadata.nbgrader["points"] = 100
+    nb.cells[cell_index(nb, "test_encode_hidden")].metadata.nbgrader["points"] = 50
     return nb
 
 
 def only_build_vocab_lost_despite_a_changed_grade_id(ctx):
-    nb = solve(right(), "build_vocab", "def build_vocab(tokens, specials=('<unk>',)):\n    return {}\n")
-    cell = nb.cells[index(nb, "test_build_vocab_hidden")]
+    nb = solve(right_notebook(), "build_vocab", "def build_vocab(tokens, specials=('<unk>',)):\n    return {}\n")
+    cell = nb.cells[cell_index(nb, "test_build_vocab_hidden")]
     cell.metadata.nbgrader["grade_id"] = "my_own_test"
     cell.source = "pass"
     return nb
 
 
 def merge_pair_and_the_bpe_built_on_it_lost_when_its_metadata_makes_it_ungraded(ctx):
-    nb = solve(right(), "merge_pair", "def merge_pair(ids, pair, new_id):\n    return list(ids)\n")
+    nb = solve(right_notebook(), "merge_pair", "def merge_pair(ids, pair, new_id):\n    return list(ids)\n")
     for gid in ("test_merge_pair", "test_merge_pair_hidden"):
-        cell = nb.cells[index(nb, gid)]
+        cell = nb.cells[cell_index(nb, gid)]
         cell.metadata.nbgrader.update(grade=False, locked=False, solution=True)
         cell.source = "pass"
     return nb
 
 
 def full_marks_for_reordered_cells(ctx):
-    nb = right()
-    cell = nb.cells.pop(index(nb, "test_one_hot"))
+    nb = right_notebook()
+    cell = nb.cells.pop(cell_index(nb, "test_one_hot"))
     nb.cells.insert(setup_index(nb) + 1, cell)
-    cell = nb.cells.pop(index(nb, "test_merge_pair_hidden"))
-    nb.cells.insert(index(nb, "test_build_vocab"), cell)
+    cell = nb.cells.pop(cell_index(nb, "test_merge_pair_hidden"))
+    nb.cells.insert(cell_index(nb, "test_build_vocab"), cell)
     return nb
 
 
@@ -578,11 +523,11 @@ def zero_for_invalid_json(ctx):
 
 
 def full_marks_for_a_misnamed_notebook(ctx):
-    return right(), "Homework 1 (final).ipynb"
+    return right_notebook(), "Homework 1 (final).ipynb"
 
 
 def full_marks_for_an_nbformat_3_notebook(ctx):
-    return nbformat.writes(nbformat.convert(right(), 3))
+    return nbformat.writes(nbformat.convert(right_notebook(), 3))
 
 
 QUESTIONS = [ex for ex in POINTS if ex.startswith("predict_")]  # graded predictions
@@ -665,6 +610,5 @@ def build_class(ctx: Context, *, isolated: bool = True) -> list[str]:
         build = BUILDERS[name]
         made = build(ctx)
         nb, file_name = made if isinstance(made, tuple) else (made, None)
-        bench.write_submission(ctx.submissions, name, A, copy.deepcopy(nb) if not isinstance(nb, str) else nb,
-                               file_name)
+        write_submission(ctx.submissions, name, copy.deepcopy(nb) if not isinstance(nb, str) else nb, A, file_name)
     return names

@@ -7,19 +7,20 @@ Under xdist use `-n N --dist loadgroup`, so one worker grades the class once for
 """
 from __future__ import annotations
 
-import csv
-import hashlib
 import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from autograder import paths
 from autograder.grade.doctor import Listener
+from autograder.nbio import exercise_of
 from tests.adversarial import cases
+from tests.builders import Graded, file_hashes
 
 pytestmark = [pytest.mark.adversarial, pytest.mark.slow, pytest.mark.xdist_group("adversarial")]
 TIMEOUT = "4"  # seconds per cell: honest cells of notebook 01 take well under one
@@ -45,31 +46,17 @@ def host_ip() -> str:
         return "127.0.0.1"
 
 
-def file_hashes(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+@dataclass(repr=False)  # Graded's short repr: this one would fill a failure's message
+class Attacked(Graded):
+    """The class graded once, and what the machine saw meanwhile."""
 
-
-class Graded:
-    def __init__(self, proc, ctx, seconds, before, after, connections, built):
-        self.proc, self.ctx, self.seconds, self.built = proc, ctx, seconds, built
-        self.before, self.after, self.connections = before, after, connections
-        self.table = {name: self._rows(name) for name in ("scores.csv", "grades.csv", "problems.csv")}
-
-    def _rows(self, name):
-        with open(self.ctx.out / name, newline="", encoding="utf-8") as fh:
-            return list(csv.DictReader(fh))
-
-    def scores(self, student):
-        return {r["grade_id"]: (float(r["points"]), float(r["max_points"]), r["status"])
-                for r in self.table["scores.csv"] if r["student_id"] == student}
-
-    def grade(self, student):
-        return next((float(r["score"]), float(r["max_score"])) for r in self.table["grades.csv"]
-                    if r["student_id"] == student)
-
-    def problems(self, student):
-        return [(r["problem"], r["detail"]) for r in self.table["problems.csv"] if r["student_id"] == student]
+    ctx: cases.Context
+    seconds: float
+    before: dict[str, str]  # file_hashes of the submissions before grading
+    after: dict[str, str]
+    connections: int  # that reached the loopback server
+    built: list[str]  # the cases in the class
+    shared_before: dict[Path, int]  # mtime of a PWNED file an earlier run left in a shared folder
 
 
 @pytest.fixture(scope="session")
@@ -92,13 +79,8 @@ def graded(tmp_path_factory):
     finally:
         listener.close()
     print(proc.stdout, proc.stderr[-3000:], f"graded in {seconds:.1f} s", sep="\n")
-    graded = Graded(proc, ctx, seconds, before, file_hashes(ctx.submissions), listener.connections, built)
-    graded.shared_before = shared_before
-    return graded
-
-
-def exercise_of(gid: str) -> str:
-    return gid.removeprefix("test_").removesuffix("_hidden")
+    return Attacked(proc, ctx.out, ctx, seconds, before, file_hashes(ctx.submissions), listener.connections, built,
+                    shared_before)
 
 
 @pytest.mark.parametrize("case", list(cases.EXPECT))
@@ -106,7 +88,7 @@ def test_case_scores_what_an_honest_reading_says(graded, case):
     want = cases.EXPECT[case]
     if want.needs_isolation:
         needs_isolation()
-    scores = graded.scores(case)
+    scores = graded.cells(case)
     assert scores, f"{case}: not in scores.csv\n{graded.proc.stdout}\n{graded.proc.stderr[-2000:]}"
     score, max_score = graded.grade(case)
     detail = "\n".join(f"  {g}: {p:g}/{m:g} {s}" for g, (p, m, s) in scores.items()) + \
@@ -130,9 +112,9 @@ def test_case_scores_what_an_honest_reading_says(graded, case):
 
 def test_the_class_was_graded_and_the_broken_submission_reported(graded):
     assert graded.proc.returncode == 1, graded.proc.stderr[-2000:]  # invalid JSON could not be graded
-    failed = {r["student_id"] for r in graded.table["problems.csv"] if r["problem"] == "not valid JSON"}
+    failed = {r["student_id"] for r in graded.rows("problems.csv") if r["problem"] == "not valid JSON"}
     assert failed == {"zero_for_invalid_json"}
-    assert {r["student_id"] for r in graded.table["grades.csv"]} == set(graded.built)
+    assert {r["student_id"] for r in graded.rows("grades.csv")} == set(graded.built)
 
 
 def test_summary_names_the_isolation_in_force(graded):
@@ -151,7 +133,7 @@ def test_summary_names_the_isolation_in_force(graded):
 def test_forged_evidence_never_passes_a_hidden_test_that_compares_with_the_reference(graded):
     """Forged evidence can carry what the run itself can compute (the visible checks' expected values,
     NumPy one-liners), never the reference solution's outputs (absent from the run)."""
-    scores = graded.scores("only_visible_points_for_evidence_forged_from_the_checks")
+    scores = graded.cells("only_visible_points_for_evidence_forged_from_the_checks")
     for gid in cases.FORGEABLE_ONLY:
         assert scores[gid][0] == 0, gid
 

@@ -7,12 +7,12 @@ Screenshots go to $BROWSER_SCREENSHOTS when set, otherwise to the test's tmp_pat
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,10 +20,12 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from autograder import paths
+from tests.builders import free_port, venv_env
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -41,12 +43,6 @@ def require_chromium() -> Path:
         pytest.fail(f"{CHROMIUM} is missing: the browser tests drive Debian's Chromium. "
                     "Install it with `apt-get install -y chromium` (or set CHROMIUM_PATH).", pytrace=False)
     return CHROMIUM
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -87,26 +83,17 @@ def _stop(proc: subprocess.Popen) -> None:
         pass
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory) -> LabServer:
-    """A headless JupyterLab on loopback over a copy of notebooks/, started and stopped here."""
-    require_chromium()  # fail before spending a server start on a machine without the browser
-    base = tmp_path_factory.mktemp("lab")
-    root = base / "notebooks"
-    shutil.copytree(paths.notebooks_dir(), root)
+@contextlib.contextmanager
+def jupyterlab(root: Path, base: Path, *args: str, env: dict | None = None) -> Iterator[LabServer]:
+    """A headless JupyterLab on loopback serving ``root``, with its config, runtime, settings and workspaces
+    under ``base`` (the user's own are kept out of the test); stopped on leaving, also on failure."""
     app_settings = base / "app-settings"
     app_settings.mkdir()
     (app_settings / "overrides.json").write_text(json.dumps(SETTINGS_OVERRIDES))
-    env = dict(os.environ)
-    env.pop("MPLBACKEND", None)  # the kernel must use the inline backend, or plots never show
-    env.update({
-        # Keep the user's own Jupyter config, settings and workspaces out of the test.
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(base / "user-settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
-        "PATH": str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
-    })
+    env = venv_env(dict(os.environ if env is None else env,
+                        JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+                        JUPYTERLAB_SETTINGS_DIR=str(base / "user-settings"),
+                        JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces")))
     log = base / "server.log"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -114,8 +101,7 @@ def lab_server(tmp_path_factory) -> LabServer:
         sys.executable, "-m", "jupyterlab", "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         "--IdentityProvider.token=", "--ServerApp.password=",
-        f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
-        f"--LabApp.app_settings_dir={app_settings}",
+        f"--ServerApp.root_dir={root}", f"--LabApp.app_settings_dir={app_settings}", *args,
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
@@ -127,6 +113,19 @@ def lab_server(tmp_path_factory) -> LabServer:
         yield LabServer(url=url, root=root, log=log)
     finally:
         _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory) -> LabServer:
+    """A headless JupyterLab on loopback over a copy of notebooks/, started and stopped here."""
+    require_chromium()  # fail before spending a server start on a machine without the browser
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "notebooks"
+    shutil.copytree(paths.notebooks_dir(), root)
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)  # the kernel must use the inline backend, or plots never show
+    with jupyterlab(root, base, "--LabApp.expose_app_in_browser=True", env=env) as server:
+        yield server
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from autograder import paths
+from autograder.nbio import points_per_test
+from tests.builders import blank_notebook, right_notebook, run_grade, source_notebook, write_submission
 
 from .conftest import require_chromium
 
@@ -24,7 +24,6 @@ from .conftest import require_chromium
 pytestmark = [pytest.mark.browser, pytest.mark.grading, pytest.mark.xdist_group("browser_feedback")]
 
 ASSIGNMENT = "01_tokens_and_ids"
-SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 GRADE_TIMEOUT = 600  # seconds for the whole class; about 70 s on 2 busy cores
 
 
@@ -37,27 +36,6 @@ def grade_command_available() -> str | None:
     return None
 
 
-def graded_tests(notebook: Path) -> dict[str, float]:
-    """grade_id -> points of every graded test cell of a reference notebook, in order."""
-    nb = nbformat.read(notebook, as_version=4)
-    return {c.metadata.nbgrader["grade_id"]: float(c.metadata.nbgrader["points"])
-            for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
-            and not c.metadata.nbgrader.get("solution")}
-
-
-def with_reference_answers(student: Path, solution: Path) -> nbformat.NotebookNode:
-    """The student notebook with each answer cell replaced by the reference code, as a learner would type it."""
-    answers = {c.metadata.nbgrader["grade_id"]: c.source for c in nbformat.read(solution, as_version=4).cells
-               if c.metadata.get("nbgrader", {}).get("solution")}
-    nb = nbformat.read(student, as_version=4)
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("solution") and meta.get("grade_id") in answers:
-            cell.source = "\n".join(line for line in answers[meta["grade_id"]].splitlines()
-                                    if not SOLUTION_MARKER.match(line))
-    return nb
-
-
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     """Grade a class of two in nbgrader's layout; return the output folder and the grading time."""
@@ -65,23 +43,18 @@ def graded_class(tmp_path_factory):
     why_not = grade_command_available()
     if why_not:
         pytest.skip(f"the grade command is not ready yet: {why_not}")
-    solution = paths.solutions_dir() / f"{ASSIGNMENT}.ipynb"
-    student = paths.notebooks_dir() / f"{ASSIGNMENT}.ipynb"
     base = tmp_path_factory.mktemp("class")
     submissions = base / "submitted"
-    for student_id, nb in (("passes_all", with_reference_answers(student, solution)),
-                           ("not_attempted", nbformat.read(student, as_version=4))):
-        folder = submissions / student_id / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(nb, folder / f"{ASSIGNMENT}.ipynb")
-    out = base / "graded"
+    # the reference answers as a learner would type them (no SOLUTION markers), and the notebook untouched
+    write_submission(submissions, "passes_all", right_notebook(ASSIGNMENT, markers=False), ASSIGNMENT)
+    write_submission(submissions, "not_attempted", blank_notebook(ASSIGNMENT), ASSIGNMENT)
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out)],
-                          capture_output=True, text=True, timeout=GRADE_TIMEOUT)
+    graded = run_grade(submissions, out=base / "graded", timeout=GRADE_TIMEOUT)
     seconds = time.monotonic() - started
+    proc = graded.proc
     assert proc.returncode == 0, (f"`python -m autograder grade` exited {proc.returncode}:\n"
                                   f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return out, seconds, graded_tests(solution)
+    return graded.out, seconds, points_per_test(source_notebook(ASSIGNMENT))  # grade_id -> points, in order
 
 
 def open_feedback(page, out: Path, student_id: str, shots: Path) -> str:

@@ -8,9 +8,7 @@ comment, and the next ``grade`` puts both in grades.csv and scores.csv.
 """
 from __future__ import annotations
 
-import csv
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,13 +19,10 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import paths
-from autograder.nbio import grade_id, is_solution_cell
-from benchmarks import grading as bench
-from tests.browser.conftest import SETTINGS_OVERRIDES, _stop, _wait_until_up, free_port, require_chromium
+from tests.browser.conftest import jupyterlab, require_chromium
+from tests.builders import A, WRONG_ENCODE, read_rows, right_notebook, with_solution, write_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.nbgrader, pytest.mark.xdist_group("formgrader")]
-A = "01_tokens_and_ids"
-WRONG_ENCODE = "def encode(tokens, vocab, unk='<unk>'):\n    return [vocab.get(t, 0) + 1 for t in tokens]\n"
 
 
 def grade(root: Path) -> subprocess.CompletedProcess:
@@ -35,11 +30,6 @@ def grade(root: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     return proc
-
-
-def rows(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +41,8 @@ def course(tmp_path_factory):
         shutil.copytree(paths.root() / name, root / name, symlinks=True)
     shutil.copy(paths.root() / "nbgrader_config.py", root)
     sub = root / "submitted"
-    bench.write_submission(sub, "honest", A, bench.right_notebook(A))
-    wrong = bench.right_notebook(A)
-    next(c for c in wrong.cells if is_solution_cell(c) and grade_id(c) == "encode").source = WRONG_ENCODE
-    bench.write_submission(sub, "wrong_encode", A, wrong)
+    write_submission(sub, "honest", right_notebook())
+    write_submission(sub, "wrong_encode", with_solution(right_notebook(), "encode", WRONG_ENCODE))
     for student in ("honest", "wrong_encode"):
         (sub / student / A / "timestamp.txt").write_text("2026-11-30 09:00:00.000000 UTC")
     grade(root)
@@ -63,30 +51,8 @@ def course(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def formgrader(course, tmp_path_factory):
-    base = tmp_path_factory.mktemp("formgrader-server")
-    (base / "app-settings").mkdir()
-    (base / "app-settings" / "overrides.json").write_text(json.dumps(SETTINGS_OVERRIDES))
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"),
-               JUPYTERLAB_SETTINGS_DIR=str(base / "user-settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
-               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", "--ServerApp.port_retries=0", "--IdentityProvider.token=",
-           "--ServerApp.password=", f"--ServerApp.root_dir={course}",
-           f"--LabApp.app_settings_dir={base / 'app-settings'}"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
-    log = base / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=course, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        _wait_until_up(proc, url, log)
-        yield url
-    finally:
-        _stop(proc)
+    with jupyterlab(course, tmp_path_factory.mktemp("formgrader-server")) as server:
+        yield server.url
 
 
 def submission_id(course: Path, student: str) -> str:
@@ -116,7 +82,7 @@ def test_a_reviewer_sees_why_a_test_failed_and_an_override_reaches_the_csvs(cour
     body = page.inner_text("body")
     page.screenshot(path=str(shots / "review.png"), full_page=True)
     assert "failed: " in body, "the failed test's verdict is shown under it"
-    failed = next(r for r in rows(course / "submitted-graded" / "scores.csv")
+    failed = next(r for r in read_rows(course / "submitted-graded" / "scores.csv")
                   if r["student_id"] == "wrong_encode" and r["grade_id"] == "test_encode")
     assert failed["status"] == "failed"
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "transformer-math") as gb:
@@ -145,10 +111,10 @@ def test_a_reviewer_sees_why_a_test_failed_and_an_override_reaches_the_csvs(cour
 
     grade(course)
     graded = course / "submitted-graded"
-    row = next(r for r in rows(graded / "scores.csv") if r["student_id"] == "wrong_encode"
+    row = next(r for r in read_rows(graded / "scores.csv") if r["student_id"] == "wrong_encode"
                and r["grade_id"] == "test_encode")
     assert row["points"] == "1" and row["overridden"] == "yes" and row["comment"] == "Ids start at 0: drop the + 1."
-    total = next(r for r in rows(graded / "grades.csv") if r["student_id"] == "wrong_encode")
+    total = next(r for r in read_rows(graded / "grades.csv") if r["student_id"] == "wrong_encode")
     assert total["overridden"] == "1"
     page.goto((graded / "feedback" / "wrong_encode" / f"{A}.html").as_uri())
     assert "Ids start at 0: drop the + 1." in page.inner_text("body")

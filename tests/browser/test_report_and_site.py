@@ -2,7 +2,7 @@
 
 Every page is opened over file:// with every request to anything but a local file refused and recorded:
 no page may ask for one, log a console error, or show raw TeX (``$...$``) once MathJax has typeset it.
-The report and feedback come from a made-up class (benchmarks/report.py; grading is tested elsewhere);
+The report and feedback come from a made-up class (tests/builders.py; grading is tested elsewhere);
 the site is built with the real `python -m autograder site`.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grade import report
-from benchmarks import report as report_bench
+from tests import builders
 
 from .conftest import require_chromium
 
@@ -31,7 +31,7 @@ SITE_PAGES = ["index.html", "04_softmax_and_probability.html", "09_attention.htm
 
 @pytest.fixture(scope="module")
 def made_up_class(tmp_path_factory) -> Path:
-    results, recorded = report_bench.made_up_class(100, seed=7)
+    results, recorded = builders.made_up_class(100, seed=7)
     out = tmp_path_factory.mktemp("class")
     report.write_outputs(out, results, recorded)
     return out

@@ -28,13 +28,11 @@ import nbformat
 import pytest
 
 from autograder import paths
-from autograder.nbio import exercise_points, grade_id, is_solution_cell, read_notebook
+from tests.builders import A, FULL, WRONG_ENCODE, fill_in, read_rows, solve
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.slow, pytest.mark.xdist_group("exchange")]
-A = "01_tokens_and_ids"
 COURSE_ID = "transformer-math"
 TEACHER, ON_TIME, LATE = "ag_teacher", "ag_student1", "ag_student2"
-WRONG_ENCODE = "def encode(tokens, vocab, unk='<unk>'):\n    return [vocab.get(t, 0) + 1 for t in tokens]\n"
 
 
 def everyone_can_run(python: str) -> bool:
@@ -85,20 +83,10 @@ class Users:
         return self.nbgrader(user, *args, "--course", COURSE_ID, f"--Exchange.root={self.exchange}")
 
 
-def solve(fetched: Path, *, wrong_encode: bool) -> None:
+def do_homework(fetched: Path, *, wrong_encode: bool) -> None:
     """The student's work: the reference answers typed into the fetched notebook."""
-    nb = nbformat.read(fetched, as_version=4)
-    answers = {grade_id(c): c.source for c in read_notebook(paths.solutions_dir() / f"{A}.ipynb").cells
-               if is_solution_cell(c)}
-    for cell in nb.cells:
-        if is_solution_cell(cell) and grade_id(cell) in answers:
-            cell.source = WRONG_ENCODE if wrong_encode and grade_id(cell) == "encode" else answers[grade_id(cell)]
-    nbformat.write(nb, fetched)
-
-
-def rows(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+    nb = fill_in(nbformat.read(fetched, as_version=4), A)
+    nbformat.write(solve(nb, "encode", WRONG_ENCODE) if wrong_encode else nb, fetched)
 
 
 @pytest.fixture(scope="module")
@@ -133,14 +121,14 @@ def workflow(course):
     users.nbgrader(TEACHER, "release_assignment", A, cwd=root)
 
     users.student(ON_TIME, "fetch_assignment", A)
-    solve(homes[ON_TIME] / A / f"{A}.ipynb", wrong_encode=True)
+    do_homework(homes[ON_TIME] / A / f"{A}.ipynb", wrong_encode=True)
     users.student(ON_TIME, "submit", A)
     time.sleep(1.1)
     due = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     users.nbgrader(TEACHER, "db", "assignment", "add", A, f"--duedate={due}", cwd=root)
     time.sleep(1.1)
     users.student(LATE, "fetch_assignment", A)
-    solve(homes[LATE] / A / f"{A}.ipynb", wrong_encode=False)
+    do_homework(homes[LATE] / A / f"{A}.ipynb", wrong_encode=False)
     users.student(LATE, "submit", A)
 
     users.nbgrader(TEACHER, "collect", A, cwd=root)
@@ -167,7 +155,7 @@ def workflow(course):
     seconds = time.monotonic() - started
 
     # a resubmission of changed work after the person's grade
-    solve(homes[ON_TIME] / A / f"{A}.ipynb", wrong_encode=False)
+    do_homework(homes[ON_TIME] / A / f"{A}.ipynb", wrong_encode=False)
     users.student(ON_TIME, "submit", A)
     users.nbgrader(TEACHER, "collect", A, "--update", cwd=root)
     third = users.run(TEACHER, users.python, "-m", "autograder", "grade", "submitted", cwd=root, env=env)
@@ -179,11 +167,8 @@ def workflow(course):
 
 def grade_row(text_or_path, student: str) -> dict:
     data = text_or_path.splitlines() if isinstance(text_or_path, str) else None
-    table = list(csv.DictReader(data)) if data is not None else rows(text_or_path)
+    table = list(csv.DictReader(data)) if data is not None else read_rows(text_or_path)
     return next(r for r in table if r["student_id"] == student)
-
-
-FULL = sum(exercise_points(read_notebook(paths.solutions_dir() / f"{A}.ipynb")).values())
 
 
 def test_stock_commands_release_collect_and_grade_into_the_course(workflow):
@@ -215,7 +200,7 @@ def test_a_person_s_score_and_comment_are_the_record_in_every_csv_and_the_feedba
     assert encode["comment"] == "Off by one: ids start at 0."
     lms = list(csv.DictReader(workflow["after"]["lms.csv"].splitlines()))
     assert float(next(r for r in lms if r["student_id"] == ON_TIME)[A]) == float(after["score"])
-    exported = rows(workflow["root"] / "export.csv")
+    exported = read_rows(workflow["root"] / "export.csv")
     assert float(next(r for r in exported if r["student_id"] == ON_TIME)["score"]) == float(after["score"])
     assert float(next(r for r in exported if r["student_id"] == LATE)["score"]) == 0.0
 
@@ -234,7 +219,7 @@ def test_students_fetch_their_released_feedback(workflow):
 
 def test_a_changed_resubmission_drops_the_person_s_grade_and_says_so(workflow):
     root = workflow["root"]
-    problems = rows(root / "submitted-graded" / "problems.csv")
+    problems = read_rows(root / "submitted-graded" / "problems.csv")
     assert any(r["student_id"] == ON_TIME and r["problem"] == "manual grade dropped" for r in problems), problems
     row = grade_row(root / "submitted-graded" / "grades.csv", ON_TIME)
     assert row["overridden"] == "" and float(row["auto_score"]) == FULL

@@ -1,6 +1,6 @@
 """Does report.html say what the CSVs say, and does it name and count the mistakes the class really made?
 
-The fast tests build a made-up class of 100 results (benchmarks/report.py: failures with known mistakes,
+The fast tests build a made-up class of 100 results (tests/builders.py: failures with known mistakes,
 overrides, late penalties, ungradable submissions) through ``report.write_outputs`` and read the numbers
 back from the page's data attributes. The slow one grades a generated class with the real
 ``python -m autograder grade``: students given a known-wrong implementation from tests/checks/test_nb04.py
@@ -8,7 +8,6 @@ must be counted, named and linked under that mistake, and nobody else.
 """
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter, defaultdict
 from html.parser import HTMLParser
@@ -18,8 +17,7 @@ import pytest
 
 from autograder.grade import classreport, report
 from autograder.nbio import exercise_of
-from benchmarks import grading as bench
-from benchmarks import report as report_bench
+from tests import builders
 
 
 class Report(HTMLParser):
@@ -70,11 +68,6 @@ class Report(HTMLParser):
             self._li = None
 
 
-def rows(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
 def csv_pass_counts(scores: list[dict]) -> dict[tuple[str, str], dict[str, int]]:
     """From scores.csv: per exercise, submissions passing all visible / all hidden tests, and how many had them."""
     per: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)  # (a, ex, student) -> kind -> all passed
@@ -92,7 +85,7 @@ def csv_pass_counts(scores: list[dict]) -> dict[tuple[str, str], dict[str, int]]
 
 def assert_report_matches_csvs(out: Path) -> Report:
     page = Report((out / "report.html").read_text(encoding="utf-8"))
-    scores, grades, problems = rows(out / "scores.csv"), rows(out / "grades.csv"), rows(out / "problems.csv")
+    scores, grades, problems = (builders.read_rows(out / f"{name}.csv") for name in ("scores", "grades", "problems"))
     assert page.rates == csv_pass_counts(scores), "pass rates per exercise differ from scores.csv"
     for a in {g["assignment_id"] for g in grades}:
         mine = [g for g in grades if g["assignment_id"] == a]
@@ -117,7 +110,7 @@ def assert_report_matches_csvs(out: Path) -> Report:
 
 @pytest.fixture(scope="module")
 def made_up(tmp_path_factory) -> tuple[Path, list[dict]]:
-    results, recorded = report_bench.made_up_class(100, seed=7)
+    results, recorded = builders.made_up_class(100, seed=7)
     out = tmp_path_factory.mktemp("made-up")
     report.write_outputs(out, results, recorded)
     return out, [report.final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results]
@@ -176,24 +169,21 @@ GIVEN = {  # (exercise, label) of a Mistake in tests/checks/test_nb04.py -> stud
 
 @pytest.mark.slow
 @pytest.mark.grading
-def test_mistake_counts_equal_the_students_given_each_mistake(tmp_path, g):
+def test_mistake_counts_equal_the_students_given_each_mistake(tmp_path):
     """Graded for real: is each known-wrong implementation named, counted and linked for exactly its students?"""
-    from tests.checks.test_nb04 import MISTAKES
-
     submissions = tmp_path / "submitted"
-    index_of = {(m.exercise, m.label): i for i, m in enumerate(MISTAKES)}
+    given = {key: builders.known_mistake(A, *key) for key in GIVEN}  # a misspelled (exercise, label) raises
     for key, students in GIVEN.items():
-        index = index_of[key]
         for student in students:
-            bench.write_submission(submissions, student, A, bench.wrong_notebook(A, index))
-    bench.write_submission(submissions, "passes_all", A, bench.right_notebook(A))
-    bench.write_submission(submissions, "invalid_json", A, "{ this is not a notebook")
-    graded = g.run_grade(submissions, "--jobs", "2", timeout=600)
+            builders.write_submission(submissions, student, builders.wrong_notebook(A, mistake=given[key]), A)
+    builders.write_submission(submissions, "passes_all", builders.right_notebook(A), A)
+    builders.write_submission(submissions, "invalid_json", "{ this is not a notebook", A)
+    graded = builders.run_grade(submissions, "--jobs", "2", timeout=600)
     assert graded.proc.returncode in (0, 1), graded.proc.stderr[-3000:]
     page = assert_report_matches_csvs(graded.out)
     assert page.ungraded == {A: 1}
     for key, students in GIVEN.items():
-        m = MISTAKES[index_of[key]]
+        m = given[key]
         entries = page.mistakes[A, m.exercise]
         named = {text: (count, who) for text, (count, who) in entries.items() if m.expect.lower() in text.lower()}
         assert len(named) == 1, f"{m.label}: expected one entry naming {m.expect!r} under {m.exercise}: {entries}"

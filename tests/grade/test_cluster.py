@@ -32,15 +32,16 @@ def both(scheduler, tmp_path_factory, g):
     """One small class graded twice with one seed: locally, then through the cluster."""
     work = tmp_path_factory.mktemp("cluster")
     root = work / "submitted"
-    g.write(root, "right000", g.right())
-    g.write(root, "blank000", g.blank())
-    g.write(root, "fails_encode", g.with_solution(g.right(), "encode", g.WRONG_ENCODE))
-    nb = g.with_solution(g.right(), "decode", "from pathlib import Path\nDATA = Path('vocab.txt').read_text()\n"
+    g.write_submission(root, "right000", g.right_notebook())
+    g.write_submission(root, "blank000", g.blank_notebook())
+    g.write_submission(root, "fails_encode", g.with_solution(g.right_notebook(), "encode", g.WRONG_ENCODE))
+    nb = g.with_solution(g.right_notebook(), "decode",
+                         "from pathlib import Path\nDATA = Path('vocab.txt').read_text()\n"
                          "def decode(ids, vocab):\n    inverse = {i: t for t, i in vocab.items()}\n"
                          "    return [inverse[i] for i in ids]\n")
-    g.write(root, "reads_own_file", nb)
+    g.write_submission(root, "reads_own_file", nb)
     (root / "reads_own_file" / A / "vocab.txt").write_text("a file the student saved beside the notebook\n")
-    g.write(root, "invalid_json", '{"cells": [ oops')
+    g.write_submission(root, "invalid_json", '{"cells": [ oops')
     local = g.run_grade(root, "--jobs", "2", "--timeout", "20", "--seed", "11", out=work / "local")
     remote = g.run_grade(root, "--cluster", scheduler, "--timeout", "20", "--seed", "11", out=work / "remote")
     print(local.proc.stdout, local.proc.stderr[-2000:], remote.proc.stdout, remote.proc.stderr[-2000:])
@@ -79,7 +80,7 @@ def test_the_gradebook_is_written_by_the_main_process(both):
 
 def test_an_unreachable_scheduler_is_a_usage_error(tmp_path, g):
     root = tmp_path / "submitted"
-    g.write(root, "right000", g.right())
+    g.write_submission(root, "right000", g.right_notebook())
     graded = g.run_grade(root, "--cluster", "tcp://127.0.0.1:9", "--timeout", "20", timeout=120)
     assert graded.proc.returncode == 2, graded.proc.stderr[-2000:]
     assert "cannot reach the Dask scheduler" in graded.proc.stderr

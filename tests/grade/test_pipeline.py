@@ -6,14 +6,12 @@ promise off its outputs; resuming, --force and the fallback runner get their own
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -29,54 +27,46 @@ FULL = sum(POINTS.values())
 TIMEOUT = "10"  # seconds per cell: honest cells take well under one
 
 
-def file_hashes(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
 def trouble(tmp_path_factory, g):
     """A class with honest, wrong, broken and tampered submissions, graded once with --jobs 2."""
     root = tmp_path_factory.mktemp("trouble") / "submitted"
-    g.write(root, "passes_all", g.right())
-    g.write(root, "blank", g.blank())
-    g.write(root, "fails_encode", g.with_solution(g.right(), "encode", g.WRONG_ENCODE))
-    g.write(root, "invalid_json", '{"cells": [ oops')
-    g.write(root, "misnamed", g.right(), name="my homework.ipynb")
+    g.write_submission(root, "passes_all", g.right_notebook())
+    g.write_submission(root, "blank", g.blank_notebook())
+    g.write_submission(root, "fails_encode", g.with_solution(g.right_notebook(), "encode", g.WRONG_ENCODE))
+    g.write_submission(root, "invalid_json", '{"cells": [ oops')
+    g.write_submission(root, "misnamed", g.right_notebook(), name="my homework.ipynb")
     (root / "missing" / A).mkdir(parents=True)
-    g.write(root, "unknown_assignment", g.right(), assignment="99_not_a_notebook")
-    g.write(root, "older_nbformat", nbformat.writes(nbformat.convert(g.right(), 3)))
+    g.write_submission(root, "unknown_assignment", g.right_notebook(), assignment="99_not_a_notebook")
+    g.write_submission(root, "older_nbformat", nbformat.writes(nbformat.convert(g.right_notebook(), 3)))
 
-    nb = g.right()
+    nb = g.right_notebook()
     del nb.cells[g.cell_index(nb, "test_encode_hidden")]
-    g.write(root, "deleted_test", nb)
+    g.write_submission(root, "deleted_test", nb)
 
-    nb = g.right()
-    i = g.cell_index(nb, "test_decode")
-    dup = nbformat.from_dict(json.loads(json.dumps(nb.cells[i])))
-    dup.id = "student-copy"
-    nb.cells.insert(i + 1, dup)
-    g.write(root, "duplicated_test", nb)
+    nb = g.right_notebook()
+    nb.cells.insert(g.cell_index(nb, "test_decode") + 1, g.copy_cell(nb, "test_decode", id="student-copy"))
+    g.write_submission(root, "duplicated_test", nb)
 
-    nb = g.with_solution(g.right(), "encode", g.WRONG_ENCODE)
+    nb = g.with_solution(g.right_notebook(), "encode", g.WRONG_ENCODE)
     nb.cells[g.cell_index(nb, "test_encode")].source = "pass"
     nb.cells[g.cell_index(nb, "test_encode_hidden")].source = "print('all hidden tests passed')"
-    g.write(root, "edited_tests_fails_encode", nb)
+    g.write_submission(root, "edited_tests_fails_encode", nb)
 
-    nb = g.right()
+    nb = g.right_notebook()
     cell = nb.cells.pop(g.cell_index(nb, "test_one_hot"))
     nb.cells.insert(1, cell)
-    g.write(root, "reordered_test", nb)
+    g.write_submission(root, "reordered_test", nb)
 
-    nb = g.right()
+    nb = g.right_notebook()
     nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader["points"] = 100
-    g.write(root, "changed_points", nb)
+    g.write_submission(root, "changed_points", nb)
 
-    g.write(root, "timeout_decode", g.with_solution(g.right(), "decode", g.LOOPING_DECODE))
+    g.write_submission(root, "timeout_decode", g.with_solution(g.right_notebook(), "decode", g.LOOPING_DECODE))
 
-    before = file_hashes(root)
+    before = g.file_hashes(root)
     graded = g.run_grade(root, "--jobs", "2", "--timeout", TIMEOUT)
-    graded.before, graded.after = before, file_hashes(root)
+    graded.before, graded.after = before, g.file_hashes(root)
     print(graded.proc.stdout, graded.proc.stderr[-3000:])
     return graded
 
@@ -207,7 +197,7 @@ def test_a_rerun_grades_only_what_changed(trouble, g):
     again = g.run_grade(root, "--jobs", "2", "--timeout", TIMEOUT, out=trouble.out)
     assert again.proc.returncode == 1
     assert "(0 graded now, 14 unchanged" in again.proc.stdout
-    g.write(root, "blank", g.right())  # the blank student hands in again
+    g.write_submission(root, "blank", g.right_notebook())  # the blank student hands in again
     again = g.run_grade(root, "--jobs", "2", "--timeout", TIMEOUT, out=trouble.out)
     assert "(1 graded now, 13 unchanged" in again.proc.stdout
     assert again.total("blank") == FULL and again.total("passes_all") == FULL
@@ -233,7 +223,7 @@ def test_an_interrupted_run_keeps_what_it_finished_and_force_regrades_all(tmp_pa
     root = tmp_path / "submitted"
     n = 5
     for i in range(n):
-        g.write(root, f"passes_all_{i}", g.right())
+        g.write_submission(root, f"passes_all_{i}", g.right_notebook())
     out = tmp_path / "graded"
     proc = subprocess.Popen(g.grade_command(root, "--out", str(out), "--jobs", "1"), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -263,7 +253,7 @@ def test_an_interrupted_run_keeps_what_it_finished_and_force_regrades_all(tmp_pa
 
 def finished_assignments(g) -> list[str]:
     """Notebooks whose checks have their known-mistake tests (the others are still being written)."""
-    return [a for a in g.bench.gradable_assignments()
+    return [a for a in g.gradable_assignments()
             if (paths.root() / "tests" / "checks" / f"test_nb{a[:2]}.py").exists()]
 
 
@@ -272,16 +262,16 @@ def finished_assignments(g) -> list[str]:
 def test_scores_equal_stock_nbgrader_autograde_on_honest_submissions(tmp_path, g):
     assignments = finished_assignments(g)
     submissions = tmp_path / "submitted"
-    kinds = g.bench.make_class(submissions, assignments=assignments, students=1)
+    kinds = g.make_class(submissions, assignments=assignments, students=1)
     course = tmp_path / "course"
-    g.bench.stock_course(course, assignments=assignments, submissions=submissions)
+    g.stock_course(course, assignments=assignments, submissions=submissions)
     # Seed 0 is stock's own default (students' validate runs see it too). With seed 1234 nb10's hidden LayerNorm
     # check rejects the reference solution itself under stock nbgrader (a tolerance at the edge), where the grader,
     # comparing with the reference's evidence, accepts it.
-    g.bench.stock_autograde(course, assignments=assignments, seed=0)
+    g.stock_autograde(course, assignments=assignments, seed=0)
     ours = g.run_grade(submissions, "--seed", "0")
     assert ours.proc.returncode == 0, ours.proc.stderr[-2000:]
-    stock, mine = g.bench.stock_scores(course), g.bench.our_scores(ours.out)
+    stock, mine = g.stock_scores(course), g.our_scores(ours.out)
     assert len(stock) > 0 and set(stock) == set(mine)
     different = {k: (stock[k], mine[k]) for k in stock if stock[k] != mine[k]}
     assert not different, f"scores differ from stock nbgrader (stock, ours): {different}"
@@ -302,9 +292,9 @@ def test_scores_equal_stock_nbgrader_autograde_on_honest_submissions(tmp_path, g
 @pytest.mark.slow
 def test_the_nbclient_fallback_gives_the_same_verdicts(tmp_path, g):
     root = tmp_path / "submitted"
-    g.write(root, "passes_all", g.right())
-    g.write(root, "blank", g.blank())
-    g.write(root, "timeout_decode", g.with_solution(g.right(), "decode", g.LOOPING_DECODE))
+    g.write_submission(root, "passes_all", g.right_notebook())
+    g.write_submission(root, "blank", g.blank_notebook())
+    g.write_submission(root, "timeout_decode", g.with_solution(g.right_notebook(), "decode", g.LOOPING_DECODE))
     graded = g.run_grade(root, "--engine", "nbclient", "--timeout", TIMEOUT)
     assert graded.proc.returncode == 0, graded.rows("problems.csv")
     assert graded.total("passes_all") == FULL and graded.total("blank") == 0

@@ -6,13 +6,11 @@ root) and stops it at teardown, whatever happened.
 """
 from __future__ import annotations
 
-import csv
 import glob
 import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.builders import free_port, nbgrader_course, read_rows, venv_env
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 A, B = "01_tokens_and_ids", "02_shapes_and_matmul"
@@ -33,18 +33,12 @@ def _pg_bin() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     """One PostgreSQL server on 127.0.0.1, trusting local connections, in a throwaway data folder."""
 
     def __init__(self, bin_dir: Path):
         self.bin = bin_dir
-        self.port = _free_port()
+        self.port = free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="autograder-pg-"))  # under /tmp: the postgres user can reach it
         self.proc: subprocess.Popen | None = None
         self.log = self.dir / "server.log"
@@ -115,17 +109,11 @@ def server():
 
 def nbgrader_export(course: Path, db_url: str) -> list[dict]:
     """Stock ``nbgrader export`` from a course folder whose config points at ``db_url``."""
-    course.mkdir(parents=True, exist_ok=True)
-    (course / "nbgrader_config.py").write_text(
-        "c = get_config()\n"
-        f"c.CourseDirectory.root = {str(course)!r}\n"
-        f"c.CourseDirectory.db_url = {db_url!r}\n")
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=course, env=env, capture_output=True,
-                          text=True, timeout=300)
+    nbgrader_course(course, {"CourseDirectory.db_url": db_url})
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=course, env=venv_env(),
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(course / "grades.csv", newline="") as fh:
-        return list(csv.DictReader(fh))
+    return read_rows(course / "grades.csv")
 
 
 def totals(graded) -> dict[tuple[str, str], float]:
@@ -137,9 +125,7 @@ def exported(rows: list[dict]) -> dict[tuple[str, str], float]:
 
 
 def small_class(g, root: Path, assignment: str) -> Path:
-    g.write(root, "right000", g.bench.right_notebook(assignment), assignment=assignment)
-    g.write(root, "wrong000", g.bench.wrong_notebook(assignment), assignment=assignment)
-    g.write(root, "blank000", g.bench.blank_notebook(assignment), assignment=assignment)
+    g.make_class(root, assignments=[assignment])  # right000, wrong000, blank000
     return root
 
 
@@ -184,7 +170,6 @@ def test_two_graders_share_one_database(server, tmp_path, g):
         assert p.returncode == 0, stderr[-3000:]
     ours: dict[tuple[str, str], float] = {}
     for out in outs:
-        with open(out / "grades.csv", newline="") as fh:
-            ours.update({(r["student_id"], r["assignment_id"]): float(r["score"]) for r in csv.DictReader(fh)})
+        ours.update({(r["student_id"], r["assignment_id"]): float(r["score"]) for r in read_rows(out / "grades.csv")})
     assert {a for _, a in ours} == {A, B} and len(ours) == 6
     assert exported(nbgrader_export(tmp_path / "course", db)) == ours

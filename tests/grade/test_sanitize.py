@@ -1,8 +1,6 @@
 """Does the notebook that runs always hold the source's test cells, once each, after their exercise?"""
 from __future__ import annotations
 
-import copy
-
 import nbformat
 import pytest
 
@@ -30,7 +28,7 @@ def ran_tests(p) -> list[str]:
 
 
 def test_honest_submission_runs_its_own_cells_with_source_tests_and_no_problem(g, source, tests):
-    nb = g.right()
+    nb = g.right_notebook()
     p = plan(nb, tests)
     assert not p.tampered and not p.notes
     assert ran_tests(p) == [t.grade_id for t in tests]
@@ -48,7 +46,7 @@ def test_the_reference_plan_is_the_source_as_it_stands(source):
 
 
 def test_a_deleted_test_cell_is_restored_after_its_exercise_and_flagged(g, tests):
-    nb = g.right()
+    nb = g.right_notebook()
     del nb.cells[g.cell_index(nb, "test_encode_hidden")]
     p = plan(nb, tests)
     assert ran_tests(p) == [t.grade_id for t in tests]
@@ -58,7 +56,7 @@ def test_a_deleted_test_cell_is_restored_after_its_exercise_and_flagged(g, tests
 
 
 def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
-    nb = g.right()
+    nb = g.right_notebook()
     nb.cells[g.cell_index(nb, "test_encode")].source = "pass  # nothing to see"
     p = plan(nb, tests)
     i = next(i for i, gid in p.tests.items() if gid == "test_encode")
@@ -68,12 +66,9 @@ def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
 
 
 def test_a_duplicated_test_cell_runs_once_and_is_flagged(g, tests):
-    nb = g.right()
-    i = g.cell_index(nb, "test_decode")
-    copy_ = copy.deepcopy(nb.cells[i])
-    copy_.id = "my-copy"
-    copy_.source = "print('my own copy')"
-    nb.cells.insert(i + 3, copy_)
+    nb = g.right_notebook()
+    nb.cells.insert(g.cell_index(nb, "test_decode") + 3,
+                    g.copy_cell(nb, "test_decode", id="my-copy", source="print('my own copy')"))
     p = plan(nb, tests)
     assert ran_tests(p) == [t.grade_id for t in tests]
     assert "copy" in p.tampered["test_decode"]
@@ -81,7 +76,7 @@ def test_a_duplicated_test_cell_runs_once_and_is_flagged(g, tests):
 
 
 def test_a_test_cell_moved_above_its_exercise_is_put_back_and_flagged(g, tests):
-    nb = g.right()
+    nb = g.right_notebook()
     cell = nb.cells.pop(g.cell_index(nb, "test_one_hot_hidden"))
     nb.cells.insert(1, cell)
     p = plan(nb, tests)
@@ -93,7 +88,7 @@ def test_a_test_cell_moved_above_its_exercise_is_put_back_and_flagged(g, tests):
 
 
 def test_swapped_test_cells_run_in_the_source_order(g, tests):
-    nb = g.right()
+    nb = g.right_notebook()
     a, b = g.cell_index(nb, "test_merge_pair"), g.cell_index(nb, "test_merge_pair_hidden")
     nb.cells[a], nb.cells[b] = nb.cells[b], nb.cells[a]
     p = plan(nb, tests)
@@ -104,7 +99,7 @@ def test_swapped_test_cells_run_in_the_source_order(g, tests):
 @pytest.mark.parametrize("key, value", [("points", 100), ("grade", False), ("grade_id", "test_mine"),
                                         ("locked", False)])
 def test_changed_metadata_is_undone_and_flagged(g, tests, key, value):
-    nb = g.right()
+    nb = g.right_notebook()
     nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader[key] = value
     p = plan(nb, tests)
     assert ran_tests(p) == [t.grade_id for t in tests], "the source's test cells run, whatever the metadata says"
@@ -112,7 +107,7 @@ def test_changed_metadata_is_undone_and_flagged(g, tests, key, value):
 
 
 def test_a_test_cell_turned_into_markdown_still_runs(g, tests):
-    nb = g.right()
+    nb = g.right_notebook()
     i = g.cell_index(nb, "test_decode_hidden")
     nb.cells[i] = nbformat.v4.new_markdown_cell("gone", metadata=nb.cells[i].metadata, id=nb.cells[i].id)
     p = plan(nb, tests)
@@ -121,7 +116,7 @@ def test_a_test_cell_turned_into_markdown_still_runs(g, tests):
 
 
 def test_a_graded_cell_unknown_to_the_source_never_runs(g, tests):
-    nb = g.right()
+    nb = g.right_notebook()
     fake = nbformat.v4.new_code_cell("print('free points')")
     fake.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "bonus", "points": 50}
     nb.cells.append(fake)
@@ -131,7 +126,7 @@ def test_a_graded_cell_unknown_to_the_source_never_runs(g, tests):
 
 
 def test_the_submission_object_is_not_modified(g, tests):
-    nb = g.right()
+    nb = g.right_notebook()
     del nb.cells[g.cell_index(nb, "test_encode")]
     before = nbformat.writes(nb)
     plan(nb, tests)

@@ -29,8 +29,8 @@ A = "01_tokens_and_ids"
 
 def grade(g, tmp: Path, python: list[str], env: dict | None = None) -> "g.Graded":
     sub = tmp / "submitted"
-    g.write(sub, "honest", g.right())
-    g.write(sub, "blank", g.blank())
+    g.write_submission(sub, "honest", g.right_notebook())
+    g.write_submission(sub, "blank", g.blank_notebook())
     out = tmp / "graded"
     proc = subprocess.run([*python, "-m", "autograder", "grade", str(sub), "--out", str(out), "--jobs", "2"],
                           capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})},
@@ -97,7 +97,7 @@ def test_a_reference_that_cannot_run_stops_the_run_before_anyone_is_graded(g, tm
     course = tmp_path / "course"
     (course / "solutions").mkdir(parents=True)
     source = nbformat.read(paths.solutions_dir() / f"{A}.ipynb", as_version=4)
-    setup = next(c for c in source.cells if c.cell_type == "code" and "import nb01 as check" in c.source)
+    setup = source.cells[g.setup_index(source)]
     setup.source = "import module_the_sandbox_does_not_have\n" + setup.source
     nbformat.write(source, course / "solutions" / f"{A}.ipynb")
     graded = grade(g, tmp_path, [sys.executable], env={"AUTOGRADER_ROOT": str(course)})
