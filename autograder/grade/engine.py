@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from .frames import FrameReader, encode_frame
+
 
 @dataclass
 class Limits:
@@ -206,7 +208,7 @@ class WarmParent:
 
     def __init__(self, bubblewrap: bool, start_timeout: float = 180.0):
         from . import sandbox
-        from .warm import THREAD_VARS, FrameReader
+        from .child import THREAD_VARS  # late: child imports numpy (checks.core); the CLI imports this module
 
         self.bubblewrap = bubblewrap
         argv = [sandbox.interpreter(), "-m", "autograder.grade.warm"]
@@ -238,8 +240,6 @@ class WarmParent:
         return self.proc.poll() is None
 
     def request(self, request: dict, timeout: float) -> dict:
-        from .warm import encode_frame
-
         try:
             self.proc.stdin.write(encode_frame(request))
             self.proc.stdin.flush()

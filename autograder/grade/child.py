@@ -1,0 +1,177 @@
+"""What runs in the warm parent's forked children: ``C`` sets the run up, ``G`` runs the cells.
+
+``C`` (:func:`run_child`) enters fresh namespaces, stages the scratch folder and forks ``G``
+(PID 1 of a new PID namespace when possible); it reports on a status pipe ``{"pid"}``, then
+``{"exit", "cpu"}`` once G is gone, or ``{"setup_error"}``. ``G`` (:func:`run_cells_in_child`)
+drops privileges and runs the cells, writing ``{"hello"}``, ``{"start": i}`` and
+``{"done": i, ...}`` frames on the message pipe. Neither ever returns into the warm parent's loop.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ..checks import core
+from . import sandbox
+from .frames import write_frame
+
+THREAD_VARS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1"}
+
+
+def child_environment(conf, extra: dict[str, str]) -> dict[str, str]:
+    path = os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"])
+    env = {"PATH": path, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": conf.scratch, "TMPDIR": conf.scratch,
+           "MPLCONFIGDIR": conf.scratch, "AUTOGRADER_MODE": "evidence", "NBGRADER_EXECUTION": "autograde",
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline", "AUTOGRADER_ROOT": conf.course_root,
+           "PYTHONHASHSEED": "0", "TORCHINDUCTOR_CACHE_DIR": os.path.join(conf.scratch, ".torchinductor"),
+           **THREAD_VARS}
+    env.update({str(k): str(v) for k, v in (extra or {}).items()})
+    return env
+
+
+def _decode_files(files: dict[str, str]) -> dict[str, bytes]:
+    return {name: base64.b64decode(data) for name, data in (files or {}).items()}
+
+
+def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, workdir: str) -> None:
+    """The forked child C: namespaces, scratch, then fork G to run the cells. Never returns."""
+    try:
+        sandbox.die_with_parent()
+        conf = sandbox.Confinement(real_root=sandbox.is_real_root())
+        plan = sandbox.Plan(**req["plan"])
+        if req.get("namespaces", True):
+            sandbox.enter_namespaces(conf)
+        owner = sandbox.NOBODY if conf.real_root else -1
+        solutions, files = _decode_files(req.get("solutions")), _decode_files(req.get("files"))
+        if conf.private_fs:
+            try:
+                sandbox.private_filesystem(conf, plan, solutions, files, owner)
+            except OSError:
+                conf.private_fs = False
+        if not conf.private_fs:
+            sandbox.host_scratch(conf, workdir, solutions, files, owner)
+        g = os.fork()
+        if g == 0:
+            os.close(status_fd)
+            run_cells_in_child(shell, req, skip, msg_fd, conf, plan)
+            os._exit(0)
+        os.close(msg_fd)
+
+        def forward(signum, frame):  # the warm parent signals C (its own child, never a reused pid)
+            try:
+                if signum == signal.SIGUSR1:
+                    os.kill(g, signal.SIGINT)
+                else:
+                    os.kill(g, signal.SIGKILL)
+                    os.killpg(g, signal.SIGKILL)
+            except OSError:
+                pass
+
+        signal.signal(signal.SIGUSR1, forward)
+        signal.signal(signal.SIGUSR2, forward)
+        write_frame(status_fd, {"pid": g})
+        cpu = 0.0
+        while True:
+            try:
+                _, status, usage = os.wait4(g, 0)
+                cpu = usage.ru_utime + usage.ru_stime
+                break
+            except ChildProcessError:
+                status = 0
+                break
+            except InterruptedError:
+                continue
+        try:
+            os.killpg(g, signal.SIGKILL)  # whatever G left behind (a fork bomb's survivors)
+        except OSError:
+            pass
+        write_frame(status_fd, {"exit": status, "cpu": cpu})
+    except BaseException as exc:  # noqa: BLE001 - report, never fall back into the warm parent's loop
+        try:
+            write_frame(status_fd, {"setup_error": f"{type(exc).__name__}: {exc}"})
+        except BaseException:
+            pass
+    os._exit(0)
+
+
+def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan) -> None:
+    """G: confine, then run the cells. Writes frames {"hello"}, {"start": i}, {"done": i, ...}."""
+    # late: shell imports IPython, and the engine imports this module (for THREAD_VARS) without it
+    from .shell import RECORDER, prepare_child, run_cell
+
+    send = write_frame  # bound before any student code runs
+    me = os.getpid()
+    sandbox.die_with_parent()
+    os.setpgid(0, 0)
+    sandbox.mount_proc(conf)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    os.chdir(conf.scratch)
+    os.environ.clear()
+    os.environ.update(child_environment(conf, req.get("env") or {}))
+    # evidence mode and the run seed are fixed now, before any student code: a cell that clears
+    # os.environ later must not turn the checks back into local ones (which hand no evidence over)
+    core.configure_from_environment()
+    # tempfile cached the warm parent's /tmp, where this user may not write (torch.optim's first step
+    # puts its compile cache there): the scratch folder is the temporary folder
+    tempfile.tempdir = conf.scratch
+    sandbox.limit(conf, plan)
+
+    def forked() -> None:  # a process the student forks must never speak for the run
+        try:
+            os.close(msg_fd)
+        except OSError:
+            pass
+
+    os.register_at_fork(after_in_child=forked)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # as PID 1 of its namespace G would ignore SIGXCPU's default action: leave explicitly
+    signal.signal(signal.SIGXCPU, lambda *_: os._exit(128 + signal.SIGXCPU))
+    if sys.path and sys.path[0] not in ("",):
+        sys.path[0] = ""
+    else:
+        sys.path.insert(0, "")
+    try:
+        random.seed()
+        np.random.seed(int.from_bytes(os.urandom(4), "little"))
+    except Exception:
+        pass
+    try:
+        import torch  # late: optional, and heavy for the engine, which imports this module (warm_up has loaded it)
+
+        torch.set_num_threads(1)
+        torch.seed()
+    except Exception:
+        pass
+    prepare_child(shell, int(req["limits"]["output_bytes"]))
+    send(msg_fd, {"hello": conf.facts, "private_fs": conf.private_fs})
+    clock = time.monotonic
+    for i, source in enumerate(req["sources"]):
+        if i in skip:
+            continue
+        try:
+            send(msg_fd, {"start": i})
+            t0 = clock()
+            try:
+                status, outputs = run_cell(shell, source)
+            except KeyboardInterrupt:  # the interrupt landed outside the cell's own code
+                status, outputs = "error", RECORDER.outputs + [{
+                    "output_type": "error", "ename": "KeyboardInterrupt", "evalue": "", "traceback": []}]
+            seconds = clock() - t0
+            if os.getpid() != me:
+                os._exit(0)
+            send(msg_fd, {"done": i, "status": status, "outputs": outputs, "seconds": seconds,
+                          "cut": RECORDER.cut})
+        except KeyboardInterrupt:
+            continue
+    os._exit(0)

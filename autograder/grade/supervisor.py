@@ -1,0 +1,306 @@
+"""Supervising the forked children: one attempt at a time, restarts without the cells that failed.
+
+The warm parent never runs student code. Per attempt it forks ``C`` (see :mod:`.child`) and
+watches two pipes: G's frames (``hello``, ``start``, ``done``) and C's (``pid``, ``exit``,
+``setup_error``). A cell past its timeout gets SIGINT; one that ignores it is killed with its
+whole process tree, as is a child that dies in a cell; :func:`supervise` then runs the notebook
+again from the start without that cell, up to ``max_restarts`` times.
+
+The warm parent only ever signals C, its own child (a pid that cannot be reused before it is
+reaped): SIGUSR1 asks C to interrupt G, SIGUSR2 to kill G and its process group.
+"""
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from .child import run_child
+from .frames import FrameReader
+
+CHANNEL_FDS: list[int] = []  # the warm parent's frames to and from the engine; closed in every child
+SETUP_SECONDS = 120  # from the fork to G's hello: namespaces, staging, confinement
+LINGER = 1.0  # once C is gone, how long G's last frames may still take to arrive
+IDLE_WAIT = 5.0  # no deadline pending: how long to wait for the next frame before looking again
+
+
+def describe_death(status: int, limits: dict, cpu: float = 0.0) -> str:
+    if cpu >= float(limits.get("cpu_seconds", 1e9)) - 0.05 or (
+            os.WIFEXITED(status) and os.WEXITSTATUS(status) == 128 + signal.SIGXCPU):
+        return (f"the process running the notebook died in this cell: the CPU time limit "
+                f"({limits.get('cpu_seconds')} s for the notebook) ran out")
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        why = {
+            signal.SIGSEGV: "a segmentation fault (the process crashed, e.g. through ctypes or a C extension)",
+            signal.SIGBUS: "a bus error (the process crashed)",
+            signal.SIGABRT: "an abort (a C library gave up)",
+            signal.SIGFPE: "a floating point exception in native code",
+            signal.SIGILL: "an illegal instruction in native code",
+            signal.SIGXCPU: f"the CPU time limit ({limits.get('cpu_seconds')} s for the notebook) ran out",
+            signal.SIGXFSZ: f"a file grew past the size limit ({limits.get('file_bytes')} bytes)",
+            signal.SIGKILL: "it was killed, most likely for using too much memory",
+        }.get(sig, f"signal {signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else sig}")
+        return f"the process running the notebook died in this cell: {why}"
+    if os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+        return (f"the process running the notebook exited in this cell with status {code} "
+                "(os._exit or a library that ends the process)")
+    return "the process running the notebook died in this cell"
+
+
+@dataclass
+class Attempt:
+    """What the warm parent knows of one forked run while it watches it."""
+
+    pid: int  # C: ours to signal until reaped
+    msgs: FrameReader  # G's frames
+    stat: FrameReader  # C's frames
+    timeout: float  # per cell, then SIGINT
+    grace: float  # after SIGINT, then the kill
+    setup_deadline: float  # G must have said hello by then
+    gpid: int | None = None  # G, once C has reported it: until then there is no one to signal
+    facts: list[str] | None = None  # G's hello: the confinement really in force
+    done: dict[int, dict] = field(default_factory=dict)  # cell -> its done frame
+    current: int | None = None  # the cell G started and has not finished
+    started: float | None = None  # when it started
+    interrupted: float | None = None  # when it got SIGINT
+    last_start: int = -1  # cells start in increasing order, each once
+    interrupted_cells: set[int] = field(default_factory=set)
+    killed_for_timeout: int | None = None
+    garbled: bool = False  # something other than G's frames came down the message pipe
+    exit_status: int | None = None  # G's wait status, as C reported it
+    cpu_used: float = 0.0
+    setup_error: str | None = None
+    c_gone_at: float | None = None  # when C reported its end (or its pipe closed)
+
+    def wait(self) -> float:
+        """How long select may sleep before the next deadline."""
+        now = time.monotonic()
+        if self.c_gone_at is not None:
+            return max(0.0, self.c_gone_at + LINGER - now)
+        if self.current is not None and self.killed_for_timeout is None:
+            return max(0.0, (self.started + self.timeout if self.interrupted is None
+                             else self.interrupted + self.grace) - now)
+        if self.facts is None and self.killed_for_timeout is None:
+            return max(0.0, self.setup_deadline - now)
+        return IDLE_WAIT
+
+    def open_fds(self) -> list[int]:
+        return [r.fd for r in (self.msgs, self.stat) if not r.eof]
+
+    def read_messages(self) -> None:
+        """G's frames: hello, then each cell's start and done, in order."""
+        try:
+            frames = self.msgs.pump()
+        except ValueError:  # something wrote into the channel: stop the run
+            self._channel_garbled()
+            return
+        for m in frames:
+            if "hello" in m and self.facts is None:
+                self.facts = list(m["hello"])
+            elif type(m.get("start")) is int and m["start"] > self.last_start:
+                self.current, self.started, self.interrupted = m["start"], time.monotonic(), None
+                self.last_start = self.current
+            elif self.current is not None and m.get("done") == self.current and type(m["done"]) is int:
+                self.done[self.current] = m
+                self.current = None
+            else:  # out of step with the cells (student code wrote frames): stop the run
+                if self.current is None and self.last_start >= 0:
+                    self.current = self.last_start
+                self._channel_garbled()
+                break
+
+    def _channel_garbled(self) -> None:
+        self.garbled = True
+        self.msgs.eof = True  # nothing more it says is believed
+        if self.gpid:
+            _signal(self.pid, signal.SIGUSR2)
+
+    def read_status(self) -> None:
+        """C's frames: G's pid, then how G ended (or why the run could not start)."""
+        for m in self.stat.pump():
+            if "pid" in m:
+                self.gpid = int(m["pid"])
+            elif "exit" in m:
+                self.exit_status = int(m["exit"])
+                self.cpu_used = float(m.get("cpu", 0.0))
+                self.c_gone_at = time.monotonic()
+            elif "setup_error" in m:
+                self.setup_error = m["setup_error"]
+                self.c_gone_at = time.monotonic()
+        if self.stat.eof and self.c_gone_at is None:
+            self.c_gone_at = time.monotonic()
+
+    def over(self) -> bool:
+        """C is gone: the run is over once G's pipe is drained, or after LINGER at the latest."""
+        return self.msgs.eof or time.monotonic() >= self.c_gone_at + LINGER
+
+    def enforce_deadlines(self) -> None:
+        """Interrupt a cell past its timeout, kill it past the grace; give up on a run that never starts."""
+        now = time.monotonic()
+        if self.current is not None and self.killed_for_timeout is None and self.gpid:
+            if self.interrupted is None and now >= self.started + self.timeout:
+                _signal(self.pid, signal.SIGUSR1)
+                self.interrupted = now
+                self.interrupted_cells.add(self.current)
+            elif self.interrupted is not None and now >= self.interrupted + self.grace:
+                self.killed_for_timeout = self.current
+                _signal(self.pid, signal.SIGUSR2)
+        elif self.facts is None and now >= self.setup_deadline and self.gpid:
+            self.setup_error = f"the run did not start within {SETUP_SECONDS} s"
+            _signal(self.pid, signal.SIGUSR2)
+
+    def close(self) -> None:
+        """Close the pipes, make sure G is gone, reap C."""
+        os.close(self.msgs.fd)
+        os.close(self.stat.fd)
+        if self.gpid and self.exit_status is None:
+            _signal(self.pid, signal.SIGUSR2)  # C is not reaped yet, so its pid is still ours
+        _reap(self.pid)
+
+    def result(self) -> dict:
+        current = None if self.current is not None and self.current in self.done else self.current
+        return {"done": self.done, "facts": self.facts, "current": current, "exit": self.exit_status,
+                "setup_error": self.setup_error, "killed_for_timeout": self.killed_for_timeout,
+                "garbled": self.garbled, "cpu": self.cpu_used, "interrupted": self.interrupted_cells}
+
+
+def attempt(shell, req: dict, skip: set[int]) -> dict:
+    """One forked run of the notebook without the cells in ``skip``."""
+    limits = req["limits"]
+    timeout = float(limits["cell_timeout"])
+    grace = float(limits.get("interrupt_grace", 5.0))
+    workdir = tempfile.mkdtemp(prefix="ag-run-")
+    os.chmod(workdir, 0o755)
+    pid, msg_r, st_r = _fork(shell, req, skip, workdir)
+    run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), timeout, grace, time.monotonic() + SETUP_SECONDS)
+    try:
+        while True:
+            fds = run.open_fds()
+            if not fds:  # both pipes at their end
+                break
+            ready = select.select(fds, [], [], run.wait())[0]
+            if msg_r in ready:
+                run.read_messages()
+            if st_r in ready:
+                run.read_status()
+            if run.c_gone_at is not None:
+                if run.over():
+                    break
+                continue
+            run.enforce_deadlines()
+    finally:
+        run.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return run.result()
+
+
+def _fork(shell, req: dict, skip: set[int], workdir: str) -> tuple[int, int, int]:
+    """Fork C with a pipe for G's frames and one for C's; returns C's pid and the two read ends."""
+    msg_r, msg_w = os.pipe()
+    st_r, st_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(msg_r)
+        os.close(st_r)
+        for fd in CHANNEL_FDS:  # the engine's channel: student code must never read or write it
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        run_child(shell, req, skip, msg_w, st_w, workdir)
+        os._exit(0)
+    os.close(msg_w)
+    os.close(st_w)
+    return pid, msg_r, st_r
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
+def _reap(pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
+    _signal(pid, signal.SIGKILL)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def supervise(shell, req: dict) -> dict:
+    """Run the notebook, re-running without cells that hung or killed the process."""
+    n = len(req["sources"])
+    limits = req["limits"]
+    max_restarts = int(req.get("max_restarts", 3))
+    skipped: dict[int, dict] = {}
+    problems: list[str] = []
+    restarts = 0
+    facts: list[str] = []
+    while True:
+        run = attempt(shell, req, set(skipped))
+        facts = run["facts"] if run["facts"] is not None else facts
+        if run["setup_error"] and run["facts"] is None:
+            problems.append(f"the grading process could not start the notebook: {run['setup_error']}")
+            break
+        cell = run["current"]
+        if run["garbled"] and cell is not None:
+            skipped[cell] = _cell(cell, "crashed", "this cell wrote into the grader's channel, so its process "
+                                                  "was stopped; the rest of the notebook ran without it")
+        elif cell is None:
+            break
+        elif run["killed_for_timeout"] == cell:
+            skipped[cell] = _cell(cell, "timeout",
+                                  f"still running after {float(limits['cell_timeout']):g} s and it ignored the "
+                                  "interrupt, so its process was stopped; the rest of the notebook ran without it",
+                                  float(limits["cell_timeout"]) + float(limits.get("interrupt_grace", 5.0)))
+        else:
+            why = describe_death(run["exit"], limits, run["cpu"]) if run["exit"] is not None else \
+                "the process running the notebook disappeared in this cell"
+            skipped[cell] = _cell(cell, "crashed", why + "; the rest of the notebook ran without it")
+        for i in run["interrupted"]:  # it would only hang again: keep its result, do not run it again
+            if i in run["done"] and i not in skipped:
+                skipped[i] = _finished(run["done"][i], limits, interrupted=True)
+        restarts += 1
+        if restarts > max_restarts:
+            problems.append(f"the notebook's process died {restarts} times; later cells were not run")
+            break
+    cells = []
+    for i in range(n):
+        if i in skipped:
+            cells.append(skipped[i])
+        elif i in run["done"]:
+            cell = _finished(run["done"][i], limits, interrupted=i in run["interrupted"])
+            cells.append(cell)
+        else:
+            cells.append(_cell(i, "skipped", "not run: the notebook's process could not get this far"))
+    return {"cells": cells, "facts": facts, "problems": problems}
+
+
+def _finished(m: dict, limits: dict, interrupted: bool) -> dict:
+    status, detail = m["status"], ""
+    if interrupted:
+        status, detail = "timeout", f"interrupted after {float(limits['cell_timeout']):g} s"
+    if m.get("cut"):
+        detail = (detail + "; " if detail else "") + f"output cut at {int(limits['output_bytes'])} bytes"
+    return {"index": int(m["done"]), "status": status, "outputs": m["outputs"], "seconds": float(m["seconds"]),
+            "detail": detail}
+
+
+def _cell(i: int, status: str, detail: str, seconds: float = 0.0) -> dict:
+    return {"index": i, "status": status, "outputs": [], "seconds": seconds, "detail": detail}

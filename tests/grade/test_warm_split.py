@@ -1,0 +1,161 @@
+"""The warm parent's pieces without forking: frames on a pipe, and an Attempt's steps.
+
+The engine tests run them end to end; these pin what those cannot reach on purpose: frames that
+arrive a byte at a time or several per read, malformed frames, and the order of the signals an
+Attempt sends (nothing before C has reported G, SIGINT at the timeout, the kill after the grace).
+"""
+from __future__ import annotations
+
+import math
+import os
+import signal
+import time
+
+import pytest
+
+from autograder.grade import supervisor
+from autograder.grade.frames import HEADER, MAX_FRAME, ChannelClosed, FrameReader, encode_frame, write_frame
+from autograder.grade.supervisor import SETUP_SECONDS, Attempt
+
+
+@pytest.fixture
+def pipe():
+    r, w = os.pipe()
+    yield r, w
+    for fd in (r, w):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def test_a_frame_is_a_length_and_json():
+    data = encode_frame({"a": [1, "é"], "x": float("nan")})
+    (n,) = HEADER.unpack_from(data)
+    assert n == len(data) - HEADER.size
+    assert data[HEADER.size:] == b'{"a": [1, "\\u00e9"], "x": NaN}'
+
+
+def test_frames_split_across_reads_and_several_in_one_read(pipe):
+    r, w = pipe
+    data = encode_frame({"n": 1}) + encode_frame({"n": 2}) + encode_frame({"n": 3})
+    reader = FrameReader(r)
+    os.write(w, data[:3])  # not even a whole header
+    assert reader.pump() == []
+    os.write(w, data[3:HEADER.size + 4])
+    assert reader.pump() == []
+    os.write(w, data[HEADER.size + 4:])
+    assert reader.pump() == [{"n": 1}, {"n": 2}, {"n": 3}]
+    write_frame(w, {"n": 4, "nan": float("nan")})
+    write_frame(w, {"n": 5})
+    first = reader.read_one(timeout=1)
+    assert first["n"] == 4 and math.isnan(first["nan"])
+    assert reader.read_one(timeout=0) == {"n": 5}  # put back, not read again from the pipe
+    with pytest.raises(TimeoutError):
+        reader.read_one(timeout=0.01)
+    os.close(w)
+    with pytest.raises(ChannelClosed):
+        reader.read_one(timeout=1)
+    assert reader.eof
+
+
+@pytest.mark.parametrize("data", [HEADER.pack(MAX_FRAME + 1), HEADER.pack(2) + b"[]", HEADER.pack(3) + b"{x}"])
+def test_malformed_frames_are_value_errors(pipe, data):
+    r, w = pipe
+    os.write(w, data)
+    with pytest.raises(ValueError):
+        FrameReader(r).read_one(timeout=1)
+
+
+@pytest.fixture
+def run(monkeypatch):
+    """An Attempt on two pipes, recording the signals it would send to C (pid 12345)."""
+    msg_r, msg_w = os.pipe()
+    st_r, st_w = os.pipe()
+    sent = []
+    monkeypatch.setattr(supervisor, "_signal", lambda pid, sig: sent.append((pid, sig)))
+    a = Attempt(12345, FrameReader(msg_r), FrameReader(st_r), timeout=30.0, grace=5.0,
+                setup_deadline=time.monotonic() + SETUP_SECONDS)
+    a.sent, a.msg_w, a.st_w = sent, msg_w, st_w
+    yield a
+    for fd in (msg_r, msg_w, st_r, st_w):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def say(run, *frames, status=False):
+    for f in frames:
+        write_frame(run.st_w if status else run.msg_w, f)
+    run.read_status() if status else run.read_messages()
+
+
+def test_cells_start_and_finish_in_order(run):
+    say(run, {"pid": 77}, status=True)
+    say(run, {"hello": ["no network"]}, {"start": 0})
+    assert (run.gpid, run.facts, run.current) == (77, ["no network"], 0)
+    assert 29 < run.wait() <= 30
+    say(run, {"done": 0, "status": "ok", "outputs": [], "seconds": 0.1, "cut": False}, {"start": 2})
+    assert run.done[0]["status"] == "ok" and run.current == 2
+    say(run, {"exit": 9, "cpu": 1.5}, status=True)
+    assert run.c_gone_at is not None and not run.over() and run.wait() <= 1.0
+    assert run.sent == [] and not run.garbled
+    assert run.result() == {"done": run.done, "facts": ["no network"], "current": 2, "exit": 9, "setup_error": None,
+                            "killed_for_timeout": None, "garbled": False, "cpu": 1.5, "interrupted": set()}
+
+
+def test_a_frame_out_of_step_stops_the_run_and_blames_the_last_cell(run):
+    say(run, {"pid": 77}, status=True)
+    say(run, {"hello": []}, {"start": 0}, {"done": 0, "status": "ok", "outputs": [], "seconds": 0, "cut": False})
+    say(run, {"start": 0}, {"start": 1})  # a cell replaying the protocol
+    assert run.garbled and run.msgs.eof and run.current == 0
+    assert run.sent == [(12345, signal.SIGUSR2)]
+    assert run.open_fds() == [run.stat.fd]
+
+
+def test_bytes_that_are_not_frames_stop_the_run(run):
+    os.write(run.msg_w, HEADER.pack(2) + b"[]")
+    run.read_messages()  # no G pid yet: nobody to signal
+    assert run.garbled and run.msgs.eof and run.sent == []
+
+
+def test_timeout_interrupts_then_kills_once_g_is_known(run):
+    run.timeout, run.grace = 0.0, 0.0
+    say(run, {"hello": []}, {"start": 3})
+    run.enforce_deadlines()
+    assert run.sent == [] and run.interrupted is None  # C has not said who G is
+    say(run, {"pid": 77}, status=True)
+    run.enforce_deadlines()
+    assert run.sent == [(12345, signal.SIGUSR1)] and run.interrupted_cells == {3}
+    run.enforce_deadlines()
+    assert run.sent[1:] == [(12345, signal.SIGUSR2)] and run.killed_for_timeout == 3
+    run.enforce_deadlines()
+    assert len(run.sent) == 2 and run.wait() == supervisor.IDLE_WAIT
+
+
+def test_a_cell_that_finishes_after_the_interrupt_is_not_current(run):
+    run.timeout = 0.0
+    say(run, {"pid": 77}, status=True)
+    say(run, {"hello": []}, {"start": 0})
+    run.enforce_deadlines()
+    say(run, {"done": 0, "status": "error", "outputs": [], "seconds": 0, "cut": False})
+    result = run.result()
+    assert result["current"] is None and result["interrupted"] == {0} and 0 in result["done"]
+
+
+def test_a_run_that_never_says_hello_is_given_up(run):
+    say(run, {"pid": 77}, status=True)
+    run.setup_deadline = time.monotonic() - 1
+    assert run.wait() == 0.0
+    run.enforce_deadlines()
+    assert run.setup_error == "the run did not start within 120 s"
+    assert run.sent == [(12345, signal.SIGUSR2)]
+
+
+def test_c_closing_its_pipe_ends_the_run_after_the_linger(run):
+    os.close(run.st_w)
+    run.read_status()
+    assert run.stat.eof and run.c_gone_at is not None
+    run.c_gone_at -= supervisor.LINGER
+    assert run.over()
