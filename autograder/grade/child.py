@@ -20,11 +20,8 @@ import numpy as np
 
 from ..checks import core
 from . import sandbox
+from .sandbox import THREAD_VARS
 from .frames import write_frame
-
-THREAD_VARS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1"}
-
 
 def child_environment(conf, extra: dict[str, str]) -> dict[str, str]:
     path = os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"])
@@ -104,7 +101,7 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
 
 def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan) -> None:
     """G: confine, then run the cells. Writes frames {"hello"}, {"start": i}, {"done": i, ...}."""
-    # late: shell imports IPython, and the engine imports this module (for THREAD_VARS) without it
+    # late: shell imports IPython, which only G needs (C and the warm parent's other code run without it)
     from .shell import RECORDER, prepare_child, run_cell
 
     send = write_frame  # bound before any student code runs

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from .. import paths
+from . import sandbox
 from .frames import FrameReader, encode_frame
 
 
@@ -68,8 +70,6 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
     A cell that hangs past ``limits.cell_timeout`` is interrupted; one that ignores the interrupt
     or kills its process is marked and the notebook re-run without it, at most ``max_restarts`` times.
     """
-    from . import sandbox
-
     limits = limits or Limits()
     pool = pool or default_pool()
     request = {
@@ -144,8 +144,6 @@ def not_isolated(isolation: str) -> list[str]:
 
 def earlier_solutions(assignment: str) -> dict[str, bytes]:
     """The reference notebooks a run of ``assignment`` may read: those numbered before it."""
-    from .. import paths
-
     if not paths.ASSIGNMENT_RE.match(assignment or ""):
         return {}
     number = int(assignment[:2])
@@ -207,8 +205,6 @@ class WarmParent:
     """One warm interpreter (inside bubblewrap when ``bubblewrap``) serving one run at a time."""
 
     def __init__(self, bubblewrap: bool, start_timeout: float = 180.0):
-        from . import sandbox
-        from .child import THREAD_VARS  # late: child imports numpy (checks.core); the CLI imports this module
 
         self.bubblewrap = bubblewrap
         argv = [sandbox.interpreter(), "-m", "autograder.grade.warm"]
@@ -219,7 +215,7 @@ class WarmParent:
             env["PYTHONPATH"] = os.pathsep.join(os.path.realpath(e) for e in os.environ["PYTHONPATH"].split(os.pathsep) if e)
         if sandbox.user_base():  # HOME is /tmp in there: say where `pip install --user` put the packages
             env["PYTHONUSERBASE"] = sandbox.user_base()
-        env.update(THREAD_VARS)
+        env.update(sandbox.THREAD_VARS)
         env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
                     "PYTHONDONTWRITEBYTECODE": "1"})
         self.proc = _spawn(lambda: subprocess.Popen(
@@ -282,7 +278,6 @@ class WarmPool:
     @property
     def bubblewrap(self) -> bool:
         if self._bubblewrap is None:
-            from . import sandbox
 
             self._bubblewrap = os.environ.get("AUTOGRADER_NO_BWRAP", "") in ("", "0") and sandbox.bwrap_available()
         return self._bubblewrap

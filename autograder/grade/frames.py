@@ -36,38 +36,56 @@ def write_frame(fd: int, obj: dict, _write=os.write) -> None:
 
 
 class FrameReader:
-    """Reads frames from a file descriptor without blocking past a deadline."""
+    """Reads frames from a file descriptor without blocking past a deadline.
+
+    Bytes that are not a frame break the stream for good (``broken`` says why): nothing after them
+    is believed, but the frames that arrived before them in the same read are still handed out, so
+    a cell that writes garbage right after G said "start" is the cell that gets the blame."""
 
     def __init__(self, fd: int):
         self.fd = fd
         self.buf = bytearray()
         self.eof = False
+        self.broken = ""
 
     def _frames(self) -> list[dict]:
         out = []
-        while len(self.buf) >= HEADER.size:
+        while not self.broken and len(self.buf) >= HEADER.size:
             (n,) = HEADER.unpack_from(self.buf)
             if n > MAX_FRAME:
-                raise ValueError("frame too large")
+                self._break("frame too large")
+                break
             if len(self.buf) < HEADER.size + n:
                 break
             body = bytes(self.buf[HEADER.size:HEADER.size + n])
             del self.buf[:HEADER.size + n]
-            obj = json.loads(body)
+            try:
+                obj = json.loads(body)
+            except ValueError as exc:  # not JSON, or not UTF-8
+                self._break(f"frame is not JSON ({exc})")
+                break
             if not isinstance(obj, dict):
-                raise ValueError("frame is not an object")
+                self._break("frame is not an object")
+                break
             out.append(obj)
+        if self.broken and not out:
+            raise ValueError(self.broken)
         return out
 
+    def _break(self, why: str) -> None:
+        self.broken = why
+        self.buf.clear()
+
     def pump(self) -> list[dict]:
-        """Read what is available now (call after select says readable)."""
+        """Read what is available now (call after select says readable). The frames before any
+        bad bytes come back; the call after them (or one with none before them) raises ValueError."""
         try:
             chunk = os.read(self.fd, 1 << 20)
         except BlockingIOError:
             chunk = None
         if chunk == b"":
             self.eof = True
-        elif chunk:
+        elif chunk and not self.broken:
             self.buf += chunk
         return self._frames()
 

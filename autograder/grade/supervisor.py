@@ -114,6 +114,8 @@ class Attempt:
                     self.current = self.last_start
                 self._channel_garbled()
                 break
+        if self.msgs.broken and not self.garbled:  # bad bytes after the frames above: the current cell wrote them
+            self._channel_garbled()
 
     def _channel_garbled(self) -> None:
         self.garbled = True

@@ -24,8 +24,8 @@ import signal
 import time
 
 from .. import checks
-from .child import THREAD_VARS
 from .frames import ChannelClosed, FrameReader, write_frame
+from .sandbox import THREAD_VARS
 from .supervisor import CHANNEL_FDS, supervise
 
 

@@ -120,6 +120,27 @@ def test_bytes_that_are_not_frames_stop_the_run(run):
     assert run.garbled and run.msgs.eof and run.sent == []
 
 
+def test_garbage_in_the_same_read_as_a_start_blames_that_cell(run):
+    """A cell that writes into the channel at once: G's "start 1" and its bytes arrive in one read.
+    The start must still count, so cell 1 is blamed, not cell 0 (which finished) or nobody."""
+    say(run, {"pid": 77}, status=True)
+    say(run, {"hello": []}, {"start": 0}, {"done": 0, "status": "ok", "outputs": [], "seconds": 0, "cut": False})
+    os.write(run.msg_w, encode_frame({"start": 1}) + HEADER.pack(3) + b"{x}")
+    run.read_messages()
+    assert run.garbled and run.current == 1 and 0 in run.done
+    assert run.sent == [(12345, signal.SIGUSR2)]
+
+
+def test_a_reader_hands_out_the_frames_before_bad_bytes_then_refuses(pipe):
+    r, w = pipe
+    os.write(w, encode_frame({"a": 1}) + HEADER.pack(2) + b"[]" + encode_frame({"b": 2}))
+    reader = FrameReader(r)
+    assert reader.pump() == [{"a": 1}] and reader.broken
+    os.write(w, encode_frame({"c": 3}))  # nothing after the bad bytes is believed
+    with pytest.raises(ValueError):
+        reader.pump()
+
+
 def test_timeout_interrupts_then_kills_once_g_is_known(run):
     run.timeout, run.grace = 0.0, 0.0
     say(run, {"hello": []}, {"start": 3})
