@@ -1,4 +1,4 @@
-"""Hostile submissions graded by the real ``python -m autograder grade``: every promise of GRADING.md.
+"""Hostile submissions graded by the real ``python -m autograder grade``: every promise of docs/grading.md.
 
 The class (tests/adversarial/cases.py, one submission per case, named for its expected outcome)
 is graded once per session with ``--jobs 2``; each test reads one case's outcome off scores.csv,
