@@ -1,0 +1,93 @@
+"""The public way to grade one notebook, and the records it passes around.
+
+``grade_one`` is what class grading, ``validate`` and the Dask workers call; these tests call it
+directly, as a newcomer's script would, and check that every record survives JSON both ways.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import paths
+from autograder.grade.config import GradeConfig, UsageError
+from autograder.grade.discover import Problem
+from autograder.grade.engine import Limits
+from autograder.grade import judge
+from autograder.grade.records import Job, NotebookFile, Reference, SubmissionResult
+from autograder.grade.submission import grade_one, run_reference, source_hash
+
+A = "01_tokens_and_ids"
+
+
+def roundtrip(record):
+    return type(record).from_json(json.loads(json.dumps(record.to_json())))
+
+
+def test_records_survive_json_both_ways(tmp_path):
+    reference = Reference(assignment=A, source_path="/x.ipynb", source_hash="ab", evidence={"t": [{"a": 1}]})
+    job = Job(student_id="s", assignment_id=A, path=None, reference=reference, submission_hash="h", seed=3,
+              limits=Limits(cell_timeout=7), problems=(Problem("s", A, "missing notebook", "none", True),),
+              notebook=NotebookFile(name="n.ipynb", content=b"{}", files={"data.bin": b"\x00\xff"}))
+    result = SubmissionResult(assignment_id=A, source_hash="ab", seed=3, student_id="s",
+                              scores=[judge.TestScore("test_encode", 1.0, 1.0, "passed")],
+                              problems=[Problem("s", A, "run", "slow")], code={"encode": "def encode(): ..."},
+                              autograded="{}")
+    cfg = GradeConfig(submissions=tmp_path, jobs=2, students=("s",))
+    assert roundtrip(reference) == reference and roundtrip(job) == job and roundtrip(cfg) == cfg
+    back = roundtrip(result)
+    assert back.autograded is None and "autograded" not in result.to_json()  # written beside, never saved in it
+    assert back == SubmissionResult(**{**result.__dict__, "autograded": None})
+
+
+def test_a_saved_result_from_before_the_records_still_reads():
+    saved = {"version": 1, "student_id": "s", "assignment_id": A, "notebook": None, "submission_hash": "",
+             "source_hash": "x", "seed": 1, "engine": "", "isolation": "", "scores": [], "seconds": 0.0,
+             "problems": [{"student_id": "s", "assignment_id": A, "problem": "grader error", "detail": "d",
+                           "fatal": True}]}
+    result = SubmissionResult.from_json(saved)
+    assert result.fatal and result.started_at == 0.0 and result.to_json().items() >= saved.items()
+
+
+def test_options_are_built_by_keyword_and_checked(tmp_path):
+    with pytest.raises(TypeError):
+        GradeConfig(tmp_path)  # noqa - positional arguments are refused on purpose
+    cfg = GradeConfig(submissions=tmp_path)
+    assert cfg.timeout == Limits().cell_timeout and cfg.limits() == Limits()  # one place for each default
+    assert cfg.gradebook_url.endswith("gradebook.db")
+    with pytest.raises(UsageError, match="unknown engine 'warm'"):
+        GradeConfig(submissions=tmp_path, engine="warm").check()
+    with pytest.raises(UsageError, match="no such folder"):
+        GradeConfig(submissions=tmp_path / "nope").check()
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return run_reference(A, seed=0, limits=Limits(cell_timeout=30), engine="engine")
+
+
+@pytest.mark.grading
+def test_grade_one_scores_a_notebook_on_disk_and_one_that_travelled(reference, g, tmp_path):
+    assert reference.source_hash == source_hash(A) and reference.evidence
+    right = g.write_submission(tmp_path, "someone", g.right_notebook())
+    on_disk = grade_one(right, assignment=A, seed=0, reference=reference, limits=Limits(cell_timeout=30))
+    assert sum(s.points for s in on_disk.scores) == g.full_marks(A) and not on_disk.problems
+    assert on_disk.engine == "engine" and on_disk.autograded and on_disk.notebook == right.name
+
+    blank = NotebookFile(name=f"{A}.ipynb", content=nbformat.writes(g.blank_notebook()).encode())
+    travelled = grade_one(blank, assignment=A, seed=0, reference=reference, limits=Limits(cell_timeout=30))
+    assert sum(s.points for s in travelled.scores) == 0
+    assert {s.status for s in travelled.scores} <= {"not attempted", "failed"}
+
+
+@pytest.mark.grading
+def test_grade_one_says_why_when_the_reference_could_not_run(g, tmp_path):
+    broken = Reference(assignment=A, source_path=str(paths.solutions_dir() / f"{A}.ipynb"), source_hash="x",
+                       evidence=None, problem="the reference ran out of memory")
+    right = g.write_submission(tmp_path, "someone", g.right_notebook())
+    result = grade_one(right, assignment=A, seed=0, reference=broken, limits=Limits())
+    assert result.fatal and result.problems[0].detail == "the reference ran out of memory"
+    assert result.scores and all(s.status == "missing" and s.points == 0 for s in result.scores)
+    assert not Path(tmp_path / "someone" / A / "autograded").exists()
