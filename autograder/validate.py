@@ -11,6 +11,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from . import paths
 from .grade import submission
 from .grade.engine import Limits
+from .grade.judge import exercise_status
 from .nbio import ANSI, exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, parse_notebook, read_notebook
 
 SHOWN_PROBLEMS = ("tampered", "run")  # what a learner can act on; the rest shows in each test's message
@@ -31,12 +32,7 @@ class ExerciseReport:
 
     @property
     def status(self) -> str:
-        statuses = {t.status for t in self.tests}
-        if statuses == {"passed"}:
-            return "passed"
-        if "not attempted" in statuses:
-            return "not attempted"
-        return "failed"
+        return exercise_status(t.status for t in self.tests)
 
 
 def is_hidden_only(cell) -> bool:

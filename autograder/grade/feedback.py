@@ -10,6 +10,7 @@ import html
 from dataclasses import dataclass, field
 
 from ..nbio import exercise_of
+from .judge import exercise_status
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
 section{border:1px solid #ddd;border-radius:.4rem;padding:.6rem 1rem;margin:1rem 0}
@@ -32,7 +33,6 @@ NEXT = {
     "tampered": "A test cell was changed in your notebook; it was graded from the original. Leave test cells as "
                 "they are.",
 }
-ORDER = ("failed", "error", "timeout", "missing", "tampered", "not attempted", "passed")
 SHOWN = {"timeout": "timed out", "missing": "did not run"}  # a status as the learner reads it (the CSVs keep the code)
 
 
@@ -47,12 +47,7 @@ class Exercise:
 
     @property
     def status(self) -> str:
-        statuses = {t["status"] for t in self.tests}
-        if statuses == {"passed"}:
-            return "passed"
-        if statuses <= {"not attempted", "passed"} and "not attempted" in statuses:
-            return "not attempted"
-        return next(s for s in ORDER if s in statuses)
+        return exercise_status(t["status"] for t in self.tests)
 
     @property
     def points(self) -> tuple[float, float]:

@@ -14,6 +14,18 @@ from .engine import RunResult
 from .sanitize import Plan, SourceTest
 
 STATUSES = ("passed", "failed", "not attempted", "error", "timeout", "missing", "tampered")
+WORST_FIRST = ("failed", "error", "timeout", "missing", "tampered", "not attempted", "passed")
+
+
+def exercise_status(statuses) -> str:
+    """An exercise's status from its tests' statuses: passed when all passed, not attempted when
+    nothing was tried (some may pass on a stub), else the worst of them (a failed check first)."""
+    found = set(statuses)
+    if found == {"passed"}:
+        return "passed"
+    if "not attempted" in found and found <= {"not attempted", "passed"}:
+        return "not attempted"
+    return next((s for s in WORST_FIRST if s in found), "failed")
 
 
 class ReferenceError(RuntimeError):
