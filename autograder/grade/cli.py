@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .config import GradeConfig, UsageError
+from .config import ENGINES, GradeConfig, UsageError
 
 EXIT_USAGE = 2
 
@@ -70,8 +70,9 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="the run seed hidden inputs follow (default: the one saved in --out, "
                                             "else a random one); give the same AUTOGRADER_SEED to compare with "
                                             "stock nbgrader")
-    p.add_argument("--engine", choices=("auto", "engine", "nbclient"), default=defaults.engine,
-                   help="auto: the warm sandboxed engine when available, else nbclient (default auto)")
+    p.add_argument("--engine", choices=ENGINES, default=defaults.engine,
+                   help="auto or engine: the warm sandboxed engine (default); nbclient: a fresh Jupyter kernel per "
+                        "notebook, as stock nbgrader runs it, with no sandbox")
     p.set_defaults(run=_grade)
 
     d = subparsers.add_parser("doctor", help="check that this machine can grade, and how isolated student code is",

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .engine import Limits
 
-ENGINES = ("auto", "engine", "nbclient")
+ENGINES = ("auto", "engine", "nbclient")  # "auto" and "engine": the warm sandboxed engine; "nbclient": a plain kernel
+DEFAULT_ENGINE = "auto"
 
 
 class UsageError(ValueError):
@@ -23,7 +24,7 @@ class GradeConfig:
     timeout: float = Limits.cell_timeout  # seconds of wall time per cell before it is interrupted
     db_url: str | None = None  # None: an SQLite gradebook in --out, as nbgrader keeps one in the course folder
     force: bool = False  # regrade every submission, even those whose saved result is still current
-    engine: str = "auto"  # "auto"/"engine": the warm sandboxed engine; "nbclient": a plain kernel per notebook
+    engine: str = DEFAULT_ENGINE  # one of ENGINES
     seed: int | None = None  # None: reuse the seed saved in --out, or draw one on the first run
     course_id: str = ""  # nbgrader's CourseDirectory.course_id default, so its `export` finds our rows
     progress: bool = True  # the progress line and summary on stderr/stdout

@@ -8,6 +8,7 @@ import base64
 import dataclasses
 from dataclasses import dataclass, field
 
+from .config import DEFAULT_ENGINE
 from .discover import Problem
 from .engine import Limits
 from .judge import TestScore
@@ -70,7 +71,7 @@ class Job:
     submission_hash: str
     seed: int
     limits: Limits = field(default_factory=Limits)
-    engine: str = "auto"  # "auto" and "engine": the warm sandboxed engine; "nbclient": a plain kernel
+    engine: str = DEFAULT_ENGINE  # one of config.ENGINES
     hide: tuple[str, ...] = ()  # folders the student's code must not see: the submissions, the output
     problems: tuple[Problem, ...] = ()  # what discovery found wrong with the folder
     notebook: NotebookFile | None = None  # set when the job travels (--cluster); else read from path

@@ -23,7 +23,7 @@ from ..release import student_notebook
 from . import engine as engine_module
 from . import fallback, judge, sanitize
 from .autograded import autograded_notebook
-from .config import ENGINES
+from .config import DEFAULT_ENGINE, ENGINES
 from .discover import Submission
 from .engine import Limits, RunResult
 from .records import RESULT_VERSION, Job, NotebookFile, Reference, SubmissionResult
@@ -87,7 +87,7 @@ def prepare_worker() -> None:
 
 # --------------------------------------------------------------------------- running
 
-def execute(sources: list[str], *, assignment: str, seed: int, limits: Limits, engine: str = "auto",
+def execute(sources: list[str], *, assignment: str, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE,
             files: dict[str, bytes] | None = None, hide: tuple[str, ...] = ()) -> tuple[RunResult, str]:
     """Run cells in evidence mode on the warm sandboxed engine, or on nbclient when asked for."""
     if engine not in ENGINES:
@@ -99,7 +99,7 @@ def execute(sources: list[str], *, assignment: str, seed: int, limits: Limits, e
                                    hide=hide), "engine"
 
 
-def run_reference(assignment: str, *, seed: int, limits: Limits, engine: str = "auto", hide: tuple[str, ...] = (),
+def run_reference(assignment: str, *, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE, hide: tuple[str, ...] = (),
                   source: str | None = None) -> Reference:
     """Run the solution notebook itself in evidence mode: the payloads every student is judged against.
     Raises when it cannot run (the machine or the course is broken, not anyone's work)."""
@@ -113,7 +113,7 @@ def run_reference(assignment: str, *, seed: int, limits: Limits, engine: str = "
 # --------------------------------------------------------------------------- grading
 
 def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, reference: Reference,
-              limits: Limits, engine: str = "auto", hide: tuple[str, ...] = ()) -> SubmissionResult:
+              limits: Limits, engine: str = DEFAULT_ENGINE, hide: tuple[str, ...] = ()) -> SubmissionResult:
     """Grade one notebook against ``reference``: every test cell of the solution gets a score.
 
     ``notebook`` is a path (its folder's other files come along) or a :class:`.NotebookFile` that
