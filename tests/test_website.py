@@ -15,6 +15,9 @@ import pytest
 from autograder import paths, website
 from autograder.nbio import is_solution_cell, read_notebook
 
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = pytest.mark.xdist_group("test_website")
+
 README = (paths.root() / "README.md").read_text(encoding="utf-8")
 NOTEBOOKS = sorted(p.stem for p in paths.notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
 REMOTE = re.compile(r"""<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:)?//|"""

@@ -6,7 +6,8 @@ import pytest
 
 from autograder.reference import import_notebook
 
-pytestmark = pytest.mark.nb10
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = [pytest.mark.nb10, pytest.mark.xdist_group("test_nb10_training")]
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,9 @@ from autograder.grade import classreport, report
 from autograder.nbio import exercise_of
 from tests import builders
 
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = pytest.mark.xdist_group("test_classreport")
+
 
 class Report(HTMLParser):
     """The numbers report.html carries in data attributes, per assignment."""

@@ -12,7 +12,8 @@ import pytest
 
 from autograder.grade import report
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("test_cluster")]
 A = "01_tokens_and_ids"
 
 

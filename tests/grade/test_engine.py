@@ -14,7 +14,8 @@ import pytest
 from autograder.checks.core import EVIDENCE_MIME
 from autograder.grade.engine import CellResult, Limits, RunResult, default_pool, run_cells
 
-pytestmark = pytest.mark.grading
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
 
 FAST = Limits(cell_timeout=3, interrupt_grace=1, output_bytes=50_000, memory_bytes=2 * 2**30, processes=32)
 

@@ -19,6 +19,9 @@ from autograder.grade import judge
 from autograder.grade.records import Job, NotebookFile, Reference, SubmissionResult
 from autograder.grade.submission import grade_one, run_reference, source_hash
 
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = pytest.mark.xdist_group("test_grade_one")
+
 A = "01_tokens_and_ids"
 
 

@@ -22,6 +22,8 @@ from autograder.grade import feedback, report
 from autograder.nbio import exercise_points, read_notebook
 
 pytestmark = pytest.mark.grading
+# the tests that read the `trouble` class run on one worker, so it is graded once
+TROUBLE = pytest.mark.xdist_group("trouble")
 A = "01_tokens_and_ids"
 POINTS = exercise_points(read_notebook(paths.solutions_dir() / f"{A}.ipynb"))  # notebook 01 grows
 FULL = sum(POINTS.values())
@@ -72,10 +74,12 @@ def trouble(tmp_path_factory, g):
     return graded
 
 
+@TROUBLE
 def test_exit_status_is_1_when_some_submissions_could_not_be_graded(trouble):
     assert trouble.proc.returncode == 1, trouble.proc.stderr[-2000:]
 
 
+@TROUBLE
 def test_honest_answers_get_full_marks_and_blank_gets_none(trouble):
     assert trouble.total("passes_all") == FULL
     assert {s for _, s in trouble.scores("passes_all").values()} == {"passed"}
@@ -84,12 +88,14 @@ def test_honest_answers_get_full_marks_and_blank_gets_none(trouble):
     assert not trouble.problems("passes_all") and not trouble.problems("blank")
 
 
+@TROUBLE
 def test_a_wrong_exercise_costs_only_its_tests(trouble):
     scores = trouble.scores("fails_encode")
     assert scores["test_encode"] == (0, "failed") and scores["test_encode_hidden"] == (0, "failed")
     assert trouble.total("fails_encode") == FULL - POINTS["encode"]
 
 
+@TROUBLE
 def test_invalid_json_is_a_problem_and_the_class_goes_on(trouble):
     assert trouble.problems("invalid_json")[0][0] == "not valid JSON"
     assert "line 1" in trouble.problems("invalid_json")[0][1]
@@ -97,16 +103,19 @@ def test_invalid_json_is_a_problem_and_the_class_goes_on(trouble):
     assert trouble.total("invalid_json") == 0
 
 
+@TROUBLE
 def test_a_misnamed_notebook_is_graded_and_reported(trouble):
     assert trouble.total("misnamed") == FULL
     assert trouble.problems("misnamed")[0][0] == "wrong file name"
 
 
+@TROUBLE
 def test_a_missing_notebook_and_an_unknown_assignment_are_reported(trouble):
     assert trouble.problems("missing")[0][0] == "missing notebook"
     assert trouble.problems("unknown_assignment", "99_not_a_notebook")[0][0] == "unknown assignment"
 
 
+@TROUBLE
 def test_an_older_nbformat_is_upgraded_and_graded(trouble):
     assert trouble.total("older_nbformat") == FULL
     assert [p for p, _ in trouble.problems("older_nbformat")] == ["older nbformat"]
@@ -116,6 +125,7 @@ def test_an_older_nbformat_is_upgraded_and_graded(trouble):
                                                ("duplicated_test", "test_decode"),
                                                ("reordered_test", "test_one_hot"),
                                                ("changed_points", "test_build_vocab")])
+@TROUBLE
 def test_tampered_test_cells_are_restored_graded_and_flagged(trouble, student, grade_id):
     scores = trouble.scores(student)
     assert scores[grade_id][1] == "tampered"
@@ -126,12 +136,14 @@ def test_tampered_test_cells_are_restored_graded_and_flagged(trouble, student, g
     assert sum(max_points.values()) == FULL, "points come from the source"
 
 
+@TROUBLE
 def test_emptied_test_cells_do_not_pass_a_wrong_answer(trouble):
     scores = trouble.scores("edited_tests_fails_encode")
     assert scores["test_encode"] == (0, "tampered") and scores["test_encode_hidden"] == (0, "tampered")
     assert trouble.total("edited_tests_fails_encode") == FULL - POINTS["encode"]
 
 
+@TROUBLE
 def test_an_infinite_loop_costs_its_exercise_not_the_notebook(trouble):
     scores = trouble.scores("timeout_decode")
     assert scores["test_decode"] == (0, "timeout") and scores["test_decode_hidden"] == (0, "timeout")
@@ -139,16 +151,19 @@ def test_an_infinite_loop_costs_its_exercise_not_the_notebook(trouble):
     assert any(p == "timeout" for p, _ in trouble.problems("timeout_decode"))
 
 
+@TROUBLE
 def test_submission_files_are_never_modified(trouble):
     assert trouble.after == trouble.before
 
 
+@TROUBLE
 def test_submissions_run_in_parallel(trouble):
     spans = sorted((r["started_at"], r["finished_at"]) for r in report.read_results(trouble.out)
                    if "started_at" in r and r["engine"])
     assert any(b[0] < a[1] for a, b in zip(spans, spans[1:])), "with --jobs 2 two submissions overlap in time"
 
 
+@TROUBLE
 def test_terminal_shows_progress_and_a_summary_with_pass_rates_and_isolation(trouble):
     assert "grading 0/" in trouble.proc.stderr and "/14" in trouble.proc.stderr
     out = trouble.proc.stdout
@@ -158,6 +173,7 @@ def test_terminal_shows_progress_and_a_summary_with_pass_rates_and_isolation(tro
     assert len(lines) == len(POINTS) and rates == sorted(rates), "every exercise, hardest first"
 
 
+@TROUBLE
 def test_feedback_groups_by_exercise_and_never_shows_hidden_test_source(trouble):
     page = (trouble.out / "feedback" / "fails_encode" / f"{A}.html").read_text()
     assert '<section aria-label="encode">' in page and "hidden test" in page and "0 / 2 points" in page
@@ -178,6 +194,7 @@ def test_feedback_escapes_everything():
     assert "&lt;script&gt;" in page
 
 
+@TROUBLE
 def test_nbgrader_export_reads_the_gradebook(trouble, tmp_path):
     (tmp_path / "nbgrader_config.py").write_text(
         f"c = get_config()\nc.CourseDirectory.db_url = {'sqlite:///' + str(trouble.out / 'gradebook.db')!r}\n")
@@ -193,6 +210,7 @@ def test_nbgrader_export_reads_the_gradebook(trouble, tmp_path):
     assert {k: v for k, v in exported.items() if k in ours} == ours
 
 
+@TROUBLE
 def test_a_rerun_grades_only_what_changed(trouble, g):
     root = trouble.out.parent / "submitted"
     again = g.run_grade(root, "--jobs", "2", "--timeout", TIMEOUT, out=trouble.out)

@@ -21,7 +21,8 @@ import pytest
 
 from tests.builders import free_port, nbgrader_course, read_rows, venv_env
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.xdist_group("test_postgres")]
 A, B = "01_tokens_and_ids", "02_shapes_and_matmul"
 
 

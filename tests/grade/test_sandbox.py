@@ -18,7 +18,8 @@ import pytest
 from autograder.grade import sandbox
 from autograder.grade.engine import Limits, RunResult, WarmPool, default_pool, run_cells
 
-pytestmark = pytest.mark.grading
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_sandbox")]
 
 FAST = Limits(cell_timeout=5, interrupt_grace=1)
 SECRET = "SECRET-do-not-read-42"

@@ -9,7 +9,8 @@ from autograder.grade.sanitize import plan, reference_plan, source_tests
 from autograder.nbio import grade_id, is_test_cell, read_notebook
 from autograder.release import student_notebook
 
-pytestmark = pytest.mark.grading
+# one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
+pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_sanitize")]
 A = "01_tokens_and_ids"
 
 
