@@ -23,9 +23,6 @@ from .engine import Limits
 from .records import Job, Reference, SubmissionResult
 from .submission import grade_job, prepare_worker, run_reference, source_hash, source_path
 
-CONNECT_TIMEOUT = "30s"
-
-
 class StaleWorker(RuntimeError):
     """A worker's installed course differs from the grading machine's."""
 
@@ -64,7 +61,8 @@ class ClusterExecutor(cf.Executor):
 
         self.address = address
         try:
-            self.client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            # how long to try: Dask's own setting (30 s unless DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT says)
+            self.client = Client(address, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise UsageError(f"--cluster {address}: cannot reach the Dask scheduler ({exc})") from exc
         self._executor = self.client.get_executor(pure=False)

@@ -79,7 +79,8 @@ def test_the_gradebook_is_written_by_the_main_process(both):
     assert len(refs) == 1 and json.loads(refs[0].read_text())["evidence"]  # computed once, shipped as data
 
 
-def test_an_unreachable_scheduler_is_a_usage_error(tmp_path, g):
+def test_an_unreachable_scheduler_is_a_usage_error(tmp_path, g, monkeypatch):
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "2s")  # Dask's own knob; 30 s by default
     root = tmp_path / "submitted"
     g.write_submission(root, "right000", g.right_notebook())
     graded = g.run_grade(root, "--cluster", "tcp://127.0.0.1:9", "--timeout", "20", timeout=120)
