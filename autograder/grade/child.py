@@ -131,7 +131,16 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
             pass
 
     os.register_at_fork(after_in_child=forked)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The supervisor's SIGINT is meant for the cell that ran past its timeout. One that lands after the
+    # cell returned (a loaded machine) must not interrupt the sending of its result: G would skip the
+    # "done" frame, and that cell would be reported as never reached. So it interrupts cells only.
+    in_cell = [False]
+
+    def interrupt(signum, frame) -> None:
+        if in_cell[0]:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
     # as PID 1 of its namespace G would ignore SIGXCPU's default action: leave explicitly
     signal.signal(signal.SIGXCPU, lambda *_: os._exit(128 + signal.SIGXCPU))
     if sys.path and sys.path[0] not in ("",):
@@ -160,10 +169,13 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
             send(msg_fd, {"start": i})
             t0 = clock()
             try:
+                in_cell[0] = True
                 status, outputs = run_cell(shell, source)
             except KeyboardInterrupt:  # the interrupt landed outside the cell's own code
                 status, outputs = "error", RECORDER.outputs + [{
                     "output_type": "error", "ename": "KeyboardInterrupt", "evalue": "", "traceback": []}]
+            finally:
+                in_cell[0] = False
             seconds = clock() - t0
             if os.getpid() != me:
                 os._exit(0)

@@ -247,3 +247,24 @@ def test_a_forked_worker_process_gets_its_own_pool():
     proc.join(timeout=60)
     _expect_ok(mine)
     assert [s for s, _ in theirs] == ["ok", "ok"]
+
+
+# An interrupt that lands after a cell has returned, while G reports it (the supervisor's SIGINT for a
+# cell that finished just at its timeout, on a loaded machine). A profile hook sends it at that exact
+# moment: right after run_cell returns, when G reads the clock for the cell's time.
+STALE_INTERRUPT = (
+    "import os, signal, sys, time\n"
+    "after = []\n"
+    "def hook(frame, event, arg):\n"
+    "    if event == 'return' and frame.f_code.co_name == 'run_cell':\n"
+    "        after.append(1)\n"
+    "    elif after and event == 'c_return' and arg is time.monotonic:\n"
+    "        sys.setprofile(None)\n"
+    "        os.kill(os.getpid(), signal.SIGINT)\n"
+    "sys.setprofile(hook)\n")
+
+
+def test_an_interrupt_after_the_cell_returned_does_not_lose_its_result():
+    run = run_cells([STALE_INTERRUPT, "print('next')"], assignment="02_demo", limits=FAST)
+    assert [c.status for c in run.cells] == ["ok", "ok"], run.cells  # it was "skipped: could not get this far"
+    assert texts(run.cells[1]) == "next\n"
