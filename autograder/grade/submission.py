@@ -134,7 +134,7 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
     source, tests = source_tests(reference.source_path, reference.source_hash)
 
     def all_missing(why: str) -> list[judge.TestScore]:
-        return [judge.TestScore(t.grade_id, 0.0, t.points, "missing", why) for t in tests]
+        return _all_missing(reference, why)
 
     content = notebook.content if isinstance(notebook, NotebookFile) else Path(notebook).read_bytes()
     try:
@@ -193,11 +193,15 @@ def _unscorable(reference: Reference, result: SubmissionResult) -> bool:
         return True
     if reference.evidence is None:
         result.add_problem("reference failed", reference.problem, fatal=True)
-        _, tests = source_tests(reference.source_path, reference.source_hash)
-        result.scores = [judge.TestScore(t.grade_id, 0.0, t.points, "missing",
-                                         "the course's solution could not be run; ask your instructor") for t in tests]
+        result.scores = _all_missing(reference, "the course's solution could not be run; ask your instructor")
         return True
     return False
+
+
+def _all_missing(reference: Reference, why: str) -> list[judge.TestScore]:
+    """Every test of the solution at zero, status missing, with the reason the learner reads."""
+    _, tests = source_tests(reference.source_path, reference.source_hash)
+    return [judge.TestScore(t.grade_id, 0.0, t.points, "missing", why) for t in tests]
 
 
 def grade_job(job: Job) -> SubmissionResult:
@@ -210,9 +214,7 @@ def grade_job(job: Job) -> SubmissionResult:
     if _unscorable(job.reference, result):
         pass
     elif job.path is None or result.fatal:
-        _, tests = source_tests(job.reference.source_path, job.reference.source_hash)
-        result.scores = [judge.TestScore(t.grade_id, 0.0, t.points, "missing", "no notebook could be graded")
-                         for t in tests]
+        result.scores = _all_missing(job.reference, "no notebook could be graded")
     else:
         one = grade_one(job.notebook or Path(job.path), assignment=job.assignment_id, seed=job.seed,
                         reference=job.reference, limits=job.limits, engine=job.engine, hide=job.hide)
