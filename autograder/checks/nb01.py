@@ -116,12 +116,20 @@ def one_hot(hidden, rng):
                  raises("id 3 is outside [0, 3)"), f),
             Case("one_hot(np.array([-1]), 3): a negative id is not an address (NumPy would wrap it)",
                  call_with(np.array([-1]), 3), raises("id -1 is outside [0, 3)"), f),
+            Case("one_hot(np.array([0.0, 1.5]), 3): 1.5 is not an id (a comparison would give a row of zeros)",
+                 call_with(np.array([0.0, 1.5]), 3), raises("ids must be whole numbers"), f),
         ]
     ids = rng.integers(0, 7, size=(2, 3, 4))
     return [Case("one_hot of ids with shape (2, 3, 4), V=7", call_with(ids, 7), lambda: np.eye(7)[ids], f,
                  hints=[_one_hot_hint]),
             Case("one_hot(np.array([0, 0]), 1)", call_with(np.array([0, 0]), 1), const(np.ones((2, 1))), f),
-            Case("one_hot(np.array([5]), 5)", call_with(np.array([5]), 5), raises("id 5 is outside [0, 5)"), f)]
+            Case("one_hot(np.array([5]), 5)", call_with(np.array([5]), 5), raises("id 5 is outside [0, 5)"), f),
+            # fixed, whatever the seed: the mistakes these catch never show on random valid ids
+            Case("one_hot(np.array([1, -2]), 4)", call_with(np.array([1, -2]), 4), raises("id -2 is outside [0, 4)"), f),
+            Case("one_hot(np.array([[2.0, 0.5]]), 3): 0.5 is not an id", call_with(np.array([[2.0, 0.5]]), 3),
+                 raises("ids must be whole numbers"), f),
+            Case("one_hot(np.array([3, 0]), 3): id 3 is one past the last row", call_with(np.array([3, 0]), 3),
+                 raises("id 3 is outside [0, 3)"), f)]
 
 
 @check
@@ -153,27 +161,62 @@ def make_lm_pairs(hidden, rng):
                  const((np.array([[10, 11], [11, 12], [12, 13]]), np.array([[11, 12], [12, 13], [13, 14]]))), ints),
             Case("make_lm_pairs([1, 2, 3], context_len=3): no window fits", call_with([1, 2, 3], 3),
                  raises("need more than context_len ids"), ints),
+            Case("make_lm_pairs([1, 2, 3], context_len=0): a window of no ids predicts from nothing",
+                 call_with([1, 2, 3], 0), raises("context_len must be at least 1"), ints),
         ]
     ids = [int(i) for i in rng.integers(0, 50, size=40)]
     return [Case("make_lm_pairs of 40 ids, context_len=8", call_with(ids, 8), lambda: R("make_lm_pairs")(ids, 8), ints),
-            Case("make_lm_pairs with exactly one window", call_with(ids[:6], 5), lambda: R("make_lm_pairs")(ids[:6], 5), ints)]
+            Case("make_lm_pairs with exactly one window", call_with(ids[:6], 5), lambda: R("make_lm_pairs")(ids[:6], 5), ints),
+            # fixed, whatever the seed: a short stream and a window of 0 are never drawn at random
+            Case("make_lm_pairs of 4 ids, context_len=4", call_with(ids[:4], 4),
+                 raises("need more than context_len ids"), ints),
+            Case("make_lm_pairs of 40 ids, context_len=0", call_with(ids, 0),
+                 raises("context_len must be at least 1"), ints),
+            Case("make_lm_pairs([5, 6, 7, 8], context_len=1)", call_with([5, 6, 7, 8], 1),
+                 const((np.array([[5], [6], [7]]), np.array([[6], [7], [8]]))), ints)]
+
+
+def _tie_hint(ids):
+    """Name the tie-break a wrong answer used: the smallest, largest or last of the tied pairs."""
+    counts = _pairs(ids)
+    best = max(counts.values(), default=0)
+    tied = [p for p, c in counts.items() if c == best]
+    if len(tied) < 2:
+        return []
+    return [known_values(
+        (lambda: min(tied), "A tie went to the smallest pair: ties go to the pair that occurs first in ids "
+                            "(max(counts, key=counts.get) keeps the first of equal counts; sorting the pairs does not)."),
+        (lambda: max(tied), "A tie went to the largest pair: ties go to the pair that occurs first in ids."),
+        (lambda: tied[-1], "A tie went to the pair seen last: ties go to the pair that occurs first in ids."),
+    )]
+
+
+def _pair_case(label, ids, want=None):
+    want_fn = const(want) if want is not None else (lambda: R("most_frequent_pair")(ids))
+    return Case(label, call_with(ids), want_fn, equal(), hints=_tie_hint(ids))
 
 
 @check
 def most_frequent_pair(hidden, rng):
     if not hidden:
         return [
-            Case("most_frequent_pair([1, 2, 3, 1, 2])", call_with([1, 2, 3, 1, 2]), const((1, 2)), equal()),
-            Case("most_frequent_pair([5, 6, 7, 8]): a tie goes to the first pair seen",
-                 call_with([5, 6, 7, 8]), const((5, 6)), equal()),
-            Case("most_frequent_pair([1, 2, 3, 3, 3]): overlapping pairs count, (3, 3) occurs twice",
-                 call_with([1, 2, 3, 3, 3]), const((3, 3)), equal()),
+            _pair_case("most_frequent_pair([1, 2, 3, 1, 2])", [1, 2, 3, 1, 2], (1, 2)),
+            _pair_case("most_frequent_pair([5, 6, 7, 8]): a tie goes to the first pair seen", [5, 6, 7, 8], (5, 6)),
+            _pair_case("most_frequent_pair([2, 3, 0, 1, 2, 3, 0, 1]): (2, 3), (3, 0) and (0, 1) each occur twice; "
+                       "the tie goes to (2, 3), the first pair seen, not to the smallest pair (0, 1)",
+                       [2, 3, 0, 1, 2, 3, 0, 1], (2, 3)),
+            _pair_case("most_frequent_pair([1, 2, 3, 3, 3]): overlapping pairs count, (3, 3) occurs twice",
+                       [1, 2, 3, 3, 3], (3, 3)),
         ]
     cases = []
     for n in (2, 12, 60):
         ids = [int(i) for i in rng.integers(0, 4, size=n)]
-        cases.append(Case(f"most_frequent_pair of {n} random ids", call_with(ids),
-                          lambda ids=ids: R("most_frequent_pair")(ids), equal()))
+        cases.append(_pair_case(f"most_frequent_pair of {n} random ids", ids))
+    # fixed, whatever the seed: random ids need not hold a tie or an overlapping run
+    cases += [_pair_case("most_frequent_pair of 12 ids where (4, 5), (9, 9) and (1, 2) tie",
+                         [4, 5, 9, 9, 1, 2, 4, 5, 1, 2, 9, 9], (4, 5)),
+              _pair_case("most_frequent_pair([0, 0, 0, 1, 2, 1, 2]): (0, 0) overlaps itself and occurs twice",
+                         [0, 0, 0, 1, 2, 1, 2], (0, 0))]
     return cases
 
 
@@ -194,6 +237,11 @@ def merge_pair(hidden, rng):
                           lambda ids=ids: R("merge_pair")(ids, (1, 1), 7), equal()))
         cases.append(Case(f"merge_pair of {n} random ids, pair (0, 2)", call_with(ids, (0, 2), 7),
                           lambda ids=ids: R("merge_pair")(ids, (0, 2), 7), equal()))
+    # fixed, whatever the seed: random ids need not hold a run of five, two occurrences or an unmerged last token
+    cases += [Case("merge_pair([7, 7, 7, 7, 7], (7, 7), 9)", call_with([7, 7, 7, 7, 7], (7, 7), 9),
+                   const([9, 9, 7]), equal()),
+              Case("merge_pair([1, 2, 0, 1, 2, 3], (1, 2), 9)", call_with([1, 2, 0, 1, 2, 3], (1, 2), 9),
+                   const([9, 0, 9, 3]), equal())]
     return cases
 
 
@@ -398,7 +446,9 @@ def bpe_encode(hidden, rng):
     merges = _train(text, 15)
     cases += [case(text, merges, "the UTF-8 text the merges were trained on"),
               case("über naïve 👋 cafés".encode("utf-8"), merges, "new UTF-8 text"),
-              case(b"xyz", [], "no merges: the bytes themselves")]
+              case(b"xyz", [], "no merges: the bytes themselves"),
+              # fixed, whatever the seed: a long run shows whether occurrences of a pair overlap
+              case(b"baaaaaaab", AAA_MERGES, "a run of seven a's")]
     return cases
 
 

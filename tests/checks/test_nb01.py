@@ -100,6 +100,20 @@ def one_hot(ids, vocab_size):
         raise ValueError("id out of range")
     return np.eye(vocab_size + 1)[ids][..., :vocab_size]
 ''', "should raise ValueError"),
+    Mistake("one_hot", "fractional_ids_give_a_row_of_zeros", '''
+def one_hot(ids, vocab_size):
+    ids = np.asarray(ids)
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError("id out of range")
+    return (ids[..., None] == np.arange(vocab_size)).astype(float)
+''', "should raise ValueError"),
+    Mistake("one_hot", "fractional_ids_truncated", '''
+def one_hot(ids, vocab_size):
+    ids = np.asarray(ids).astype(int)
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError("id out of range")
+    return np.eye(vocab_size)[ids]
+''', "should raise ValueError"),
     Mistake("embedding_lookup", "columns_not_rows", '''
 def embedding_lookup(E, ids):
     return E[:, ids]
@@ -146,6 +160,15 @@ def make_lm_pairs(ids, context_len):
     Y = np.array([ids[i + 1:i + 1 + context_len] for i in range(n)], dtype=int).reshape(n, context_len)
     return X, Y
 ''', "should raise ValueError"),
+    Mistake("make_lm_pairs", "window_of_zero_accepted", '''
+def make_lm_pairs(ids, context_len):
+    ids = np.asarray(ids)
+    n = len(ids) - context_len
+    if n < 1:
+        raise ValueError("need more than context_len ids")
+    starts = np.arange(n)[:, None] + np.arange(context_len)
+    return ids[starts], ids[starts + 1]
+''', "context_len must be at least 1"),
     Mistake("most_frequent_pair", "last_of_ties", '''
 def most_frequent_pair(ids):
     counts = {}
@@ -160,7 +183,14 @@ def most_frequent_pair(ids):
     for pair in zip(ids, ids[1:]):
         counts[pair] = counts.get(pair, 0) + 1
     return min(counts, key=lambda p: (-counts[p], p))
-'''),
+''', "smallest pair"),
+    Mistake("most_frequent_pair", "largest_of_ties", '''
+def most_frequent_pair(ids):
+    counts = {}
+    for pair in zip(ids, ids[1:]):
+        counts[pair] = counts.get(pair, 0) + 1
+    return max(counts, key=lambda p: (counts[p], p))
+''', "largest pair"),
     Mistake("most_frequent_pair", "non_overlapping_count", '''
 def most_frequent_pair(ids):
     counts, i = {}, 0
@@ -382,6 +412,9 @@ def decode(ids, vocab):
     "one_hot": '''
 def one_hot(ids, vocab_size):
     ids = np.asarray(ids)
+    if not np.all(np.mod(ids, 1) == 0):
+        raise ValueError("ids must be whole numbers")
+    ids = ids.astype(np.int64)
     if np.any((ids < 0) | (ids >= vocab_size)):
         raise ValueError(f"ids must lie in [0, {vocab_size})")
     out = np.zeros(ids.shape + (vocab_size,))
@@ -394,8 +427,8 @@ def embedding_lookup(E, ids):
 ''',
     "make_lm_pairs": '''
 def make_lm_pairs(ids, context_len):
-    if len(ids) <= context_len:
-        raise ValueError("not enough ids")
+    if context_len < 1 or len(ids) <= context_len:
+        raise ValueError("context_len must be at least 1, and less than len(ids)")
     windows = np.lib.stride_tricks.sliding_window_view(np.asarray(ids), context_len + 1)
     return windows[:, :-1], windows[:, 1:]
 ''',
