@@ -335,7 +335,9 @@ def low_rank_approx(hidden, rng):
         for r in sorted({1, int(rng.integers(1, min(shape) + 1)), min(shape)}):
             cases.append(case(X, r))
     cases += [case(rng.normal(size=(2, 6)), 3, "r = 3 is more than min(2, 6) = 2"),
-              case(rng.normal(size=(3, 3)), -1, "a negative r")]
+              case(rng.normal(size=(3, 3)), -1, "a negative r"),
+              # a tall X too: a bound on the rows alone lets r = 3 through for 6 rows and 2 columns
+              case(rng.normal(size=(6, 2)), 3, "r = 3 is more than min(6, 2) = 2")]
     return cases
 
 
