@@ -212,6 +212,10 @@ def cross_entropy(hidden, rng):
         _cross_entropy_case("cross_entropy of one row", rng.normal(size=(1, v)), [v - 1]),
         _cross_entropy_case("cross_entropy of logits around +-500, shape (4, 3)", rng.normal(size=(4, 3)) * 500,
                             [0, 1, 2, 0]),
+        # fixed, whatever the seed: each target sits 800 or more below its row's largest logit, so
+        # softmax underflows to 0 there and log(softmax(z)) is -inf (random logits need not do that)
+        _cross_entropy_case("cross_entropy([[900, 0, 100], [-400, 400, 0]], [1, 0]) is 850",
+                            [[900.0, 0.0, 100.0], [-400.0, 400.0, 0.0]], [1, 0]),
     ]
 
 
@@ -449,7 +453,11 @@ def greedy_token(hidden, rng):
         return [_greedy_case("greedy_token([2, 1, 0]) is 0", [2.0, 1.0, 0.0]),
                 _greedy_case("greedy_token([0.1, 3.5, -2.0]) is 1", [0.1, 3.5, -2.0]),
                 _greedy_case("greedy_token([1, 5, 5]): a tie goes to the first", [1.0, 5.0, 5.0])]
-    return [_greedy_case(f"greedy_token of {v} random logits", rng.normal(size=v)) for v in (3, 10, 50)]
+    cases = [_greedy_case(f"greedy_token of {v} random logits", rng.normal(size=v)) for v in (3, 10, 50)]
+    # fixed, whatever the seed: random logits never tie
+    ties = rng.normal(size=8)
+    ties[[2, 6]] = ties.max() + 1.0
+    return cases + [_greedy_case("greedy_token of 8 logits whose largest value sits at positions 2 and 6", ties)]
 
 
 CHI2_LIMIT = 45.0  # chi-square statistic with at most 5 degrees of freedom; a correct sampler exceeds it with p < 1e-7
