@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from .core import Case, call_with, close, const, exercise, known_mistakes, known_variant, numbers, same_numbers
+from .core import Case, call_with, close, const, exercise, known_mistakes, known_variant, numbers, raises, same_numbers
 from .nb04 import _sm, nonfinite_hint
 from .questions import NB04, a_number, numbers_tuple, question
 
@@ -298,6 +298,10 @@ def softmax_cross_entropy_backward(hidden, rng):
                           rng.integers(0, 5, size=6)),
         _ce_backward_case("softmax_cross_entropy_backward of logits around +-500, shape (3, 4)",
                           rng.normal(size=(3, 4)) * 500, [3, 0, 1]),
+        # fixed, whatever the seed: a logit above 710 overflows exp() unless the row's max is subtracted
+        # (random logits around +-500 reach it only now and then)
+        _ce_backward_case("softmax_cross_entropy_backward([[800, 0, -5], [3, 750, 1]], [1, 1])",
+                          [[800.0, 0.0, -5.0], [3.0, 750.0, 1.0]], [1, 1]),
     ]
 
 
@@ -467,6 +471,13 @@ def embedding_backward(hidden, rng):
                                      [[0, 2, 2], [5, 0, 2]], np.arange(24.0).reshape(2, 3, 4) - 10, 6),
             _embedding_backward_case("embedding_backward([4, 4, 4, 4], ones (4, 2), 7): one row used four times",
                                      [4, 4, 4, 4], np.ones((4, 2)), 7),
+            _bad_embedding_backward_case("embedding_backward([0, -1], ones (2, 2), 3): -1 is not a row (NumPy "
+                                         "would wrap it to the last row)", [0, -1], np.ones((2, 2)), 3,
+                                         "id -1 is outside [0, 3)"),
+            _bad_embedding_backward_case("embedding_backward(ids of shape (2, 3), grad_out of shape (3, 2, 4), 6): "
+                                         "grad_out needs one row per id, shape (2, 3, 4)",
+                                         np.zeros((2, 3), dtype=int), np.ones((3, 2, 4)), 6,
+                                         "grad_out's leading shape (3, 2) is not ids' shape (2, 3)"),
         ]
     return [
         _embedding_backward_case("embedding_backward of a batch (3, 8) of ids in [0, 6) against nn.Embedding",
@@ -475,7 +486,21 @@ def embedding_backward(hidden, rng):
                                  rng.integers(0, 40, size=10), rng.normal(size=(10, 3)), 40),
         _embedding_backward_case("embedding_backward of one sequence with many repeats",
                                  rng.integers(0, 3, size=12), rng.normal(size=(12, 4)), 3),
+        # fixed, whatever the seed: random ids are never negative and random shapes always match
+        _bad_embedding_backward_case("embedding_backward([2, -3, 1], grad_out (3, 2), 4)", [2, -3, 1],
+                                     np.ones((3, 2)), 4, "id -3 is outside [0, 4)"),
+        _bad_embedding_backward_case("embedding_backward(ids (3,), grad_out (1, 2), 5): one row for three ids",
+                                     [0, 1, 2], np.ones((1, 2)), 5, "grad_out's leading shape (1,) is not ids' shape (3,)"),
+        _bad_embedding_backward_case("embedding_backward(ids (2, 4), grad_out (4, 2, 3), 5)",
+                                     np.ones((2, 4), dtype=int), np.ones((4, 2, 3)), 5,
+                                     "grad_out's leading shape (4, 2) is not ids' shape (2, 4)"),
     ]
+
+
+def _bad_embedding_backward_case(label, ids, grad, vocab_size, message):
+    """Input that has no gradient to give: the contract is a ValueError saying what is wrong."""
+    return Case(label, call_with(np.asarray(ids), np.asarray(grad, dtype=float), vocab_size), raises(message),
+                close(dtype="f"))
 
 
 predict_embedding_grad = ask(

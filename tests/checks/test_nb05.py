@@ -237,6 +237,26 @@ def embedding_backward(ids, grad_out, vocab_size):
 def embedding_backward(ids, grad_out, vocab_size):
     return np.asarray(grad_out, dtype=float)
 ''', "grad_out itself"),
+    Mistake("embedding_backward", "negative_ids_wrap_to_the_last_rows", '''
+def embedding_backward(ids, grad_out, vocab_size):
+    ids = np.asarray(ids)
+    grad_out = np.asarray(grad_out, dtype=float)
+    if grad_out.shape[:-1] != ids.shape:
+        raise ValueError("grad_out must have one row per id")
+    grad = np.zeros((vocab_size, grad_out.shape[-1]))
+    np.add.at(grad, ids.reshape(-1), grad_out.reshape(-1, grad_out.shape[-1]))
+    return grad
+''', "id -1 is outside [0, 3)"),
+    Mistake("embedding_backward", "grad_out_shape_not_checked", '''
+def embedding_backward(ids, grad_out, vocab_size):
+    ids = np.asarray(ids)
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError("id out of range")
+    grad_out = np.asarray(grad_out, dtype=float)
+    grad = np.zeros((vocab_size, grad_out.shape[-1]))
+    np.add.at(grad, ids.reshape(-1), grad_out.reshape(-1, grad_out.shape[-1]))
+    return grad
+''', "leading shape"),
     # ------------------------------------------------- predict_embedding_grad
     returns("predict_embedding_grad", "overwrites_repeats", "2, 1.0", "each use adds its gradient"),
     returns("predict_embedding_grad", "one_row_per_position", "3, 2.0", "only two distinct ids"),
@@ -397,9 +417,11 @@ def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weig
 ''',
     "embedding_backward": '''
 def embedding_backward(ids, grad_out, vocab_size):
-    ids = np.asarray(ids).reshape(-1)
-    X = np.eye(vocab_size)[ids]  # one-hot rows, (N, V)
-    return X.T @ np.asarray(grad_out, dtype=float).reshape(len(ids), -1)  # (V, N) @ (N, d)
+    ids, grad_out = np.asarray(ids), np.asarray(grad_out, dtype=float)
+    if np.shape(grad_out)[:-1] != ids.shape or np.any((ids < 0) | (ids >= vocab_size)):
+        raise ValueError("ids must lie in [0, vocab_size), with one row of grad_out per id")
+    X = np.eye(vocab_size)[ids.reshape(-1)]  # one-hot rows, (N, V)
+    return X.T @ grad_out.reshape(len(X), -1)  # (V, N) @ (N, d)
 ''',
     "predict_embedding_grad": '''
 def predict_embedding_grad():
