@@ -306,4 +306,9 @@ def first_repeat(hidden, rng):
         _repeat_case("first_repeat for periods 25 and 35", np.array([two_pi / 25, two_pi / 35])),
         _repeat_case("first_repeat for the 4 frequencies of a d = 8 encoding, horizon 3000",
                      10000.0 ** (-np.arange(4) / 4), 3000),
+        # fixed, whatever the seed: random periods need not include a half that rounds away, nor a
+        # repeat that lands exactly on the horizon
+        _repeat_case("first_repeat for periods 3.5 and 6, horizon 42: they meet at 42, the horizon itself",
+                     np.array([two_pi / 3.5, two_pi / 6]), 42),
+        _repeat_case("first_repeat for periods 4 and 6, horizon 12", np.array([two_pi / 4, two_pi / 6]), 12),
     ]
