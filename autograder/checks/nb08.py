@@ -235,6 +235,16 @@ def masked_softmax(hidden, rng):
                       want=lambda: R("masked_softmax")(wide, random_allowed)),
         Case("masked_softmax with a (3,) mask that allows nothing", call_with(np.zeros((2, 3)), np.zeros(3, bool)),
              lambda: R("masked_softmax")(np.zeros((2, 3)), np.zeros(3, bool)), close()),
+        # fixed, whatever the seed: scores of scale 50 never reach exp's overflow at 710, and a random mask
+        # rarely blocks the row's largest score by enough to make every allowed exp underflow
+        _softmax_case("masked_softmax([[900, 899, 0], [5, 4, 3000]], [[True, True, True], [True, True, False]])",
+                      np.array([[900.0, 899.0, 0.0], [5.0, 4.0, 3000.0]]),
+                      np.array([[True, True, True], [True, True, False]]),
+                      extra_hint=_nan_hint("exp overflowed, or a blocked key's huge score made every allowed exp "
+                                           "underflow: mask first, then subtract the max over the allowed keys.")),
+        Case("masked_softmax(np.zeros((3, 3)), a mask whose row 1 keeps no key): the error names row 1",
+             call_with(np.zeros((3, 3)), np.array([[True, False, False], [False, False, False], [True, True, True]])),
+             raises("row 1 keeps no key"), names_row(1)),
     ]
 
 
