@@ -400,6 +400,23 @@ def _mha_case(label, p, x, context=None, mask=None, rope=None, q_start=None):
     return Case(label, call, want, close_or_inverted(**TOL), hints=[diagnose(variants, messages)])
 
 
+AMBIGUOUS_MASK = ("a mask of shape (B, T_q, T_k) is ambiguous: broadcast against the scores (B, n_heads, T_q, "
+                  "T_k), its first axis would be read as the heads; give (T_q, T_k), or (B, 1, T_q, T_k) for one "
+                  "mask per example")
+
+
+def _ambiguous_mask_case(label, p, x, mask):
+    """A 3-D mask: the contract is a ValueError, because broadcasting would apply example b's mask to head b."""
+    def call(cls):
+        torch = _torch()
+        module = cls(x.shape[-1], p["H"], **({} if "bq" in p else {"bias": False}))
+        load_mha(module, p)
+        with torch.no_grad():
+            return module(tensor(x), mask=tensor(mask))
+
+    return Case(label, call, raises(AMBIGUOUS_MASK), close(**TOL))
+
+
 def cache_mask(q_start, Tq, Tk):
     """(T_q, T_k): query i, at position q_start + i, may read the keys at positions <= q_start + i."""
     return np.arange(Tk)[None, :] <= q_start + np.arange(Tq)[:, None]
@@ -422,6 +439,10 @@ def MultiHeadAttention(hidden, rng):
                       "tokens at positions 3, 4, context (2, 5, 8) the tokens at 0 .. 4 (as with a KV cache), "
                       "mask (2, 5) keeping keys <= the query's position", p, normal(rng, 2, 2, 8),
                       context=normal(rng, 2, 5, 8), mask=cache_mask(3, 2, 5), rope=100.0, q_start=3),
+            _ambiguous_mask_case("MultiHeadAttention(8, 2) on x (2, 5, 8) with a mask of shape (2, 5, 5), one per "
+                                 "example: refuse it with a ValueError (broadcasting would apply example 1's mask "
+                                 "to head 1 of every example); mask[:, None], (2, 1, 5, 5), says what is meant",
+                                 p, x, np.stack([causal(5), causal(5) & (np.arange(5) < 3)])),
         ]
     lengths = np.array([9, 4, 1])
     padding = (np.arange(9) < lengths[:, None])[:, None, None, :]  # (3, 1, 1, 9)
@@ -445,6 +466,11 @@ def MultiHeadAttention(hidden, rng):
                   rope=10000.0, q_start=2),
         _mha_case("MultiHeadAttention(8, 2) (rope=False) with q_start=5: without RoPE q_start changes nothing",
                   mha_params(rng, 8, 2), normal(rng, 2, 4, 8), mask=causal(4), q_start=5),
+        # fixed shapes, whatever the seed: a 3-D mask broadcasts silently when B equals n_heads or B is 1
+        _ambiguous_mask_case("MultiHeadAttention(12, 3) on x (3, 4, 12) with a mask (3, 4, 4)", mha_params(rng, 12, 3),
+                             normal(rng, 3, 4, 12), np.broadcast_to(causal(4), (3, 4, 4)).copy()),
+        _ambiguous_mask_case("MultiHeadAttention(8, 2) on x (1, 4, 8) with a mask (1, 4, 4)", mha_params(rng, 8, 2),
+                             normal(rng, 1, 4, 8), causal(4)[None]),
     ]
 
 

@@ -222,6 +222,9 @@ MISTAKES += [
             q = apply_rope_torch(q, q_start + np.arange(Tq), self.rope_base)
             k = apply_rope_torch(k, q_start + np.arange(Tk), self.rope_base)"""),
     rope_mistake("rope_ignored", "rope=True changed nothing"),
+    rope_mistake("three_d_mask_read_per_head", "should raise ValueError", after="""if self.rope:
+            q = apply_rope_torch(q, q_start + np.arange(Tq), self.rope_base)
+            k = apply_rope_torch(k, np.arange(Tk), self.rope_base)"""),
     rope_mistake("rope_default_base", "ignore rope_base", after="""if self.rope:
             q = apply_rope_torch(q, q_start + np.arange(Tq))
             k = apply_rope_torch(k, np.arange(Tk))"""),
@@ -268,6 +271,8 @@ class MultiHeadAttention(nn.Module):
         return torch.view_as_real(z).flatten(-2).to(t.dtype)
 
     def forward(self, x, context=None, mask=None, q_start=0):
+        if mask is not None and mask.dim() == 3:
+            raise ValueError("is the first axis of this 3-D mask the batch or the heads? Pass (B, 1, T_q, T_k)")
         src = context if context is not None else x
         split = lambda t: t.unflatten(-1, (self.h, -1)).permute(0, 2, 1, 3)  # (B, H, T, D)
         q, k = split(self.w_q(x)), split(self.w_k(src))
