@@ -174,8 +174,6 @@ predict_sine_twin = ask(
                        "pi / 6), since sin(pi - a) = sin(a)."),
               (is_(11), "sin(11 pi / 6) = -0.5, the mirror image below the axis. The twin is at pi - pi / 6 = 5 pi / 6, "
                         "position 5, since sin(pi - a) = sin(a)."),
-              (is_(13), "13 is outside 0 .. 11 (it is one full period after 1). Within one turn the same sine comes back "
-                        "at pi - pi / 6 = 5 pi / 6: position 5."),
               (is_(1), "Position 1 itself does not count: which other angle in one turn has sine 0.5?")],
     otherwise="Within one turn the same sine comes back at pi - angle: pi - pi / 6 = 5 pi / 6, position 5.")
 

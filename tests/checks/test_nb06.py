@@ -155,7 +155,7 @@ def first_repeat(omegas, horizon=10_000):
     returns("predict_period_ratio", "not_a_number", '"ten times longer"', "one number"),
     returns("predict_sine_twin", "opposite_point", "7", "opposite"),
     returns("predict_sine_twin", "mirror_below", "11", "mirror image"),
-    returns("predict_sine_twin", "next_period", "13", "outside 0 .. 11"),
+    returns("predict_sine_twin", "next_period", "13", "between 0 and 11"),  # malformed: no point, the form says why
     returns("predict_sine_twin", "a_float", "5.0", "one int"),
     returns("predict_offset_terms", "only_pe_pe", '"only PE.PE"', "sin(a) cos(b)"),
     returns("predict_offset_terms", "all_four", '"all four"', "absolute position"),
