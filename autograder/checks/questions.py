@@ -60,7 +60,8 @@ class Question(Check):
     normalize: Callable[[Any], Any] | None = field(default=None, kw_only=True)
 
     def passed_line(self, n: int, hidden: bool) -> str:
-        return f"✔ {self.name}: {self.success}"
+        # The hidden cell runs where the learner does not read it (the grader, the instructor's notebook).
+        return f"✔ {self.name}: {'Prediction recorded for grading.' if hidden else self.success}"
 
     def judged(self, answer: Any, truth: Any) -> Prediction:
         """Right or wrong, and why: a decoded ``answer`` against the decoded ``truth``."""
