@@ -70,6 +70,7 @@ def test_a_question_check_says_recorded_and_never_passed():
         q(lambda: (80, 80))
         q(lambda: (80, 80), hidden=True)
     assert out.getvalue().count("Prediction recorded") == 2 and "passed" not in out.getvalue()
+    assert "recorded for grading" in out.getvalue().splitlines()[1]
     with pytest.raises(core.CheckFailure, match="expected a tuple of two ints"):
         q(lambda: [80])
 
@@ -157,3 +158,30 @@ def test_the_most_common_wrong_answer_breaks_ties_by_its_text_and_is_none_when_a
     assert tally.most_common_wrong() is None
     tally.wrong.update({"(9, 9)": 1, "(1, 1)": 1})
     assert tally.most_common_wrong() == ("(1, 1)", 1)
+
+
+# --------------------------------------------------------------------------- end to end
+
+@pytest.mark.slow
+def test_validate_through_the_grader_says_recorded_and_wrong_with_the_reason(tmp_path):
+    """The student's notebook with one wrong prediction, checked the way `grade` would check it."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    from autograder import paths
+    from autograder.nbio import grade_id, is_solution_cell
+
+    nb = nbformat.read(paths.notebooks_dir() / f"{A}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if is_solution_cell(cell) and grade_id(cell) == Q:
+            cell.source = answer(Q, "(80, 80)")
+    path = tmp_path / f"{A}.ipynb"
+    nbformat.write(nb, path)
+    r = subprocess.run([sys.executable, "-m", "autograder", "validate", str(path)], capture_output=True, text=True,
+                       timeout=600)
+    lines = r.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["recorded", Q])
+    assert "your prediction (80, 80): wrong." in lines[at + 1] and WHY_80_80 in lines[at + 1], r.stdout
+    assert not any("passed" in line and "predict_" in line for line in lines), r.stdout
