@@ -9,6 +9,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from . import paths
+from .checks.core import Prediction
+from .checks.questions import is_question
 from .grade import submission
 from .grade.engine import Limits
 from .grade.judge import exercise_status
@@ -21,8 +23,9 @@ SHOWN_PROBLEMS = ("tampered", "run")  # what a learner can act on; the rest show
 class TestResult:
     grade_id: str
     points: float
-    status: str  # passed, failed, not attempted, error
+    status: str  # passed, recorded (a prediction of the right form), failed, not attempted, error
     message: str = ""
+    prediction: Prediction | None = None  # a recorded prediction, right or wrong, when the grader could judge it
 
 
 @dataclass
@@ -32,7 +35,21 @@ class ExerciseReport:
 
     @property
     def status(self) -> str:
-        return exercise_status(t.status for t in self.tests)
+        # A prediction's test is "recorded", never "passed": its point is for the form, not for being right.
+        status = exercise_status("passed" if t.status == "recorded" else t.status for t in self.tests)
+        return "recorded" if status == "passed" and any(t.status == "recorded" for t in self.tests) else status
+
+    def prediction_line(self) -> str:
+        """Right or wrong, and why, for a recorded prediction the grader judged; "" otherwise."""
+        p = next((t.prediction for t in self.tests if t.prediction), None)
+        if p is None:
+            return ""
+        return f"your prediction {p.answer}: " + ("right." if p.right else "wrong." + (f" {p.why}" if p.why else ""))
+
+
+def recorded(status: str, assignment: str, exercise: str) -> str:
+    """A passing test of a prediction question is "recorded"; every other status stays as it is."""
+    return "recorded" if status == "passed" and is_question(assignment, exercise) else status
 
 
 def is_hidden_only(cell) -> bool:
@@ -65,7 +82,8 @@ def run_notebook(path: Path, *, timeout: float = 120) -> tuple[object, str | Non
     return nb, None
 
 
-def report(nb) -> list[ExerciseReport]:
+def report(nb, nb_name: str = "") -> list[ExerciseReport]:
+    """Per exercise, its visible tests' outcomes in the executed notebook ``nb`` (named ``nb_name``, the assignment)."""
     exercises: dict[str, ExerciseReport] = {}
     stubbed: set[str] = set()
     for cell in nb.cells:
@@ -81,7 +99,7 @@ def report(nb) -> list[ExerciseReport]:
             err = error_of(cell)
             ran = cell.get("execution_count") is not None
             if err is None and ran:
-                ex.tests.append(TestResult(gid, points, "passed"))
+                ex.tests.append(TestResult(gid, points, recorded("passed", nb_name, name)))
             elif not ran:
                 ex.tests.append(TestResult(gid, points, "error", "this cell did not run"))
             elif err[0] == "NotAttempted" or (name in stubbed and err[0] == "NotImplementedError"):
@@ -135,13 +153,13 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
             continue
         name = exercise_of(s.grade_id)
         if s.points > 0:
-            status = "passed"
+            status = "recorded" if s.prediction else recorded("passed", assignment, name)
         elif name in stubbed or s.status == "not attempted":
             status = "not attempted"
         else:
             status = "failed"
         exercises.setdefault(name, ExerciseReport(name)).tests.append(TestResult(s.grade_id, s.max_points, status,
-                                                                                 s.message))
+                                                                                 s.message, s.prediction))
     problems = [p.detail for p in result.problems if p.problem in SHOWN_PROBLEMS]
     hidden = sum(t.points for t in tests if t.grade_id not in visible)
     return hidden, [e for e in exercises.values() if e.tests], problems
@@ -162,7 +180,7 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
         except LocalOnly as why:
             out(f"{path.name}: checked in a local Jupyter kernel, not in the grader's sandbox: {why}")
         nb, problem = run_notebook(path, timeout=timeout)
-        exercises = report(nb)
+        exercises = report(nb, path.stem)
         hidden = sum(float(nbgrader_meta(c).get("points", 0)) for c in nb.cells if is_test_cell(c) and is_hidden_only(c))
         worst = max(worst, _print_report(path, exercises, hidden, problem, start, out))
     return worst
@@ -170,14 +188,16 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
 
 def _print_report(path: Path, exercises: list[ExerciseReport], hidden: float, problem: str | None, start: float,
                   out) -> int:
-    earned = sum(t.points for e in exercises for t in e.tests if t.status == "passed")
+    earned = sum(t.points for e in exercises for t in e.tests if t.status in ("passed", "recorded"))
     total = sum(t.points for e in exercises for t in e.tests)
     out(f"{path.name}  ({time.perf_counter() - start:.1f} s)")
     for ex in exercises:
         pts = sum(t.points for t in ex.tests)
         out(f"  {ex.status:<13} {ex.name}  [{pts:g} pt{'s' if pts != 1 else ''}]")
+        if ex.status == "recorded" and ex.prediction_line():
+            out(f"      {ex.prediction_line()}")
         for t in ex.tests:
-            if t.status not in ("passed", "not attempted"):
+            if t.status not in ("passed", "recorded", "not attempted"):
                 out(f"      {t.grade_id}: {t.message}")
     out(f"  visible checks: {earned:g} of {total:g} points"
         + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else ""))

@@ -10,6 +10,7 @@ two must agree.
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import textwrap
 from dataclasses import dataclass
@@ -103,6 +104,7 @@ class Verdict:
     local: BaseException | None  # what the student's check raised, None when it passed
     graded: bool  # the grader's judgement from evidence
     grader_message: str
+    predictions: tuple = ()  # a question's records (core.Prediction), one per evidence payload
 
 
 def run_exercise(assignment: str, exercise: str, source: str | None = None) -> list[Verdict]:
@@ -124,11 +126,55 @@ def run_exercise(assignment: str, exercise: str, source: str | None = None) -> l
                 exec(compile(test_source, f"<{gid}>", "exec"), _namespace(nb, exercise, source))
         with evidence_mode(reference):
             exec(compile(test_source, f"<{gid}>", "exec"), dict(nb.base))
-        results = [core.judge(s, r) for s, r in zip(student, reference)]
-        graded = len(student) == len(reference) > 0 and all(ok for ok, _ in results)
-        message = "; ".join(m for ok, m in results if not ok) or ("no evidence" if not student else "")
-        verdicts.append(Verdict(gid, local, graded, message))
+        results = [core.verdict(s, r) for s, r in zip(student, reference)]
+        graded = len(student) == len(reference) > 0 and all(v.ok for v in results)
+        message = "; ".join(v.message for v in results if not v.ok) or ("no evidence" if not student else "")
+        verdicts.append(Verdict(gid, local, graded, message, tuple(v.prediction for v in results if v.prediction)))
     return verdicts
+
+
+def is_question(assignment: str, exercise: str) -> bool:
+    from autograder.checks.questions import Question
+
+    core._load_assignment(assignment)
+    return isinstance(core.REGISTRY.get(f"{assignment}:{exercise}"), Question)
+
+
+def reveal_text(assignment: str, exercise: str, source: str | None) -> str:
+    """What the notebook's reveal cell prints for the answer in ``source``, the reference's answer as the truth."""
+    nb = notebook(assignment)
+    truth = nb.base[exercise]()
+    learner = _namespace(nb, exercise, source)[exercise]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        core.REGISTRY[f"{assignment}:{exercise}"].reveal(learner, truth)
+    return out.getvalue()
+
+
+def assert_recorded_wrong(assignment: str, mistake: Mistake) -> None:
+    """A wrong prediction of the right form: full points, recorded as wrong, and its reason shown at the reveal."""
+    verdicts = run_exercise(assignment, mistake.exercise, mistake.source)
+    for v in verdicts:
+        assert v.local is None and v.graded, f"{mistake}: a well-formed prediction lost {v.grade_id}'s point"
+        assert v.predictions and not any(p.right for p in v.predictions), (
+            f"{mistake}: {v.grade_id} recorded {v.predictions} where a wrong prediction was expected")
+        if mistake.expect:
+            assert all(mistake.expect.lower() in p.why.lower() for p in v.predictions), (
+                f"{mistake}: the record should say why ({mistake.expect!r}); it says {v.predictions}")
+    shown = reveal_text(assignment, mistake.exercise, mistake.source)
+    assert "is wrong" in shown and mistake.expect.lower() in shown.lower(), (
+        f"{mistake}: the reveal should say the prediction is wrong and why ({mistake.expect!r}); it says {shown!r}")
+
+
+def assert_rejected_or_recorded_wrong(assignment: str, mistake: Mistake) -> None:
+    """A known mistake of an exercise is rejected; a question's wrong answer of the right form is recorded wrong
+    (completion credit), and only a malformed one is rejected."""
+    if is_question(assignment, mistake.exercise):
+        verdicts = run_exercise(assignment, mistake.exercise, mistake.source)
+        if all(v.graded for v in verdicts):
+            assert_recorded_wrong(assignment, mistake)
+            return
+    assert_rejected(assignment, mistake)
 
 
 def assert_rejected(assignment: str, mistake: Mistake) -> None:
@@ -199,7 +245,7 @@ class ExerciseSuite:
 
         @pytest.mark.parametrize("mistake", mistakes, ids=str)
         def test_mistake_is_rejected_with_a_message_naming_it(mistake):
-            assert_rejected(assignment, mistake)
+            assert_rejected_or_recorded_wrong(assignment, mistake)
 
         @pytest.mark.parametrize("exercise", sorted(alternatives))
         def test_differently_written_correct_answer_is_accepted(exercise):

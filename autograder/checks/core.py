@@ -609,14 +609,16 @@ class Check:
                 raise CheckUnavailable(f"{case.label}: this check compares with the reference solution, which "
                                        "is not installed here. It runs when your work is graded.")
             case.compare(got, want, case)
-        n = len(cases)
-        success = self.success_line(hidden)
-        print(f"✔ {self.name}: {n} {'hidden ' if hidden else ''}check{'s' if n != 1 else ''} passed."
-              + (f" {success}" if success else ""))
+        print(self.passed_line(len(cases), hidden))
 
-    def success_line(self, hidden: bool) -> str:
-        """The words a passing call adds after its count (a question says more once graded)."""
-        return self.success
+    def passed_line(self, n: int, hidden: bool) -> str:
+        """What a passing call prints (a question says "recorded" instead: its point is for the form)."""
+        return (f"✔ {self.name}: {n} {'hidden ' if hidden else ''}check{'s' if n != 1 else ''} passed."
+                + (f" {self.success}" if self.success else ""))
+
+    def recorded(self, got: list[Outcome], want: list[Outcome]) -> "Prediction | None":
+        """What the grader records beside a passing verdict: a question's :class:`Prediction`, else None."""
+        return None
 
 
 REGISTRY: dict[str, Check] = {}
@@ -650,6 +652,26 @@ def emit(payload: dict) -> None:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """A learner's prediction as the grader records it: what they answered and whether it was right.
+
+    Recorded, never scored: a question's points are for a well-formed answer (completion credit), and this
+    record feeds the feedback page and the class report. Saved in a result as ``to_json()``.
+    """
+
+    answer: str  # the answer as the learner wrote it, formatted for a person (equal answers format equally)
+    right: bool
+    why: str = ""  # for a wrong answer: the known mistake it matches, else the question's general explanation
+
+    def to_json(self) -> dict:
+        return {"answer": self.answer, "right": self.right, "why": self.why}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Prediction":
+        return cls(answer=str(data["answer"]), right=bool(data["right"]), why=str(data.get("why", "")))
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The grader's decision on one check call; ``attempted`` is False when the answer is still the stub."""
 
@@ -657,6 +679,7 @@ class Verdict:
     message: str
     attempted: bool = True
     mistake: str = ""  # the known mistake the answer was recognised as, when it was
+    prediction: Prediction | None = None  # a question's recorded answer (ok is then about its form only)
 
 
 def verdict(evidence: dict, reference: dict, *, seed: int | None = None) -> Verdict:
@@ -681,12 +704,16 @@ def verdict(evidence: dict, reference: dict, *, seed: int | None = None) -> Verd
             return Verdict(False, f"expected {len(cases)} results, found {len(got)}")
         for case, g, w in zip(cases, got, want):
             case.compare(g, w, case)
+        prediction = check.recorded(got, want)
     except NotAttempted as failure:
         return Verdict(False, str(failure), attempted=False)
     except CheckFailure as failure:
         return Verdict(False, str(failure), mistake=failure.mistake)
     except Exception as exc:  # malformed evidence never earns points
         return Verdict(False, f"unreadable results ({type(exc).__name__}: {exc})")
+    if prediction is not None:
+        return Verdict(True, f"{name}: prediction recorded ({'right' if prediction.right else 'wrong'})",
+                       prediction=prediction)
     return Verdict(True, f"{name}: {len(cases)} checks passed")
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..reference import lazy
 from .core import Case, call_with, close, const, equal, exercise, numbers, raises
-from .questions import NB01, as_tuple, described, is_scalar, question, scalar_tuple
+from .questions import NB01, as_tuple, described, is_int, is_scalar, question
 
 A = "02_shapes_and_matmul"
 check = exercise(A)
@@ -346,15 +346,18 @@ def low_rank_approx(hidden, rng):
 ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple)
 
 
-predict_score_shape = ask(
-    "predict_score_shape", form=described("a tuple of two ints, a shape", scalar_tuple(2)), mistakes=[
-     ((7, 5), "That is K @ Q.T, keys by queries. In Q @ K.T the rows come from Q (5 queries) and the columns "
-              "from K.T, whose columns are the 7 keys: (5, 4) @ (4, 7) -> (5, 7)."),
-     ((4, 4), "That is Q.T @ K, a table over features. Q @ K.T keeps the outer dims, 5 and 7, and sums over "
-              "the inner 4."),
-     ((5, 5), "The columns come from K.T, which has 7 columns, one per key: (5, 4) @ (4, 7) -> (5, 7). Queries "
-              "and keys need not be equally many (cross-attention)."),
-     ((5, 4), "The inner dim 4 is summed over and disappears: (5, 4) @ (4, 7) -> (5, 7).")])
+predict_score_multiplications = ask(
+    "predict_score_multiplications", form=described("an int", is_int), mistakes=[
+     (35, "35 is the number of entries of the (5, 7) table; each entry is a dot product of a query row and a key "
+          "row, 4 products each: 35 * 4 = 140."),
+     (48, "48 counts the numbers in Q and K (20 + 28). Each of the 5 * 7 = 35 query-key pairs multiplies its own 4 "
+          "pairs of features: 140."),
+     (560, "560 multiplies every number of Q with every number of K (20 * 28), but a query's feature i only meets "
+           "a key's feature i: 35 pairs of rows, 4 products each, 140."),
+     (4, "4 products make one entry, and the (5, 7) table has 35 entries: 140."),
+     (20, "20 is the size of Q; the products are 4 per (query, key) pair, and there are 5 * 7 = 35 pairs: 140.")],
+    otherwise="Q K^T is (5, 4) @ (4, 7) -> (5, 7): 35 entries, each the dot product of two 4-vectors, 4 products "
+              "each: 5 * 7 * 4 = 140.")
 
 
 def _table(v):

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..reference import lazy
 from .core import Case, call_with, close, const, exercise, known_mistakes, raises
-from .questions import NB01, as_tuple, described, is_scalar, question, scalar_tuple
+from .questions import NB01, a_number, as_tuple, described, is_scalar, question, scalar_tuple
 
 A = "03_dot_and_outer_products"
 check = exercise(A)
@@ -273,12 +273,18 @@ def linear_weight_grad(hidden, rng):
 ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple)
 
 
-predict_outer_shape = ask(
-    "predict_outer_shape", form=described("a tuple of two ints, a shape", scalar_tuple(2)), mistakes=[
-     ((2, 3), "Rows follow a and columns follow b: a has 3 entries, so 3 rows; b has 2, so 2 columns."),
-     ((3, 3), "The lengths need not match: each of a's 3 entries is paired with each of b's 2, a (3, 2) table."),
-     ((1, 1), "That is the shape of a dot product a^T b, which is not even defined here (lengths 3 and 2); the "
-              "outer product a b^T is (3, 1) @ (1, 2) -> (3, 2).")])
+predict_outer_sum = ask(
+    "predict_outer_sum", form=a_number, compare=close(atol=1e-6, rtol=0), mistakes=[
+     (11, "11 adds the entries of a and of b (6 + 5). The table's entries are products a_i b_j: row i is a_i b, "
+          "which adds up to a_i (1 + 4) = 5 a_i, and the three rows give (1 + 2 + 3) * 5 = 30."),
+     (9, "9 is 1 * 1 + 2 * 4, a dot product of the first two entries. The outer product pairs every entry of a "
+         "with every entry of b: six products, which add up to (1 + 2 + 3) * (1 + 4) = 30."),
+     (6, "6 is the number of entries (3 x 2), not their sum: row i of the table is a_i b, adding up to 5 a_i, "
+         "so the whole table adds up to (1 + 2 + 3) * 5 = 30."),
+     (12, "12 adds the six products as if each were a_i + b_j? Each entry is a product a_i b_j, and together "
+          "they add up to (sum of a) * (sum of b) = 6 * 5 = 30.")],
+    otherwise="Row i of a b^T is a_i b, which adds up to a_i (1 + 4) = 5 a_i; the three rows give "
+              "(1 + 2 + 3) * 5 = 30: the sum of an outer product is (sum of a) * (sum of b).")
 
 predict_scaled_scores = ask(
     "predict_scaled_scores", 

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..reference import lazy
 from .core import Case, call_with, close, const, equal, exercise, fmt, known_mistakes, numbers, raises
-from .questions import NB06, int_in, is_, near, number_in, one_of, question
+from .questions import NB06, int_in, is_, one_of, question
 
 A = "06_sinusoids_and_positions"
 check = exercise(A)
@@ -154,15 +154,22 @@ def sinusoidal_positions(hidden, rng):
 ask = partial(question, A, wording=NB06)  # notebooks 07, 08 and 10 word theirs the same way
 
 
-predict_period_ratio = ask(
-    "predict_period_ratio", label="predict_period_ratio(): period at omega 0.01 divided by the period at omega 0.1",
-    form=number_in(0, 1e6), compare=close(atol=1e-6),
-    mistakes=[(near(0.1), "A smaller omega is a slower hand: it needs more tokens for a full turn, not fewer. The "
-                          "period 2 pi / omega is inversely proportional to omega: 62.8 -> 628, ten times longer."),
-              (near(100.0), "The period is inversely proportional to omega itself, not to its square: dividing omega "
-                            "by 10 multiplies 2 pi / omega by 10 (62.8 -> 628)."),
-              (near(1.0), "The period depends on omega: 2 pi / omega goes from 62.8 to 628 token steps.")],
-    otherwise="The period is 2 pi / omega: dividing omega by 10 multiplies it by 10 (62.8 -> 628 token steps).")
+predict_common_period = ask(
+    "predict_common_period",
+    label="predict_common_period(): the first position p > 0 where the hands of periods 8 and 12 are both back at 0",
+    form=int_in(1, 10**6), compare=equal(),
+    mistakes=[(is_(96), "At 96 = 8 * 12 both hands are back, but not for the first time: 24 is already a whole number "
+                        "of turns for each (3 of the fast hand, 2 of the slow one)."),
+              (is_(12), "At 12 the slow hand is back, but the fast one has made 1.5 turns and points the other way. "
+                        "Both are back at a multiple of 8 and of 12: 24."),
+              (is_(8), "At 8 the fast hand is back, but the slow one has made two thirds of a turn. Both are back at "
+                       "a multiple of 8 and of 12: 24."),
+              (is_(20), "Periods do not add: p must be a whole number of turns of each hand, a multiple of 8 and of "
+                        "12. The first is 24."),
+              (is_(4), "4 divides both periods, but at 4 neither hand is back (half a turn and a third). p must be a "
+                       "multiple of both: 24.")],
+    otherwise="p must be a multiple of 8 (whole turns of the fast hand) and of 12 (of the slow one): the least common "
+              "multiple, 24. Two hands together repeat far later than either alone.")
 
 
 predict_sine_twin = ask(
@@ -174,8 +181,6 @@ predict_sine_twin = ask(
                        "pi / 6), since sin(pi - a) = sin(a)."),
               (is_(11), "sin(11 pi / 6) = -0.5, the mirror image below the axis. The twin is at pi - pi / 6 = 5 pi / 6, "
                         "position 5, since sin(pi - a) = sin(a)."),
-              (is_(13), "13 is outside 0 .. 11 (it is one full period after 1). Within one turn the same sine comes back "
-                        "at pi - pi / 6 = 5 pi / 6: position 5."),
               (is_(1), "Position 1 itself does not count: which other angle in one turn has sine 0.5?")],
     otherwise="Within one turn the same sine comes back at pi - angle: pi - pi / 6 = 5 pi / 6, position 5.")
 

@@ -10,7 +10,7 @@ from ..reference import lazy
 from .core import (Case, Comparator, call_with, close, const, describe, equal, exercise, fmt, known_mistakes,
                    numbers, predicate, raises)
 from .nb06 import MATCH
-from .questions import NB06, ints, is_, near, number_in, one_of, question
+from .questions import NB06, int_in, is_, near, number_in, one_of, question
 
 A = "08_causality_and_masking"
 check = exercise(A)
@@ -359,14 +359,18 @@ def is_causal(hidden, rng):
 
 # ------------------------------------------------------------- predictions
 
-predict_row_2 = ask(
-    "predict_row_2", label="predict_row_2(): the columns of row 2 of a 4x4 causal mask that are allowed",
-    form=ints, compare=equal(),
-    mistakes=[(is_((0, 1)), "A query may read its own position too: key <= query, so row 2 keeps columns 0, 1 and 2."),
-              (is_((2, 3)), "Those are the key positions at and after the query: the future. Row 2 reads keys 0 .. 2."),
-              (is_((3,)), "Column 3 is the one blocked: the future. The allowed columns of row 2 are 0, 1, 2."),
-              (is_((0, 1, 2, 3)), "Column 3 is the future of query 2: blocked. The allowed columns are 0, 1, 2.")],
-    otherwise="Query 2 reads every key at or before it: columns 0, 1 and 2.")
+predict_allowed_pairs = ask(
+    "predict_allowed_pairs", label="predict_allowed_pairs(): the allowed (query, key) pairs of a 6x6 causal mask",
+    form=int_in(0, 36), compare=equal(),
+    mistakes=[(is_(15), "15 leaves out the diagonal, but a query may read its own position (key <= query): row q "
+                        "keeps q + 1 keys, 1 + 2 + ... + 6 = 21."),
+              (is_(36), "36 is every cell: the causal mask blocks each key after its query, the 15 cells above the "
+                        "diagonal, and keeps 21."),
+              (is_(18), "18 is half of 36, but the diagonal belongs to the allowed half: 15 cells below it plus 6 on "
+                        "it, 21."),
+              (is_(6), "6 counts one key per query, its own; query q also reads the q keys before it: 1 + 2 + ... + "
+                       "6 = 21.")],
+    otherwise="Row q keeps keys 0 .. q, q + 1 of them: 1 + 2 + ... + 6 = 6 * 7 / 2 = 21.")
 
 
 predict_multiplied_weight = ask(

@@ -479,21 +479,18 @@ def MultiHeadAttention(hidden, rng):
 ask = partial(question, A, wording=NB09)
 
 
-predict_score_shape = ask(
-    "predict_score_shape", form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
+predict_weight_total = ask(
+    "predict_weight_total", form=a_number, compare=close(atol=1e-4, rtol=0.0), atol=1e-4, rtol=0.0,
     mistakes=[
-        ((7, 5), "That is K Q^T: the table of Q K^T has one row per query (5 target tokens) and one column per key "
-                 "(7 source tokens)."),
-        ((4, 4), "That is Q^T K, a sum over positions: Q K^T sums over the 4 features and keeps the positions, one "
-                 "row per query and one column per key."),
-        ((5, 5), "A square table is self-attention's: here the 5 queries read 7 keys, and cross-attention's table "
-                 "is (5, 7)."),
-        ((7, 7), "A square table is self-attention's: here the 5 queries read 7 keys, and cross-attention's table "
-                 "is (5, 7)."),
-        ((5, 4), "(5, 4) is Q itself, or the output softmax(Q K^T) V: the score table has one entry per (query, key) "
-                 "pair, (5, 7).")],
-    otherwise="Q K^T multiplies (5, 4) by (4, 7): the inner 4 features are summed, leaving one row per query and one "
-              "column per key, (5, 7).")
+        (7.0, "7 would be right if each column summed to 1. The softmax runs over the keys of each query: each of the "
+              "5 rows, one per target token, is a distribution over the 7 source tokens and sums to 1, so 5."),
+        (1.0, "The whole table is not one distribution: each row is, one per query, and there are 5 queries: 5."),
+        (35.0, "35 counts the weights, each of which is below 1; each row of 7 weights sums to 1, and 5 rows sum "
+               "to 5."),
+        (0.0, "Weights are positive (exponentials divided by their sum), so they cannot add up to 0: each of the 5 "
+              "rows sums to 1.")],
+    otherwise="The softmax normalises each query's row over the 7 keys, so each of the 5 rows sums to 1 and the "
+              "table to 5, whatever the scores.")
 
 
 predict_sharp_weight = ask(
@@ -512,14 +509,16 @@ predict_sharp_weight = ask(
 predict_path_steps = ask(
     "predict_path_steps", form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
     mistakes=[
-        ((100, 1), "From position 0 to position 99 the state is updated at positions 1, 2, ..., 99: 99 steps, not 100."),
-        ((98, 1), "From position 0 to position 99 the state is updated at positions 1, 2, ..., 99: 99 steps."),
-        ((99, 99), "Attention is not a chain: the query at position 99 reads the key at position 0 directly, one step "
-                   "whatever the distance."),
-        ((100, 100), "Attention is not a chain: the query at position 99 reads the key at position 0 directly, one "
-                     "step whatever the distance; the recurrence needs 99."),
-        ((1, 99), "The two are swapped: the recurrence passes through every position in between (99 steps); "
-                  "attention reads position 0 directly (1 step)."),
-        ((99, 0), "Reading position 0 is itself one step: the query at 99 meets the key at 0 in one attention layer.")],
-    otherwise="A recurrence carries position 0 to 99 through 99 updates of its state; one attention layer reads "
-              "position 0 from position 99 directly: (99, 1).")
+        ((10, 3), "10 counts positions, not steps: from position 0 to 9 the state is updated at positions 1, 2, "
+                  "..., 9, 9 times."),
+        ((9, 1), "One layer of this attention reads only the 3 positions before a query: position 9 sees 6 .. 9. "
+                 "Position 0 reaches position 3 in layer 1, 6 in layer 2 and 9 in layer 3."),
+        ((9, 4), "Each layer carries information 3 positions further, not 4 (the window's 4 keys include the query "
+                 "itself): 0 -> 3 -> 6 -> 9, 3 layers."),
+        ((9, 9), "A window is not a chain of neighbours: each layer jumps up to 3 positions back, so 3 layers cover "
+                 "the 9 positions between 0 and 9."),
+        ((3, 9), "The two are swapped: the recurrence passes through every position in between (9 updates); the "
+                 "window jumps 3 positions per layer (3 layers)."),
+        ((9, 2), "Two layers carry position 0 only as far as position 6 (0 -> 3 -> 6); position 9 needs a third.")],
+    otherwise="A recurrence carries position 0 to 9 through 9 updates of its state. With a window of itself and the 3 "
+              "positions before, each layer carries information 3 positions further: 0 -> 3 -> 6 -> 9, (9, 3).")

@@ -1,21 +1,30 @@
-"""Graded prediction questions: the learner commits an answer before a cell reveals it.
+"""Prediction questions: the learner commits an answer before a cell reveals it.
 
-A question is an exercise ``name() -> answer`` declared with :func:`question`. Its visible check
-records only that an answer of the right form was given (``form``); its hidden check compares the
-value with ``answer`` and explains a wrong one through ``mistakes``, ``(wrong value or test, why)``
-pairs tried in order, then ``otherwise``. A notebook words its questions one way (:class:`Wording`).
+A question is an exercise ``name() -> answer`` declared with :func:`question`. Its point is for a
+well-formed answer (completion credit, not correctness): both its visible and its hidden check pass
+whenever ``form`` accepts the answer. Right or wrong is still recorded, never scored:
+
+* in the notebook, the cell that computes the true value calls :meth:`Question.reveal`, which prints
+  whether the prediction was right and why;
+* in the grader, :meth:`Question.recorded` compares the learner's answer with the reference run's and
+  puts a :class:`~.core.Prediction` beside the passing verdict, for the feedback page and the class report.
+
+Why a wrong answer is wrong comes from ``mistakes``, ``(wrong value or test, why)`` pairs tried in
+order, then ``otherwise``. The right answer is never written in this package (it is installed where
+learners can read it): the grader takes it from the reference run, the notebook from its own cell.
+A notebook words its questions one way (:class:`Wording`).
 """
 from __future__ import annotations
 
+import importlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..reference import lazy
-from .core import (REGISTRY, Array, Case, Check, Comparator, const, describe, equal, fmt, numbers, predicate,
-                   same_numbers)
+from .core import (REGISTRY, Array, Case, Check, Comparator, Outcome, Prediction, capture, const, describe,
+                   equal, fmt, numbers, predicate, same_numbers)
 
 Form = Callable[[Any], "str | None"]  # the decoded answer -> what is wrong with its form, None when nothing
 Mistake = tuple[Any, str]  # (a wrong value, or a test of the decoded answer, and why it is wrong)
@@ -23,32 +32,92 @@ Mistake = tuple[Any, str]  # (a wrong value, or a test of the decoded answer, an
 
 @dataclass(frozen=True)
 class Wording:
-    """How a notebook labels a question's cases and what it prints when a check passes."""
+    """How a notebook labels a question's cases and what its check prints once the answer is recorded."""
 
     visible: str  # the visible case's label; {label} is the question's own
     hidden: str
-    recorded: str  # printed when the visible check passes
-    right: str = ""  # printed when the hidden check passes; "" prints `recorded` again
+    recorded: str  # printed when an answer of the right form is recorded (never "passed": it earns no more)
 
 
 # Each notebook keeps the words its learners already see.
-NB01 = Wording("{label} (recorded: the cell after next shows the answer)", "{label}", "Prediction recorded.")
-NB04 = Wording("{label}: your prediction", "{label}: is the prediction right?",
-               "Prediction recorded; a cell below reveals the answer.", "Your prediction is right.")
+NB01 = Wording("{label} (recorded: the cell after next shows the answer)", "{label}",
+               "Prediction recorded; the cell after next shows the answer and whether yours was right.")
+NB04 = Wording("{label}: your prediction", "{label}: your prediction, recorded for grading",
+               "Prediction recorded; a cell below reveals the answer and whether yours was right.")
 NB06 = Wording("{label} (the form of your answer; the next cell reveals the value)", "{label}",
-               "Prediction recorded: run the next cell to see the answer.")
-NB09 = Wording("{label}: your prediction", "{label}: is the prediction right?",
-               "Prediction recorded: the next cell reveals the answer.", "Your prediction is right.")
+               "Prediction recorded: the reveal cell below shows the answer and whether yours was right.")
+NB09 = Wording("{label}: your prediction", "{label}: your prediction, recorded for grading",
+               "Prediction recorded: the next cell reveals the answer and whether yours was right.")
 
 
 @dataclass
 class Question(Check):
-    """A question's check: a :class:`Check` whose success line says whether the answer was graded."""
+    """A question's check: passes on a well-formed answer and records whether it was right."""
 
-    right: str = ""
+    form: Form = field(default=lambda got: None, kw_only=True)
+    compare: Comparator = field(default_factory=equal, kw_only=True)  # decides right or wrong, never points
+    explain: Callable[[Any, Any], "str | None"] = field(default=lambda got, want: None, kw_only=True)
+    normalize: Callable[[Any], Any] | None = field(default=None, kw_only=True)
 
-    def success_line(self, hidden: bool) -> str:
-        return self.right if hidden and self.right else self.success
+    def passed_line(self, n: int, hidden: bool) -> str:
+        # The hidden cell runs where the learner does not read it (the grader, the instructor's notebook).
+        return f"✔ {self.name}: {'Prediction recorded for grading.' if hidden else self.success}"
+
+    def judged(self, answer: Any, truth: Any) -> Prediction:
+        """Right or wrong, and why: a decoded ``answer`` against the decoded ``truth``."""
+        try:
+            right = self.compare.mismatch(answer, truth) is None
+        except Exception:  # an answer the comparison cannot read is not the right one
+            right = False
+        why = ""
+        if not right:
+            try:
+                why = self.explain(answer, truth) or ""
+            except Exception:  # a hint is a guess; it must never hide the verdict
+                why = ""
+        return Prediction(answer=fmt(plain(answer)), right=right, why=why)
+
+    def recorded(self, got: list[Outcome], want: list[Outcome]) -> Prediction | None:
+        """The grader's record: the learner's answer against the reference run's (one case, both well formed)."""
+        if len(got) != 1 or len(want) != 1 or got[0].raised or want[0].raised:
+            return None
+        return self.judged(got[0].decoded, want[0].decoded)
+
+    def reveal(self, fn: Callable[[], Any], truth: Any) -> None:
+        """Print whether the prediction ``fn()`` matches ``truth``, the value the calling cell just computed.
+
+        Called from the notebook's reveal cell, in the learner's kernel: it never raises, so an unanswered
+        or malformed prediction cannot stop the notebook; it says what to do instead.
+        """
+        want = capture(lambda: self._normal(truth)).decoded
+        got = capture(lambda: self._normal(fn()))
+        if "NotImplementedError" in got.raised:
+            print(f"No prediction yet: `{self.name}` still raises NotImplementedError. The answer is {fmt(plain(want))}; "
+                  "commit your prediction before the next reveal.")
+            return
+        if got.raised:
+            print(f"`{self.name}()` raised {got.raised[0]}: {got.message}. The answer is {fmt(plain(want))}.")
+            return
+        problem = _form_problem(self.form, got.decoded)
+        if problem:
+            print(f"Your prediction cannot be compared: {problem} The answer is {fmt(plain(want))}.")
+            return
+        p = self.judged(got.decoded, want)
+        if p.right:
+            print(f"✔ Your prediction {p.answer} is right.")
+        else:
+            print(f"✘ Your prediction {p.answer} is wrong; the answer is {fmt(plain(want))}."
+                  + (f" {p.why}" if p.why else ""))
+
+    def _normal(self, value: Any) -> Any:
+        return self.normalize(value) if self.normalize else value
+
+
+def _form_problem(form: Form, answer: Any) -> "str | None":
+    try:
+        return form(answer)
+    except Exception as exc:  # a form that cannot read the answer has found a malformed one
+        return f"the answer could not be read ({type(exc).__name__})."
 
 
 def question(assignment: str, name: str, *, form: Form, wording: Wording, label: str = "",
@@ -56,31 +125,37 @@ def question(assignment: str, name: str, *, form: Form, wording: Wording, label:
              atol: float = 1e-8, rtol: float = 1e-6, normalize: Callable[[Any], Any] | None = None) -> Question:
     """Register the question ``name()`` of ``assignment`` and return its check.
 
-    The right answer is never written here: this package is installed where learners can read it.
-    It is what the reference solution's ``name()`` returns, in the grader (the reference run's
-    evidence) and in the solution notebook. ``label`` names it in messages (``name()`` when left out);
-    ``compare`` judges the hidden value (``equal()`` when left out); a wrong value in ``mistakes`` is
-    recognised within ``atol``/``rtol``; ``normalize`` runs on the learner's value before it is recorded.
+    Both checks (visible and hidden) pass on an answer ``form`` accepts: that is the point. ``compare``
+    judges right or wrong (``equal()`` when left out) for :meth:`Question.reveal` and the grader's record;
+    a wrong value in ``mistakes`` is recognised within ``atol``/``rtol``; ``label`` names the question in
+    messages (``name()`` when left out); ``normalize`` runs on the learner's value before it is recorded.
     """
     label = label or f"{name}()"
-    compare = compare or equal()
-    reference = lazy(assignment)
 
     def call(fn):
         value = fn()
         return normalize(value) if normalize else value
 
     def build(hidden: bool, rng: np.random.Generator) -> list[Case]:
-        if not hidden:  # the form only: no expected value is needed, or shown
-            return [Case(wording.visible.format(label=label), call, const(None),
-                         predicate(lambda got, want: form(got)))]
-        return [Case(wording.hidden.format(label=label), call, lambda: call(lambda: reference(name)()), compare,
-                     hints=[known_answers(mistakes, otherwise, atol=atol, rtol=rtol)])]
+        # The form only, for both: no expected value is needed, or shown. The grader's reference run
+        # records the right answer as its evidence, and Question.recorded compares with it.
+        text = (wording.hidden if hidden else wording.visible).format(label=label)
+        return [Case(text, call, const(None), predicate(lambda got, want: _form_problem(form, got)))]
 
     build.__name__ = name
-    q = Question(assignment, name, build, wording.recorded, wording.right)
+    q = Question(assignment, name, build, wording.recorded, form=form, compare=compare or equal(),
+                 explain=known_answers(mistakes, otherwise, atol=atol, rtol=rtol), normalize=normalize)
     REGISTRY[f"{assignment}:{name}"] = q
     return q
+
+
+def is_question(assignment: str, name: str) -> bool:
+    """Is ``name`` a prediction question of ``assignment`` (False for an assignment this course does not have)?"""
+    try:
+        importlib.import_module(f"{__package__}.nb{assignment[:2]}")
+    except ImportError:
+        return False
+    return isinstance(REGISTRY.get(f"{assignment}:{name}"), Question)
 
 
 def known_answers(mistakes: Sequence[Mistake], otherwise: str = "", *, atol: float = 1e-8,

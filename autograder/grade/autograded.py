@@ -58,6 +58,10 @@ def autograded_notebook(student: NotebookNode, plan: Plan, run: RunResult, tests
 def _verdict(score: TestScore | None) -> list[NotebookNode]:
     if score is None:
         return []
+    if score.status == "passed" and score.prediction is not None:  # points for the form: recorded, not passed
+        p = score.prediction
+        said = "right" if p.right else "wrong" + (f". {p.why}" if p.why else "")
+        return [nbformat.v4.new_output("stream", name="stdout", text=f"recorded: your prediction {p.answer}, {said}\n")]
     if score.status == "passed":
         return [nbformat.v4.new_output("stream", name="stdout", text=f"passed: {score.message}\n")]
     return [nbformat.v4.new_output("error", ename=f"Test {score.status}", evalue=score.message,

@@ -61,6 +61,7 @@ class Assignment:
     exercises: dict[str, Exercise] = field(default_factory=dict)
     ungraded: list[tuple[str, list[dict]]] = field(default_factory=list)  # (student, its fatal problems)
     changed: list[dict] = field(default_factory=list)  # results whose score a person or a penalty changed
+    predictions: dict[str, "Predictions"] = field(default_factory=dict)  # question -> what the class predicted
 
     @property
     def graded(self) -> int:
@@ -93,6 +94,7 @@ def summarise(finals: list[dict]) -> dict[str, Assignment]:
         per_ex: dict[str, list[dict]] = {}
         for t in tests:
             per_ex.setdefault(exercise_of(t["grade_id"]), []).append(t)
+        tally_predictions(a, per_ex)
         for name, ts in per_ex.items():
             ex = a.exercises.setdefault(name, Exercise(name))
             visible = [t for t in ts if not is_hidden(t["grade_id"])]
@@ -111,6 +113,63 @@ def summarise(finals: list[dict]) -> dict[str, Assignment]:
             if named:
                 ex.mistakes.setdefault(named[0], set()).add(student)
     return out
+
+
+# --------------------------------------------------------------------------- predictions
+
+@dataclass
+class Predictions:
+    """What the class predicted for one question, before the reveal: one answer per student."""
+    name: str
+    right: int = 0
+    wrong: Counter = field(default_factory=Counter)  # answer as written -> students who gave it
+    why: dict[str, str] = field(default_factory=dict)  # wrong answer -> why it is wrong
+
+    @property
+    def answered(self) -> int:
+        return self.right + sum(self.wrong.values())
+
+    def most_common_wrong(self) -> tuple[str, int] | None:
+        """The wrong answer most students gave, ties broken by the answer's text; None when nobody was wrong."""
+        if not self.wrong:
+            return None
+        return min(self.wrong.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def tally_predictions(a: Assignment, per_exercise: dict[str, list[dict]]) -> None:
+    """Count one student's recorded predictions (the first test of each question that holds one)."""
+    for name, tests in per_exercise.items():
+        p = next((t["prediction"] for t in tests if t.get("prediction")), None)
+        if p is None:
+            continue
+        tally = a.predictions.setdefault(name, Predictions(name))
+        if p["right"]:
+            tally.right += 1
+        else:
+            tally.wrong[p["answer"]] += 1
+            tally.why.setdefault(p["answer"], p.get("why", ""))
+
+
+def prediction_table(a: Assignment) -> str:
+    """Per question, the share of the class that predicted right and the most common wrong answer."""
+    if not a.predictions:
+        return ""
+    rows = []
+    for q in a.predictions.values():
+        common = q.most_common_wrong()
+        wrong = (f'<td data-wrong-answer="{e(common[0])}" data-wrong-count="{common[1]}"><code>{e(common[0])}</code> '
+                 f'({common[1]} of {a.graded})' + (f'<br><span class="muted">{e(q.why[common[0]])}</span>'
+                                                  if q.why.get(common[0]) else "") + "</td>"
+                 if common else '<td class="muted">none</td>')
+        rows.append(f'<tr data-question="{e(q.name)}"><td>{e(q.name)}</td>'
+                    f'<td data-right="{q.right}" data-of="{a.graded}">{q.right} of {a.graded} '
+                    f'({_pct(q.right, a.graded)})</td><td class="num">{q.answered}</td>{wrong}</tr>')
+    return ("<h3>What the class predicted</h3>"
+            '<p class="muted">Each prediction earns its points for being answered; here is whether it was right. '
+            "The share is of every graded submission (one not answered counts as not right); the most common "
+            "wrong answer is what the class believed before it ran the cell.</p>"
+            "<table><tr><th>question</th><th>predicted right</th><th>answered</th>"
+            f"<th>most common wrong answer</th></tr>{''.join(rows)}</table>")
 
 
 # --------------------------------------------------------------------------- HTML
@@ -234,7 +293,7 @@ def assignment_section(a: Assignment) -> str:
                   '<p class="muted">Per exercise, each known mistake a failed check recognised, with the students '
                   "who made it (a link opens the learner's feedback page). A student counts once per exercise, "
                   "under the mistake their visible check named, else their hidden tests'.</p>",
-                  mistakes(a)]
+                  mistakes(a), prediction_table(a)]
     parts += [changed(a), ungraded(a), "</section>"]
     return "".join(parts)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from ..checks.questions import is_question
 from ..nbio import exercise_of
 from .judge import exercise_status
 
@@ -16,7 +17,7 @@ STYLE = """body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem aut
 section{border:1px solid #ddd;border-radius:.4rem;padding:.6rem 1rem;margin:1rem 0}
 h2{font-size:1.1rem;margin:.2rem 0}.badge{font-weight:600;padding:0 .4rem;border-radius:.3rem}
 .passed{color:#005a3c}.failed,.error,.missing{color:#a03000}.timeout{color:#7a4b00}.not-attempted{color:#555}
-.tampered{color:#0a4f8a}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.88em}
+.tampered{color:#0a4f8a}.recorded,.right{color:#005a3c}.wrong{color:#a03000}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.88em}
 .msg{font-family:ui-monospace,monospace;font-size:.9em;white-space:pre-wrap}.note{background:#fff8e1;padding:.4rem .6rem}
 table{border-collapse:collapse}.gid{color:#555;font-size:.85em;font-family:ui-monospace,monospace}td,th{padding:.2rem .6rem .2rem 0;text-align:left}"""
 
@@ -76,6 +77,33 @@ def exercises(result: dict) -> list[Exercise]:
     return list(out.values())
 
 
+# ------------------------------------------------------------------------- predictions
+# A prediction's points are for a well-formed answer, so its test is "recorded", never "passed"; whether
+# the answer was right is said apart, with the reason when it was not.
+
+def prediction_status(status: str, question: bool) -> str:
+    """A status as the learner reads it: a question's passing test was recorded, not passed."""
+    return "recorded" if question and status == "passed" else shown(status)
+
+
+def prediction_class(status: str, question: bool) -> str:
+    """The CSS class of a status; a question's passing test gets its own, so no "passed" shows even in the markup."""
+    return "recorded" if question and status == "passed" else status.replace(" ", "-")
+
+
+def prediction_note(ex: Exercise) -> str:
+    """One paragraph: the learner's recorded prediction, right or wrong, and why; "" when none was recorded."""
+    p = next((t["prediction"] for t in ex.tests if t.get("prediction")), None)
+    if p is None:
+        return ""
+    e = html.escape
+    verdict = ('<b class="right">right</b>.' if p["right"] else
+               '<b class="wrong">wrong</b>.' + (f" {e(p.get('why', ''))}" if p.get("why") else ""))
+    return (f'<p class="prediction" data-right="{str(bool(p["right"])).lower()}">Your prediction '
+            f'<code>{e(p["answer"])}</code> was {verdict} Its points are for answering before the reveal, '
+            "right or wrong.</p>")
+
+
 def _num(x: float) -> str:
     return f"{x:g}"
 
@@ -89,17 +117,21 @@ def page(result: dict) -> str:
     for ex in exercises(result):
         got, of = ex.points
         status = ex.status
+        question = is_question(result["assignment_id"], ex.name)
         rows = "".join(
             f'<tr><td>{"hidden test" if is_hidden(t["grade_id"]) else "visible check"} '
             f'<span class="gid">{e(t["grade_id"])}</span></td>'
             f'<td>{e(_num(t["points"]))} / {e(_num(t["max_points"]))}</td>'
-            f'<td class="{e(t["status"].replace(" ", "-"))}">{e(shown(t["status"]))}</td>'
+            f'<td class="{e(prediction_class(t["status"], question))}">{e(prediction_status(t["status"], question))}</td>'
             + (f'<td>changed by your instructor (automatic score {e(_num(t["auto_points"]))})</td>'
                if t.get("overridden") else "<td></td>") + "</tr>"
             for t in ex.tests)
         message = ex.message() if status != "passed" else ""
-        body = [f'<h2>{e(ex.name)} <span class="badge {e(status.replace(" ", "-"))}">{e(shown(status))}</span> '
+        body = [f'<h2>{e(ex.name)} <span class="badge {e(prediction_class(status, question))}">'
+                f'{e(prediction_status(status, question))}</span> '
                 f'<span>{e(_num(got))} / {e(_num(of))} points</span></h2>', f"<table>{rows}</table>"]
+        if question:
+            body.append(prediction_note(ex))
         if message and status != "not attempted":
             body.append(f'<p class="msg">{e(message)}</p>')
         if NEXT.get(status):

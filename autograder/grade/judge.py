@@ -34,15 +34,33 @@ class ReferenceError(RuntimeError):
 
 @dataclass
 class TestScore:
+    """One graded test cell's score, as saved in ``results/<student>/<assignment>.json`` under ``scores``.
+
+    A prediction question's test also carries ``prediction``: the learner's answer and whether it was
+    right (``{"answer": "(80, 80)", "right": false, "why": "..."}``, see :class:`~..checks.core.Prediction`).
+    It is recorded, never scored: the test's points are for a well-formed answer. The key is left out
+    for every other test, and results saved before it existed read with ``prediction = None``.
+    """
+
     grade_id: str
     points: float
     max_points: float
     status: str  # one of STATUSES
     message: str = ""
     mistake: str = ""  # the known mistake a failed check recognised (for the class report), else ""
+    prediction: core.Prediction | None = None  # a question's recorded answer, right or wrong
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data.pop("prediction")
+        if self.prediction is not None:
+            data["prediction"] = self.prediction.to_json()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TestScore":
+        prediction = data.get("prediction")
+        return cls(**{**data, "prediction": core.Prediction.from_json(prediction) if prediction else None})
 
 
 def evidence_of(outputs: list[dict]) -> list:
@@ -127,12 +145,15 @@ def _score_one(cell, test: SourceTest, reference: list | None, seed: int) -> Tes
     got = evidence_of(cell.outputs)
     if len(got) != len(reference):
         return result("failed", f"expected {len(reference)} check result(s), found {len(got)}")
-    messages = []
+    messages, verdicts = [], []
     for student, want in zip(got, reference):
         v = core.verdict(student if isinstance(student, dict) else {}, want, seed=seed)
+        verdicts.append(v)
         if not v.ok:
             failed = result("failed" if v.attempted else "not attempted", v.message)
             failed.mistake = v.mistake
             return failed
         messages.append(v.message)
-    return result("passed", "; ".join(messages), earned=True)
+    passed = result("passed", "; ".join(messages), earned=True)
+    passed.prediction = next((v.prediction for v in verdicts if v.prediction), None)
+    return passed

@@ -13,7 +13,9 @@ from .discover import Problem
 from .engine import Limits
 from .judge import TestScore
 
-RESULT_VERSION = 1  # bump when a change to grading makes saved results stale
+# Bump when a change to grading makes saved results stale. 2: a prediction earns its points for a well-formed
+# answer and its test score records the answer (TestScore.prediction); version-1 results still read.
+RESULT_VERSION = 2
 
 
 def _problem(data: dict) -> Problem:
@@ -94,7 +96,13 @@ class Job:
 @dataclass(kw_only=True)
 class SubmissionResult:
     """The result of grading one notebook: what is saved in ``results/<student>/<assignment>.json``
-    (:meth:`to_json`) and what the CSVs, the gradebook and the feedback pages are built from."""
+    (:meth:`to_json`) and what the CSVs, the gradebook and the feedback pages are built from.
+
+    A prediction question's learner answer travels in its test scores: each passing test of a question
+    holds ``prediction`` (:class:`~.judge.TestScore`), the answer as written and whether it was right, with
+    the reason when wrong. Its points and status are about the form alone. Results saved before (no
+    ``prediction`` key) read with none.
+    """
 
     assignment_id: str
     source_hash: str
@@ -134,5 +142,5 @@ class SubmissionResult:
     def from_json(cls, data: dict) -> "SubmissionResult":
         known = {f.name for f in dataclasses.fields(cls)} - {"autograded"}
         return cls(**{**{k: v for k, v in data.items() if k in known},
-                      "scores": [TestScore(**s) for s in data.get("scores", [])],
+                      "scores": [TestScore.from_json(s) for s in data.get("scores", [])],
                       "problems": [_problem(p) for p in data.get("problems", [])]})

@@ -180,11 +180,11 @@ def low_rank_approx(X, r):
     U, s, Vt = np.linalg.svd(X, full_matrices=False)
     return (U[:, :r] * s[:r]) @ Vt[:, :r].T
 '''),
-    returns("predict_score_shape", "keys_by_queries", "(7, 5)", "keys by queries"),
-    returns("predict_score_shape", "square_table", "(5, 5)",
-            "need not be equally many"),
-    returns("predict_score_shape", "features_table", "(4, 4)", "Q.T @ K"),
-    returns("predict_score_shape", "not_a_shape", "35", "a tuple of two ints"),
+    returns("predict_score_multiplications", "counts_entries", "35", "each entry is a dot product"),
+    returns("predict_score_multiplications", "adds_the_sizes", "20 + 28", "counts the numbers in Q and K"),
+    returns("predict_score_multiplications", "every_pair_of_numbers", "20 * 28", "only meets a key's feature i"),
+    returns("predict_score_multiplications", "one_entry", "4", "35 entries"),
+    returns("predict_score_multiplications", "the_shape", "(5, 7)", "an int"),
     Mistake("predict_reshape_head0", "thinks_reshape_splits_features",
             "def predict_reshape_head0():\n    return [[0, 1], [4, 5], [8, 9]]\n", "keeps the flat order"),
     returns("predict_reshape_head0", "head_one", "[[2, 3], [6, 7], [10, 11]]",
@@ -243,7 +243,7 @@ def low_rank_approx(X, r):
         out += s[i] * np.outer(U[:, i], Vt[i])
     return out
 ''',
-    "predict_score_shape": answer("predict_score_shape", "[5, 7]"),
+    "predict_score_multiplications": answer("predict_score_multiplications", "5 * 7 * 4"),
     "predict_reshape_head0": answer("predict_reshape_head0", "((0.0, 1.0), (2.0, 3.0), (4.0, 5.0))"),
     "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]]))\n",
 }

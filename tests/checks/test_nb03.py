@@ -134,10 +134,10 @@ def linear_weight_grad(g, x):
 def linear_weight_grad(g, x):
     return -np.outer(g, x)
 ''', "sign flipped"),
-    returns("predict_outer_shape", "columns_follow_a", "(2, 3)", "Rows follow a"),
-    returns("predict_outer_shape", "square", "(3, 3)", "need not match"),
-    returns("predict_outer_shape", "dot_shape", "(1, 1)", "dot product"),
-    returns("predict_outer_shape", "not_a_shape", "6", "a tuple of two ints"),
+    returns("predict_outer_sum", "adds_a_and_b", "11", "adds the entries of a and of b"),
+    returns("predict_outer_sum", "dot_of_the_first_two", "9", "a dot product of the first two entries"),
+    returns("predict_outer_sum", "counts_entries", "6", "the number of entries"),
+    returns("predict_outer_sum", "the_shape", "(3, 2)", "answer with a number"),
     returns("predict_scaled_scores", "dot_ignores_length", "(11.0, 0.984)",
             "grows with the lengths"),
     returns("predict_scaled_scores", "cosine_scales_too", "(55.0, 4.92)",
@@ -184,7 +184,7 @@ def project(u, v):
 def linear_weight_grad(g, x):
     return g.reshape(-1, 1) @ x.reshape(1, -1)
 ''',
-    "predict_outer_shape": answer("predict_outer_shape", "[3, 2]"),
+    "predict_outer_sum": answer("predict_outer_sum", "float(sum([1, 2, 3]) * sum([1, 4]))"),
     "predict_scaled_scores": answer("predict_scaled_scores", "(5 * 11, 11 / (5 * 5 ** 0.5))"),
     "predict_score_rank": answer("predict_score_rank", "2"),
 }

@@ -149,13 +149,13 @@ def first_repeat(omegas, horizon=10_000):
             return p
     return None
 ''', "only the first clock"),
-    returns("predict_period_ratio", "shorter", "0.1", "slower hand"),
-    returns("predict_period_ratio", "squared", "100.0", "not to its square"),
-    returns("predict_period_ratio", "unchanged", "1.0", "depends on omega"),
-    returns("predict_period_ratio", "not_a_number", '"ten times longer"', "one number"),
+    returns("predict_common_period", "product_of_periods", "96", "not for the first time"),
+    returns("predict_common_period", "slow_hand_only", "12", "points the other way"),
+    returns("predict_common_period", "periods_add", "20", "Periods do not add"),
+    returns("predict_common_period", "not_an_int", "24.0", "one int"),
     returns("predict_sine_twin", "opposite_point", "7", "opposite"),
     returns("predict_sine_twin", "mirror_below", "11", "mirror image"),
-    returns("predict_sine_twin", "next_period", "13", "outside 0 .. 11"),
+    returns("predict_sine_twin", "next_period", "13", "between 0 and 11"),  # malformed: no point, the form says why
     returns("predict_sine_twin", "a_float", "5.0", "one int"),
     returns("predict_offset_terms", "only_pe_pe", '"only PE.PE"', "sin(a) cos(b)"),
     returns("predict_offset_terms", "all_four", '"all four"', "absolute position"),
@@ -170,7 +170,7 @@ def first_repeat(omegas, horizon=10_000):
         if all(abs(p / P - round(p / P)) < 1e-7 for P in periods):
             return p
 ''',
-    "predict_period_ratio": answer("predict_period_ratio", "10"),
+    "predict_common_period": answer("predict_common_period", "next(p for p in range(1, 100) if p % 8 == p % 12 == 0)"),
     "predict_sine_twin": answer("predict_sine_twin", "int(np.int64(5))"),
     "predict_offset_terms": '''
 def predict_offset_terms():

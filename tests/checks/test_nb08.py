@@ -165,10 +165,10 @@ def masked_softmax(scores, allowed):
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 ''', "name the row"),
-    returns("predict_row_2", "diagonal_excluded", "(0, 1)", "its own position"),
-    returns("predict_row_2", "the_future", "(2, 3)", "the future"),
-    returns("predict_row_2", "everything", "(0, 1, 2, 3)", "column 3"),
-    returns("predict_row_2", "a_list", "[0, 1, 2]", "tuple of ints"),
+    returns("predict_allowed_pairs", "diagonal_excluded", "15", "leaves out the diagonal"),
+    returns("predict_allowed_pairs", "everything", "36", "blocks each key after its query"),
+    returns("predict_allowed_pairs", "half_of_the_table", "18", "the diagonal belongs"),
+    returns("predict_allowed_pairs", "row_2_again", "(0, 1, 2)", "one int"),
     returns("predict_multiplied_weight", "zero", "0.0", "exp(0) = 1"),
     returns("predict_multiplied_weight", "unmasked_weight", "0.665", "no mask at all"),
     returns("predict_multiplied_weight", "uniform", "1 / 3", "not all equal"),
@@ -178,7 +178,7 @@ def masked_softmax(scores, allowed):
 ]
 
 ALTERNATIVES = {
-    "predict_row_2": answer("predict_row_2", "tuple(range(3))"),
+    "predict_allowed_pairs": answer("predict_allowed_pairs", "sum(range(1, 7))"),
     "predict_multiplied_weight": answer("predict_multiplied_weight", "float(1 / (np.exp(2) + np.exp(1) + 1))"),
     "predict_first_position_loss": answer("predict_first_position_loss", '"about the same"'),
     "causal_mask": '''

@@ -156,13 +156,10 @@ MISTAKES += [
                  'assert mask.any(-1).all(), "a row keeps no key"'),
     sdpa_mistake("only_an_all_false_mask_is_caught", "keeps no key: its softmax would be 0/0 = NaN",
                  'if not mask.any():\n            raise ValueError("the mask allows nothing: row 0")'),
-    returns("predict_score_shape", "k_q_transposed", "(7, 5)", "That is K Q^T"),
-    returns("predict_score_shape", "sum_over_positions", "(4, 4)",
-            "Q^T K, a sum over positions"),
-    returns("predict_score_shape", "square_like_self_attention", "(5, 5)",
-            "square table is self-attention's"),
-    returns("predict_score_shape", "the_output_shape", "(5, 4)",
-            "one entry per (query, key) pair"),
+    returns("predict_weight_total", "columns_sum_to_one", "7.0", "if each column summed to 1"),
+    returns("predict_weight_total", "one_distribution", "1", "each row is, one per query"),
+    returns("predict_weight_total", "counts_the_weights", "35", "counts the weights"),
+    returns("predict_weight_total", "the_shape", "(5, 7)", "answer with a number"),
     returns("predict_sharp_weight", "scaling_like_a_shift", "0.576",
             "Multiplying the scores is not adding to them"),
     returns("predict_sharp_weight", "flatter_not_sharper", "1 / 3",
@@ -171,13 +168,11 @@ MISTAKES += [
             "Softmax exponentiates"),
     returns("predict_sharp_weight", "unrecognised", "0.7",
             "which is why 09 divides by sqrt(d_k)"),
-    returns("predict_path_steps", "counts_positions_not_steps", "(100, 1)",
-            "99 steps, not 100"),
-    returns("predict_path_steps", "attention_as_a_chain", "(99, 99)",
-            "Attention is not a chain"),
-    returns("predict_path_steps", "swapped", "(1, 99)", "swapped"),
-    returns("predict_path_steps", "reading_is_free", "(99, 0)",
-            "Reading position 0 is itself one step"),
+    returns("predict_path_steps", "counts_positions_not_steps", "(10, 3)", "counts positions, not steps"),
+    returns("predict_path_steps", "one_layer_reads_everything", "(9, 1)", "position 9 sees 6 .. 9"),
+    returns("predict_path_steps", "window_size_counts_the_query", "(9, 4)", "3 positions further, not 4"),
+    returns("predict_path_steps", "swapped", "(3, 9)", "swapped"),
+    returns("predict_path_steps", "not_a_pair", "12", "tuple of 2 numbers"),
 ]
 
 ROPE_TEMPLATE = '''
@@ -284,9 +279,9 @@ class MultiHeadAttention(nn.Module):
 }
 
 ALTERNATIVES.update({
-    "predict_score_shape": answer("predict_score_shape", "[5, 7]"),
+    "predict_weight_total": answer("predict_weight_total", "5 * 1.0"),
     "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return math.exp(10) / (math.exp(10) + 2)\n",
-    "predict_path_steps": answer("predict_path_steps", "99, 1"),
+    "predict_path_steps": answer("predict_path_steps", "10 - 1, 9 // 3"),
 })
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here

@@ -1,0 +1,187 @@
+"""Are predictions graded for completion, and is right or wrong still said, at the reveal and to the instructor?
+
+A question's points are for a well-formed answer; whether it was right travels beside the score
+(``TestScore.prediction``) to validate, the feedback page and report.html, none of which says "passed" for one.
+These run one question of 01 in-process (tests/harness.py, no kernel) and build the pages from made-up records.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+
+import pytest
+
+from autograder.checks import core
+from autograder.checks.questions import Question, is_question
+from autograder.grade import classreport, feedback
+from autograder import validate
+from autograder.grade import judge
+from autograder.grade.records import SubmissionResult
+from tests.harness import answer, reveal_text, run_exercise
+
+A = "01_tokens_and_ids"
+Q = "predict_param_counts"  # (parameters of a 1000 x 16 table, activations of a 5-token lookup) = (16000, 80)
+WHY_80_80 = "holds all V rows"  # the start of the known mistake (80, 80)'s explanation in nb01.py
+
+
+def test_the_question_is_known_as_one_and_an_exercise_is_not():
+    assert is_question(A, Q) and not is_question(A, "encode") and not is_question("no_such_notebook", Q)
+
+
+def test_a_wrong_prediction_of_the_right_form_earns_every_point_and_is_recorded_wrong_with_its_reason():
+    verdicts = run_exercise(A, Q, answer(Q, "(80, 80)"))
+    assert len(verdicts) == 2  # the visible check and the hidden one
+    for v in verdicts:
+        assert v.local is None and v.graded, f"{v.grade_id} took a point from a well-formed answer: {v.grader_message}"
+        assert [(p.answer, p.right) for p in v.predictions] == [("(80, 80)", False)]
+        assert WHY_80_80 in v.predictions[0].why
+
+
+def test_a_right_prediction_is_recorded_right_without_a_reason():
+    for v in run_exercise(A, Q, answer(Q, "(16_000, 80)")):
+        assert v.graded and [(p.answer, p.right, p.why) for p in v.predictions] == [("(16000, 80)", True, "")]
+
+
+@pytest.mark.parametrize("value", ["(80,)", "'16000, 80'", "(16000.5, 80)", "None"])
+def test_a_malformed_prediction_earns_nothing(value):
+    for v in run_exercise(A, Q, answer(Q, value)):
+        assert isinstance(v.local, core.CheckFailure) and not v.graded and not v.predictions
+        assert "expected a tuple of two ints" in str(v.local)
+
+
+def test_the_reveal_says_right_or_wrong_and_why_and_never_raises():
+    assert reveal_text(A, Q, answer(Q, "(16000, 80)")).startswith("✔ Your prediction (16000, 80) is right.")
+    wrong = reveal_text(A, Q, answer(Q, "(80, 80)"))
+    assert "is wrong; the answer is (16000, 80)." in wrong and WHY_80_80 in wrong
+    assert "cannot be compared: expected a tuple of two ints" in reveal_text(A, Q, answer(Q, "(80,)"))
+    stub = "def predict_param_counts():\n    raise NotImplementedError()\n"
+    assert "No prediction yet" in reveal_text(A, Q, stub)
+    broken = "def predict_param_counts():\n    return 1 / 0\n"
+    assert "raised ZeroDivisionError" in reveal_text(A, Q, broken)
+
+
+def test_a_question_check_says_recorded_and_never_passed():
+    q = core.REGISTRY[f"{A}:{Q}"]
+    assert isinstance(q, Question)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        q(lambda: (80, 80))
+        q(lambda: (80, 80), hidden=True)
+    assert out.getvalue().count("Prediction recorded") == 2 and "passed" not in out.getvalue()
+    assert "recorded for grading" in out.getvalue().splitlines()[1]
+    with pytest.raises(core.CheckFailure, match="expected a tuple of two ints"):
+        q(lambda: [80])
+
+
+def test_the_grader_records_no_prediction_for_an_answer_that_raised():
+    q = core.REGISTRY[f"{A}:{Q}"]
+    right = core.Outcome(value=core.encode((16000, 80)))
+    assert q.recorded([core.Outcome(raised=("ValueError",), message="x")], [right]) is None
+    assert q.recorded([right], [right]) == core.Prediction("(16000, 80)", True)
+
+
+# --------------------------------------------------------------------------- where the record travels
+
+def prediction_score(right: bool, answer_text: str = "(80, 80)", why: str = "the whole table") -> judge.TestScore:
+    return judge.TestScore(f"test_{Q}", 1.0, 1.0, "passed", "recorded",
+                     prediction=core.Prediction(answer_text, right, "" if right else why))
+
+
+def test_a_prediction_survives_the_saved_result_and_an_old_result_still_reads():
+    result = SubmissionResult(assignment_id=A, source_hash="h", seed=0, student_id="s",
+                              scores=[prediction_score(False), judge.TestScore("test_encode", 1.0, 1.0, "passed")])
+    saved = json.loads(json.dumps(result.to_json()))
+    assert saved["scores"][0]["prediction"] == {"answer": "(80, 80)", "right": False, "why": "the whole table"}
+    assert "prediction" not in saved["scores"][1]  # only a question's score carries one
+    assert SubmissionResult.from_json(saved) == result
+    old = {"version": 1, "assignment_id": A, "source_hash": "h", "seed": 0,
+           "scores": [{"grade_id": f"test_{Q}", "points": 0.0, "max_points": 1.0, "status": "failed"}]}
+    assert SubmissionResult.from_json(old).scores[0].prediction is None
+
+
+def printed_report(tests: list[validate.TestResult]) -> str:
+    lines: list[str] = []
+    validate._print_report(type("P", (), {"name": f"{A}.ipynb"})(), [validate.ExerciseReport(Q, tests)], 0, None, 0.0, lines.append)
+    return "\n".join(lines)
+
+
+def test_validate_says_recorded_and_right_or_wrong_never_passed():
+    wrong = validate.TestResult(f"test_{Q}", 1.0, "recorded", "", core.Prediction("(80, 80)", False, "the whole table"))
+    text = printed_report([wrong])
+    assert "recorded" in text and "your prediction (80, 80): wrong. the whole table" in text
+    assert "passed" not in text and "1 of 1 points" in text
+    right = validate.TestResult(f"test_{Q}", 1.0, "recorded", "", core.Prediction("(16000, 80)", True))
+    assert "your prediction (16000, 80): right." in printed_report([right])
+    assert "passed" not in printed_report([validate.TestResult(f"test_{Q}", 1.0, "recorded")])  # run locally: no verdict
+
+
+def feedback_page(scores: list[dict]) -> str:
+    return feedback.page({"assignment_id": A, "student_id": "s", "scores": scores})
+
+
+def test_the_feedback_page_says_recorded_and_right_or_wrong_never_passed():
+    wrong = {**prediction_score(False).to_json(), "points": 1.0}
+    page = feedback_page([wrong, {**wrong, "grade_id": f"test_{Q}_hidden"}])
+    section = re.search(rf'<section aria-label="{Q}">.*?</section>', page, re.S).group(0)
+    assert "passed" not in section and ">recorded<" in section
+    assert 'data-right="false"' in section and "<code>(80, 80)</code> was <b class=\"wrong\">wrong</b>." in section
+    assert "the whole table" in section
+    right = feedback_page([prediction_score(True, "(16000, 80)").to_json()])
+    assert 'data-right="true"' in right and "passed" not in re.search(r"<section.*</section>", right, re.S).group(0)
+    old = feedback_page([{"grade_id": f"test_{Q}", "points": 1.0, "max_points": 1.0, "status": "passed"}])
+    assert "passed" not in re.search(r"<section.*</section>", old, re.S).group(0)  # saved before: still not "passed"
+
+
+def test_report_shows_the_share_that_predicted_right_and_the_most_common_wrong_answer():
+    answers = {"ann": ("(16000, 80)", True), "bob": ("(80, 80)", False), "cy": ("(80, 80)", False),
+               "dee": ("(80, 16000)", False), "eve": ("(16000, 80)", True), "fay": None}  # fay left it blank
+    finals = []
+    for student, given in answers.items():
+        tests = [{"grade_id": f"test_{Q}", "points": 0.0, "max_points": 1.0, "status": "not attempted"}]
+        if given:
+            tests = [{**prediction_score(given[1], given[0], "why " + given[0]).to_json(), "grade_id": gid}
+                     for gid in (f"test_{Q}", f"test_{Q}_hidden")]  # two tests, one answer: counted once
+        finals.append({"student_id": student, "assignment_id": A, "scores": tests, "problems": [],
+                       "score": sum(t["points"] for t in tests), "max_score": 2.0})
+    page = classreport.page(finals)
+    row = re.search(rf'<tr data-question="{Q}">.*?</tr>', page, re.S).group(0)
+    assert 'data-right="2" data-of="6"' in row and "2 of 6 (33%)" in row
+    assert 'data-wrong-answer="(80, 80)" data-wrong-count="2"' in row and "why (80, 80)" in row
+    tally = classreport.summarise(finals)[A].predictions[Q]
+    assert tally.answered == 5 and tally.most_common_wrong() == ("(80, 80)", 2)
+
+
+def test_the_most_common_wrong_answer_breaks_ties_by_its_text_and_is_none_when_all_were_right():
+    tally = classreport.Predictions(Q, right=1)
+    assert tally.most_common_wrong() is None
+    tally.wrong.update({"(9, 9)": 1, "(1, 1)": 1})
+    assert tally.most_common_wrong() == ("(1, 1)", 1)
+
+
+# --------------------------------------------------------------------------- end to end
+
+@pytest.mark.slow
+def test_validate_through_the_grader_says_recorded_and_wrong_with_the_reason(tmp_path):
+    """The student's notebook with one wrong prediction, checked the way `grade` would check it."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    from autograder import paths
+    from autograder.nbio import grade_id, is_solution_cell
+
+    nb = nbformat.read(paths.notebooks_dir() / f"{A}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if is_solution_cell(cell) and grade_id(cell) == Q:
+            cell.source = answer(Q, "(80, 80)")
+    path = tmp_path / f"{A}.ipynb"
+    nbformat.write(nb, path)
+    r = subprocess.run([sys.executable, "-m", "autograder", "validate", str(path)], capture_output=True, text=True,
+                       timeout=600)
+    lines = r.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["recorded", Q])
+    assert "your prediction (80, 80): wrong." in lines[at + 1] and WHY_80_80 in lines[at + 1], r.stdout
+    assert not any("passed" in line and "predict_" in line for line in lines), r.stdout
