@@ -175,7 +175,7 @@ def _choose_all(pieces: tuple[Piece, ...], search: _Search, *, mine: bool) -> tu
     for piece in pieces:
         # Given code goes with its notebook's exercises: yours only if every one of them before it is yours.
         partners = [c for c in choices if c.piece.assignment == piece.assignment and c.piece.exercise]
-        if not piece.exercise and any(c.whose != YOURS for c in partners):
+        if mine and not piece.exercise and any(c.whose != YOURS for c in partners):
             names = ", ".join(c.piece.name for c in partners if c.whose != YOURS)
             choices.append(_course(piece, f"given code of {piece.assignment[:2]}, taken with the course's {names}"))
         else:
