@@ -39,7 +39,17 @@ SEED_ENV = "AUTOGRADER_SEED"  # the grader picks one per run; hidden inputs foll
 MAX_ELEMENTS = 1_000_000  # evidence larger than this is refused, not shipped
 
 
-class CheckFailure(AssertionError):
+class ShownAsMessage:
+    """An error a learner should read as a sentence, not as our frames: IPython shows the traceback that
+    ``_render_traceback_`` returns instead of its own (``__tracebackhide__`` hides a frame from pytest only).
+    The cell still ends in an error, so Run All stops there and nbgrader still sees a failed test."""
+
+    def _render_traceback_(self) -> list[str]:
+        red, plain = "\x1b[0;31m", "\x1b[0m"  # the colour IPython gives an exception's name
+        return [f"{red}{type(self).__name__}{plain}: {self}"]
+
+
+class CheckFailure(ShownAsMessage, AssertionError):
     """An answer is wrong; the message says what and, when we can tell, why.
 
     ``mistake`` is the known mistake the answer was recognised as (a hint's text), "" when none was.

@@ -1,0 +1,278 @@
+"""The learner's own earlier pieces, for the notebooks that build on them (05, 09 and 10).
+
+A later notebook calls functions written in earlier ones. Each notebook runs in its own kernel, so the
+learner's versions reach it only through their saved notebooks. :func:`use_pieces` is the one way a
+set-up cell gets them. For each piece it takes, in this order:
+
+1. the learner's own version, when their saved notebook is found and that version passes the visible
+   cases of its exercise's check (every case that needs no course solution, so the verdict is the same
+   on a student's machine and on ours);
+2. else the course's reference, when the solutions are installed (this repository, the grader);
+3. else nothing: it stops with one :class:`PiecesMissing` message naming each notebook and function to
+   finish.
+
+It prints one line per piece: whose it is and why. Under grading (nbgrader's ``NBGRADER_EXECUTION``, or
+our grader's evidence mode) it always takes the reference, so one notebook's grade never depends on
+another's. From a learner's saved notebook only the set-up, library and solution cells run (see
+:func:`autograder.reference.load_cells`), never its demos or checks.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import paths, reference
+from .checks import core
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One earlier definition a notebook builds on."""
+
+    assignment: str  # the notebook that defines it, e.g. "08_causality_and_masking"
+    name: str
+    # False for given code (a library cell) that travels with its notebook's exercises and has no check of
+    # its own: it is taken from the same notebook as the exercise listed before it.
+    exercise: bool = True
+
+
+def _pieces(assignment: str, *names: str, exercise: bool = True) -> tuple[Piece, ...]:
+    return tuple(Piece(assignment, name, exercise) for name in names)
+
+
+# Which earlier pieces each notebook's set-up cell asks for (the contract's list), in the order printed.
+NEEDS: dict[str, tuple[Piece, ...]] = {
+    "05_gradients_and_chain_rule": (
+        _pieces("01_tokens_and_ids", "build_vocab", "encode", "decode", "embedding_lookup")
+        + _pieces("04_softmax_and_probability", "cross_entropy", "sample_token")),
+    "09_attention": (
+        _pieces("02_shapes_and_matmul", "split_heads", "merge_heads")
+        + _pieces("03_dot_and_outer_products", "score_table")
+        + _pieces("04_softmax_and_probability", "softmax")
+        + _pieces("07_complex_rotations_and_rope", "apply_rope")
+        + _pieces("08_causality_and_masking", "masked_softmax", "is_causal")),
+    "10_decoder_block": (
+        _pieces("09_attention", "MultiHeadAttention", "scaled_dot_product_attention")
+        + _pieces("09_attention", "apply_rope_torch", exercise=False)
+        + _pieces("06_sinusoids_and_positions", "sinusoidal_positions")
+        + _pieces("08_causality_and_masking", "is_causal")),
+}
+
+YOURS, COURSE = "yours", "the course's"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Which version of one piece a notebook runs on, and why."""
+
+    piece: Piece
+    whose: str  # YOURS, COURSE, or "" when neither could be had
+    why: str
+    value: Any = field(default=None, repr=False, compare=False)
+
+    def line(self, width: int = 0) -> str:
+        """``name (NN) whose: why``, the name padded to ``width`` so a notebook's lines align."""
+        return f"{self.piece.name:{width}s} ({self.piece.assignment[:2]}) {self.whose or 'missing'}: {self.why}"
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """What :func:`use_pieces` found: one choice per piece, looked up by name (``pieces["softmax"]``)."""
+
+    choices: tuple[Choice, ...]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.choice(name).value
+
+    def whose(self, name: str) -> str:
+        """``YOURS`` or ``COURSE``: whose version of ``name`` this notebook runs on."""
+        return self.choice(name).whose
+
+    def choice(self, name: str) -> Choice:
+        for choice in self.choices:
+            if choice.piece.name == name:
+                return choice
+        raise KeyError(f"no earlier piece named {name!r}; the pieces here are "
+                       f"{', '.join(c.piece.name for c in self.choices)}")
+
+
+class PiecesMissing(core.ShownAsMessage, RuntimeError):
+    """Neither the learner's version nor the course's of some piece is here. ``missing`` holds them."""
+
+    def __init__(self, notebook: str, missing: tuple[Choice, ...]):
+        self.missing = missing
+        lines = [f"{notebook} builds on functions from earlier notebooks, and these are not ready:"]
+        lines += [f"  - {c.piece.name} in {c.piece.assignment}.ipynb ({c.why})" for c in missing]
+        lines.append("Finish each one there until its check passes, save that notebook, then run this cell "
+                     "again. (The course's own versions are not installed here to stand in.)")
+        super().__init__("\n".join(lines))
+
+
+@dataclass(frozen=True)
+class _Search:
+    """How one top-level call looks for the learner's notebooks; nested loads (a learner's 09 asking for its
+    own 08) inherit it, and share one cache so a notebook is run and checked once per call."""
+
+    here: Path  # the running notebook's folder
+    folder: Path | None  # the folder the learner named, looked in first
+    cache: dict = field(default_factory=dict, compare=False)
+
+
+def under_grading(environ: Mapping[str, str] | None = None) -> bool:
+    """Is this kernel being graded? nbgrader sets ``NBGRADER_EXECUTION``; our grader runs checks in
+    evidence mode (``core.mode()``, fixed when the checks were imported, so a cell cannot undo it)."""
+    environ = os.environ if environ is None else environ
+    return bool(environ.get("NBGRADER_EXECUTION")) or core.mode() == "evidence"
+
+
+def use_pieces(notebook: str, *, mine: bool = True, folder: str | Path | None = None,
+               quiet: bool = False) -> Pieces:
+    """The earlier pieces ``notebook`` builds on (``NEEDS[notebook]``): the learner's where found and
+    passing, else the course's, else :class:`PiecesMissing`. ``mine=False`` takes the course's for every
+    piece; ``folder`` is where the learner keeps their notebooks when not beside this one (or in nbgrader's
+    ``../NN_slug/`` layout). Prints one line per piece unless ``quiet``."""
+    if notebook not in NEEDS:
+        raise ValueError(f"{notebook!r} builds on no earlier pieces; the notebooks that do are "
+                         f"{', '.join(sorted(NEEDS))}")
+    outer = reference.importing()
+    if outer == reference.REFERENCE:  # the course's notebook imported as a module: it stands on the course's
+        choices = tuple(_course(p, "the course's notebooks build on the course's pieces") for p in NEEDS[notebook])
+        quiet = True
+    elif isinstance(outer, _Search):  # a learner's notebook imported for a later one: same search, quietly
+        choices = _choose_all(NEEDS[notebook], outer, mine=True)
+        quiet = True
+    else:
+        if folder is not None and not Path(folder).expanduser().is_dir():
+            raise ValueError(f"folder={str(folder)!r} is not a folder here. Give the folder that holds your saved "
+                             "notebooks (e.g. folder='~/course'), or folder=None to look beside this notebook.")
+        search = _Search(Path.cwd(), Path(folder).expanduser().resolve() if folder is not None else None)
+        if under_grading():
+            why = "under grading every notebook runs on the course's pieces, so its grade depends on it alone"
+            choices = tuple(_course(p, why) for p in NEEDS[notebook])
+        else:
+            choices = _choose_all(NEEDS[notebook], search, mine=mine)
+    if not quiet:
+        width = max(len(c.piece.name) for c in choices)
+        for choice in choices:
+            print(choice.line(width))
+    missing = tuple(c for c in choices if not c.whose)
+    if missing:
+        raise PiecesMissing(notebook, missing)
+    return Pieces(choices)
+
+
+def _course(piece: Piece, why: str) -> Choice:
+    if not reference.available(piece.assignment):
+        return Choice(piece, "", f"{why}, and the course's are not installed here")
+    return Choice(piece, COURSE, why, reference.ref(piece.assignment, piece.name))
+
+
+def _choose_all(pieces: tuple[Piece, ...], search: _Search, *, mine: bool) -> tuple[Choice, ...]:
+    choices: list[Choice] = []
+    for piece in pieces:
+        # Given code goes with its notebook's exercises: yours only if every one of them before it is yours.
+        partners = [c for c in choices if c.piece.assignment == piece.assignment and c.piece.exercise]
+        if mine and not piece.exercise and any(c.whose != YOURS for c in partners):
+            names = ", ".join(c.piece.name for c in partners if c.whose != YOURS)
+            choices.append(_course(piece, f"given code of {piece.assignment[:2]}, taken with the course's {names}"))
+        else:
+            choices.append(_choose(piece, search, mine=mine))
+    return tuple(choices)
+
+
+def _choose(piece: Piece, search: _Search, *, mine: bool) -> Choice:
+    if not mine:
+        return _course(piece, "your own pieces are turned off (USE_MY_PIECES = False)")
+    found = _load_learner(piece.assignment, search)
+    if isinstance(found, str):  # why the learner's notebook gave nothing
+        return _fallback(piece, found)
+    path, module = found
+    if not hasattr(module, piece.name):
+        return _fallback(piece, f"your {path.name} defines no {piece.name}")
+    value = getattr(module, piece.name)
+    if not piece.exercise:
+        return Choice(piece, YOURS, f"from {_shown(path, search)}, given code that runs on your pieces", value)
+    verdict = _verdict(piece, value, search)
+    if verdict:
+        return _fallback(piece, verdict)
+    return Choice(piece, YOURS, f"from {_shown(path, search)}, its check passes", value)
+
+
+def _fallback(piece: Piece, why_not_yours: str) -> Choice:
+    if not reference.available(piece.assignment):
+        return Choice(piece, "", why_not_yours)
+    return Choice(piece, COURSE, why_not_yours, reference.ref(piece.assignment, piece.name))
+
+
+def _candidates(assignment: str, search: _Search) -> list[Path]:
+    """Where a learner keeps ``assignment``'s notebook, most explicit first."""
+    name = f"{assignment}.ipynb"
+    places = [search.folder / name] if search.folder is not None else []
+    places += [search.here / name, search.here.parent / assignment / name]  # beside; nbgrader's fetched layout
+    return places
+
+
+def _load_learner(assignment: str, search: _Search) -> "tuple[Path, Any] | str":
+    """(path, module) of the learner's saved notebook, or a sentence saying why there is none."""
+    if assignment in search.cache:
+        return search.cache[assignment]
+    solutions = paths.solutions_dir().resolve()
+    places = _candidates(assignment, search)
+    # The course's own solutions folder holds no learner's work (an author running solutions/ sees "the course's").
+    existing = [p for p in places if p.is_file() and p.resolve().parent != solutions]
+    if not existing and any(p.is_file() for p in places):
+        result: "tuple[Path, Any] | str" = "the notebooks here are the course's solutions, not yours"
+    elif not existing:
+        looked = ", ".join(_shown(p.parent, search) + "/" for p in places)
+        result = f"no saved {assignment}.ipynb of yours found (looked in {looked})"
+    else:
+        path = existing[0]
+        try:
+            result = (path, reference.load_cells(path, f"autograder.pieces.learner.nb{assignment[:2]}", search))
+        except core.ShownAsMessage as exc:  # its own set-up cell found pieces missing: say which
+            result = f"your {path.name} could not run: {_first_line(exc)}"
+            if isinstance(exc, PiecesMissing):
+                result += " (" + "; ".join(f"{c.piece.name} in {c.piece.assignment}" for c in exc.missing) + ")"
+        except Exception as exc:  # the learner's notebook may hold anything
+            result = f"your {path.name} could not run: {type(exc).__name__}: {_first_line(exc)}"
+    search.cache[assignment] = result
+    return result
+
+
+def _verdict(piece: Piece, value: Any, search: _Search) -> str:
+    """"" when the learner's ``value`` passes every visible case of its check that needs no course
+    solution, else what went wrong. The same cases a learner's check cell shows, so no hidden input leaks."""
+    check = getattr(importlib.import_module(f"autograder.checks.nb{piece.assignment[:2]}"), piece.name)
+    ran = 0
+    try:
+        for case in check.cases(hidden=False):
+            want = core.capture(case.want)
+            if "ReferenceUnavailable" in want.raised:  # this case compares with the course's solution
+                continue
+            case.compare(core.capture(lambda c=case: c.call(value)), want, case)
+            ran += 1
+    except core.NotAttempted:
+        return f"your {piece.name} in {piece.assignment}.ipynb is not written yet (it still raises NotImplementedError)"
+    except core.CheckFailure as failure:
+        return f"your {piece.name} does not pass its check yet: {_first_line(failure)[:200]}"
+    except Exception as exc:  # a learner's object can break a comparison in any way
+        return f"your {piece.name} could not be checked: {type(exc).__name__}: {_first_line(exc)[:200]}"
+    if not ran:  # a verdict on no case at all would take any object
+        return f"none of {piece.name}'s checks can run without the course's solutions"
+    return ""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _shown(path: Path, search: _Search) -> str:
+    """A path as the learner would type it from the running notebook's folder (stable across machines)."""
+    try:
+        return os.path.relpath(path, search.here)
+    except ValueError:  # another drive on Windows
+        return str(path)
