@@ -10,11 +10,13 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from . import paths
 from .grade import submission
+from .grade.discover import read_regular
 from .grade.engine import Limits
 from .grade.judge import exercise_status
 from .nbio import ANSI, exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, parse_notebook, read_notebook
 
-SHOWN_PROBLEMS = ("tampered", "run")  # what a learner can act on; the rest shows in each test's message
+SHOWN_PROBLEMS = ("tampered", "run", "file skipped", "link skipped")  # what a learner can act on; the rest shows in
+# each test's message
 
 
 @dataclass
@@ -109,7 +111,7 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
         raise LocalOnly("it is the reference solution itself")
     seed = 0  # the visible checks' own inputs, as the student sees them in the notebook
     try:
-        nb = parse_notebook(path.read_bytes().decode("utf-8"), path.name)
+        nb = parse_notebook(read_regular(path).decode("utf-8"), path.name)
     except Exception as exc:  # noqa: BLE001 - the local run reports an unreadable notebook its own way
         raise LocalOnly(f"the notebook could not be read ({exc})") from exc
     limits = Limits(cell_timeout=timeout)

@@ -23,12 +23,12 @@ from . import engine as engine_module
 from . import report
 from .config import GradeConfig, UsageError
 from .course import Course, find_course, read_timestamp
-from .discover import Submission, discover
+from .discover import Submission, discover, files_beside
 from .doctor import explain_reference_failure
 from .gradebook import GradebookWriter
 from .records import RESULT_VERSION, SubmissionResult
 from .schedule import ReferenceFailed, grade_all
-from .submission import MAX_FILES_BYTES, source_hash, submission_hash
+from .submission import source_hash, submission_hash
 
 __all__ = ["ClassResult", "GradeConfig", "ReferenceFailed", "UsageError", "grade_class"]
 
@@ -135,14 +135,6 @@ def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResul
     return ClassResult(1 if failed else 0, graded, len(reused), failed, cfg.out, results, summary)
 
 
-def _beside(folder: Path) -> list[Path]:
-    """The plain files of a submission folder other than notebooks (top level only, up to 20 MiB each)."""
-    if not folder.is_dir():
-        return []
-    return [p for p in sorted(folder.iterdir()) if p.is_file() and not p.is_symlink() and p.suffix != ".ipynb"
-            and p.stat().st_size <= MAX_FILES_BYTES]
-
-
 def course_feedback(course: Course, out: Path, results: list[dict]) -> None:
     """Each learner's page, also in the course's ``feedback/<student>/<assignment>/``, beside the files
     ``nbgrader release_feedback`` reads (timestamp.txt, submission_secret.txt), so it can hand them out."""
@@ -213,8 +205,9 @@ class _Run:
             write_atomic(folder / f"{key[1]}.ipynb", result.autograded)
             # as nbgrader's autograde does: the submission's other files come along (timestamp.txt and
             # submission_secret.txt are what release_feedback needs), never another notebook
-            for path in _beside(self.cfg.submissions / key[0] / key[1]):
-                write_atomic_bytes(folder / path.name, path.read_bytes())
+            # (by the one rule that decided what the notebook saw: no link is followed here either)
+            for rel, data in files_beside(self.cfg.submissions / key[0] / key[1] / f"{key[1]}.ipynb").files.items():
+                write_atomic_bytes(folder / rel, data)
         changed = key in self.previous and self.previous[key] != result.submission_hash
         record = result.to_json()
         dropped = self.writer.save_result(record, submission_changed=changed)
