@@ -182,3 +182,19 @@ def test_a_folder_name_that_is_not_utf8_is_named_not_a_crash(tmp_path):
     (sub,) = discover(subs, [A])
     assert sub.path is None and sub.problems[0].problem == "odd folder name" and sub.problems[0].fatal
     sub.student_id.encode("utf-8")  # it can be written to a CSV and a JSON record
+
+
+def test_a_job_leaving_for_a_dask_worker_carries_the_same_files_and_names_the_skipped(folder):
+    from autograder.grade.records import Job, Reference
+    from autograder.grade.schedule import with_data
+
+    secret = folder.parents[2] / "home" / "instructor" / "secret.txt"
+    os.symlink(secret, folder / "notes.txt")
+    job = Job(student_id="alice", assignment_id=A, path=str(folder / f"{A}.ipynb"),
+              reference=Reference(assignment=A, source_path="", source_hash=""), submission_hash="", seed=1)
+    travelling = Job.from_json(with_data(job).to_json())  # as it crosses to the worker
+    assert travelling.notebook.files == {"data.csv": b"a,b\n1,2\n"}
+    assert [(p.problem, p.detail.split(":")[0]) for p in travelling.problems] == [("file skipped", "notes.txt")]
+    os.unlink(folder / f"{A}.ipynb")
+    os.symlink(secret, folder / f"{A}.ipynb")  # swapped for a link after discovery: not read
+    assert with_data(job).notebook is None
