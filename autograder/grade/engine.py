@@ -218,9 +218,12 @@ class WarmParent:
         env.update(sandbox.THREAD_VARS)
         env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
                     "PYTHONDONTWRITEBYTECODE": "1"})
+        # umask 022, not the class run's private one (pipeline.private_files): the sandbox builds a view
+        # of the file system (bubblewrap's mount points, the private /tmp) that its unprivileged user must
+        # pass through; with o-rwx folders it could not reach the interpreter's own modules.
         self.proc = _spawn(lambda: subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if _debug() else subprocess.DEVNULL,
-            env=env, cwd="/", start_new_session=True, close_fds=True))
+            env=env, cwd="/", start_new_session=True, close_fds=True, umask=0o022))
         self.reader = FrameReader(self.proc.stdout.fileno())
         try:
             hello = self.reader.read_one(timeout=start_timeout)

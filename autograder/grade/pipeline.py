@@ -8,9 +8,12 @@ end the CSVs and the feedback are rebuilt from every saved result.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 import random
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,7 +27,7 @@ from . import report
 from .config import GradeConfig, UsageError
 from .course import Course, find_course, read_timestamp
 from .discover import Submission, discover, files_beside
-from .doctor import explain_reference_failure
+from .doctor import explain_reference_failure, exposures_here
 from .gradebook import GradebookWriter
 from .records import RESULT_VERSION, SubmissionResult
 from .schedule import ReferenceFailed, grade_all
@@ -59,14 +62,62 @@ def _seed(out: Path, wanted: int | None) -> int:
     return seed
 
 
+@contextlib.contextmanager
+def private_files(shared: bool):
+    """While grading, everything created is closed to other users (umask o-rwx): results, CSVs, feedback,
+    autograded notebooks, the SQLite gradebook, the reference evidence. In a course folder shared by a
+    staff group (setgid, see docs/grading.md) the group may also write, so a TA and the instructor can
+    both grade and use formgrader; otherwise the group keeps what the user's umask gives it."""
+    old = os.umask(0o077)
+    os.umask(0o007 if shared else old | 0o007)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _close_to_others(folder: Path) -> None:
+    """A folder of ours made by an earlier run (or by hand) open to everyone: closed, as new ones are."""
+    with contextlib.suppress(OSError):
+        mode = folder.stat().st_mode
+        if folder.is_dir() and not folder.is_symlink() and mode & 0o007 and folder.stat().st_uid == os.geteuid():
+            folder.chmod(stat.S_IMODE(mode) & ~0o007)
+
+
+def _gradebook_file(url: str) -> Path | None:
+    return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+
+
+def warnings_for(cfg: GradeConfig, course: Course | None = None) -> str:
+    """The lines every ``grade`` summary ends with when the course is open to other users, each with its fix."""
+    found = exposures_here(course=course.root if course else None, submitted=cfg.submissions,
+                           gradebook=_gradebook_file(cfg.gradebook_url), outputs=(cfg.out,))
+    return "".join(f"\nwarning: {e}" for e in found)
+
+
 def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResult:
     """Grade every submission under ``cfg.submissions`` (or those of ``cfg.students`` /
     ``cfg.assignments`` only; the CSVs keep everyone graded before); see docs/grading.md for what
-    lands in ``cfg.out``.
+    lands in ``cfg.out``. Everything written is closed to other users (:func:`private_files`), and the
+    summary ends with a warning, and its fix, for whatever of the course is still open to them.
 
     When ``submissions`` is an nbgrader course's ``submitted/`` folder, the course's gradebook, course id,
     ``autograded/`` folder and late-submission plugin are used (see :mod:`.course`)."""
     course = find_course(cfg.submissions) if cfg.submissions.is_dir() else None
+    root = course.root if course is not None else cfg.submissions.resolve().parent
+    try:
+        shared = bool(os.stat(root).st_mode & stat.S_ISGID)
+    except OSError:
+        shared = False  # no such folder: cfg.check() below says so
+    with private_files(shared=shared):
+        result = _grade_class(cfg, course, stream=stream)
+    result.summary += warnings_for(dataclasses.replace(cfg, db_url=cfg.db_url or (course.db_url if course else None)),
+                                   course)
+    return result
+
+
+def _grade_class(cfg: GradeConfig, course: Course | None, *, stream: TextIO | None = None) -> ClassResult:
+    """The class run itself, inside :func:`grade_class`'s private umask."""
     if course is not None:  # the course's own gradebook and id, unless the options name others
         cfg = dataclasses.replace(cfg, db_url=cfg.db_url or course.db_url,
                                   course_id=cfg.course_id or course.course_id)
@@ -77,6 +128,8 @@ def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResul
     if not known:
         raise UsageError(f"no solutions/*.ipynb under {paths.root()}: nothing to grade against")
     cfg.out.mkdir(parents=True, exist_ok=True)
+    for folder in (cfg.out, *((course.autograded, course.root / "feedback") if course else ())):
+        _close_to_others(folder)
     run_seed = _seed(cfg.out, cfg.seed)
     unknown = [a for a in cfg.assignments if a not in known]
     if unknown:
@@ -145,6 +198,10 @@ def course_feedback(course: Course, out: Path, results: list[dict]) -> None:
             continue
         folder = course.root / "feedback" / s / a
         write_atomic_bytes(folder / f"{a}.html", page.read_bytes())
+        # release_feedback copies the page with its mode into the exchange: 0644, as nbgrader's own
+        # generate_feedback writes it, or the student's fetch_feedback cannot read it. The folders
+        # above it stay closed, so here in the course only staff reach it.
+        (folder / f"{a}.html").chmod(0o644)
         for name in ("timestamp.txt", "submission_secret.txt"):
             if (graded / name).is_file():
                 write_atomic_bytes(folder / name, (graded / name).read_bytes())
