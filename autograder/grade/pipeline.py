@@ -110,13 +110,14 @@ def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResul
     except OSError:
         shared = False  # no such folder: cfg.check() below says so
     with private_files(shared=shared):
-        result = _grade_class(cfg, course, stream=stream)
+        result = _grade_class(cfg, course, shared=shared, stream=stream)
     result.summary += warnings_for(dataclasses.replace(cfg, db_url=cfg.db_url or (course.db_url if course else None)),
                                    course)
     return result
 
 
-def _grade_class(cfg: GradeConfig, course: Course | None, *, stream: TextIO | None = None) -> ClassResult:
+def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = False,
+                 stream: TextIO | None = None) -> ClassResult:
     """The class run itself, inside :func:`grade_class`'s private umask."""
     if course is not None:  # the course's own gradebook and id, unless the options name others
         cfg = dataclasses.replace(cfg, db_url=cfg.db_url or course.db_url,
@@ -163,7 +164,7 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, stream: TextIO | No
             todo.append((sub, shash))
 
     progress_line = report.Progress(stream, enabled=cfg.progress)
-    run = _Run(cfg, course, previous, submitted_at)
+    run = _Run(cfg, course, previous, submitted_at, shared=shared)
     try:
         graded = run.grade(todo, reused, hashes, run_seed, progress_line)
     except ReferenceFailed as failure:
@@ -221,6 +222,7 @@ class _Run:
     course: Course | None
     previous: dict[tuple[str, str], str]  # (student, assignment) -> the submission hash graded before
     submitted_at: dict[tuple[str, str], str]
+    shared: bool = False  # a staff group's course (setgid): the group may replace what this run writes
     writer: GradebookWriter | None = None
     recorded: dict = field(default_factory=dict)  # what the gradebook holds for every submission
 
@@ -236,6 +238,11 @@ class _Run:
             # calls this once the references are running, so it overlaps with them.
             self.writer = GradebookWriter(self.cfg.gradebook_url, course_id=self.cfg.course_id,
                                           late_plugin=self.course.late_plugin if self.course else None)
+            db = _gradebook_file(self.cfg.gradebook_url)
+            if self.shared and db is not None:  # SQLite makes its file 0644 & ~umask: never group-writable
+                with contextlib.suppress(OSError):
+                    if db.stat().st_uid == os.geteuid():
+                        db.chmod(stat.S_IMODE(db.stat().st_mode) | 0o060)
             for a in sorted(hashes):
                 self.writer.save_assignment(a, paths.solutions_dir() / f"{a}.ipynb")
             for result in reused:
