@@ -1,6 +1,7 @@
 """The student's self-check: run a notebook and say, per exercise, where it stands."""
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,9 @@ def run_notebook(path: Path, *, timeout: float = 120) -> tuple[object, str | Non
     client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
                             resources={"metadata": {"path": str(path.resolve().parent)}})
     try:
-        client.execute()
+        # the kernel's own stderr (its "running over TCP without encryption" warning) is not the learner's
+        # business: their cells' output reaches the notebook through the kernel's channels, not this stream
+        client.execute(stderr=subprocess.DEVNULL)
     except CellTimeoutError as exc:  # nbclient stops the notebook at the first timeout
         return nb, f"a cell ran longer than {timeout:.0f} s and was stopped: {exc}".splitlines()[0]
     except DeadKernelError as exc:

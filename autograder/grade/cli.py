@@ -65,7 +65,9 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--time-budget", type=_positive_float, metavar="SECONDS",
                    help="seconds time-outs may cost one submission in all; its remaining cells are then "
                         "not run (default: three times --timeout)")
-    p.add_argument("--db", metavar="URL", help="gradebook database URL (default: sqlite in --out)")
+    p.add_argument("--db", metavar="URL", help="gradebook database URL (default: the course's own gradebook, "
+                                               "its nbgrader_config.py's db_url, when SUBMISSIONS is a course's "
+                                               "submitted/ folder; else sqlite in --out)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="grade on a Dask distributed cluster at this scheduler address (e.g. tcp://host:8786); "
                         "every worker needs the course installed; this process still writes the gradebook")
