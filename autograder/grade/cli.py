@@ -64,7 +64,7 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
                         "(default: a quarter of --timeout, at least 5)")
     p.add_argument("--time-budget", type=_positive_float, metavar="SECONDS",
                    help="seconds time-outs may cost one submission in all; its remaining cells are then "
-                        "not run (default: three times --timeout)")
+                        "not run (default: three times --timeout, at least 120)")
     p.add_argument("--db", metavar="URL", help="gradebook database URL (default: the course's own gradebook, "
                                                "its nbgrader_config.py's db_url, when SUBMISSIONS is a course's "
                                                "submitted/ folder; else sqlite in --out)")

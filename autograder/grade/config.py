@@ -24,11 +24,12 @@ class GradeConfig:
     timeout: float = Limits.cell_timeout  # seconds of wall time per cell before it is interrupted
     # After a first time-out, later cells of that submission get a quarter of it (at least 5 s; honest
     # cells take well under a second, notebook 10's short training a few), and time-outs may cost a
-    # submission three times the timeout in all (a loop met by three cells still leaves the rest of the
-    # notebook running): a student whose every later cell loops stops costing minutes, and the rest of
-    # that notebook is "not run: time budget spent".
+    # submission three times the timeout in all, and at least 2 minutes (a loop met by three cells still
+    # leaves the rest of the notebook running, and a short --timeout on a loaded machine, where honest
+    # cells time out too, does not turn into a lost notebook): a student whose every later cell loops
+    # stops costing minutes, and the rest of that notebook is "not run: time budget spent".
     later_timeout: float | None = None  # None: max(5, timeout / 4)
-    timeout_budget: float | None = None  # None: 3 * timeout
+    timeout_budget: float | None = None  # None: max(3 * timeout, 120)
     db_url: str | None = None  # None: an SQLite gradebook in --out, as nbgrader keeps one in the course folder
     force: bool = False  # regrade every submission, even those whose saved result is still current
     engine: str = DEFAULT_ENGINE  # one of ENGINES
@@ -69,7 +70,7 @@ class GradeConfig:
         return Limits(cell_timeout=self.timeout,
                       later_timeout=self.later_timeout if self.later_timeout is not None else
                       min(self.timeout, max(5.0, self.timeout / 4)),
-                      timeout_budget=self.timeout_budget if self.timeout_budget is not None else 3 * self.timeout)
+                      timeout_budget=self.timeout_budget if self.timeout_budget is not None else max(3 * self.timeout, 120.0))
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)

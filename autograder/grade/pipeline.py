@@ -183,7 +183,9 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
         write_atomic(cfg.out / "run.json", json.dumps({
             "seed": run_seed, "isolation": isolation,
             "not_isolated": sorted({g for i in isolation for g in engine_module.not_isolated(i)})}, indent=1) + "\n")
-    summary = report.summary(results, graded=graded, reused=len(reused), failed=failed,
+    # with --student/--assignment the others' results are kept, not regraded: they count as unchanged,
+    # so "graded now" and "unchanged" add up to the submissions the summary names
+    summary = report.summary(results, graded=graded, reused=len(results) - graded, failed=failed,
                              seconds=time.monotonic() - started, out=cfg.out,
                              isolation=sorted({r["isolation"] for r in fresh}), jobs=cfg.jobs)
     return ClassResult(1 if failed else 0, graded, len(reused), failed, cfg.out, results, summary)

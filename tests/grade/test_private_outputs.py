@@ -139,3 +139,11 @@ def test_the_summary_warns_about_what_is_still_open_with_the_fix(course_run):
     assert f"the course folder ({course}): other users can list or change it. Fix: chmod o-rw {course}" in text
     assert f"chmod -R o-rwx {course / 'submitted'}" in text and "the submissions" in text
     assert "the graded notebooks" not in text and "the grading output" not in text  # grade closed its own
+
+
+def test_a_one_student_regrade_s_summary_counts_add_up(course_run, g):
+    course, _ = course_run
+    again = g.run_grade(course / "submitted", "--student", "alice", "--force", "--timeout", "20", out=course / "graded")
+    assert again.proc.returncode == 0, again.proc.stderr[-2000:]
+    assert "2 submissions: 2 graded, 0 could not be graded (1 graded now, 1 unchanged since the last run)" in \
+        again.proc.stdout, again.proc.stdout

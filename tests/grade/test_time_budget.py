@@ -63,5 +63,7 @@ def test_grade_sets_a_budget_from_its_timeout_and_refuses_a_bad_one(tmp_path):
     assert (limits.cell_timeout, limits.later_timeout, limits.timeout_budget) == (60, 15, 180)
     assert GradeConfig(submissions=tmp_path, timeout=8).limits().later_timeout == 5
     assert GradeConfig(submissions=tmp_path, timeout=3).limits().later_timeout == 3
+    # a short --timeout (CI's 4 s on a loaded machine times out honest cells too) keeps two minutes of budget
+    assert GradeConfig(submissions=tmp_path, timeout=4).limits().timeout_budget == 120
     with pytest.raises(ValueError, match="--time-budget must be positive"):
         GradeConfig(submissions=tmp_path, timeout_budget=0).check()
