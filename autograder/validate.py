@@ -1,6 +1,7 @@
 """The student's self-check: run a notebook and say, per exercise, where it stands."""
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,11 +13,13 @@ from . import paths
 from .checks.core import Prediction
 from .checks.questions import is_question
 from .grade import submission
+from .grade.discover import read_regular
 from .grade.engine import Limits
 from .grade.judge import exercise_status
 from .nbio import ANSI, exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, parse_notebook, read_notebook
 
-SHOWN_PROBLEMS = ("tampered", "run")  # what a learner can act on; the rest shows in each test's message
+SHOWN_PROBLEMS = ("tampered", "run", "file skipped", "link skipped")  # what a learner can act on; the rest shows in
+# each test's message
 
 
 @dataclass
@@ -74,7 +77,9 @@ def run_notebook(path: Path, *, timeout: float = 120) -> tuple[object, str | Non
     client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
                             resources={"metadata": {"path": str(path.resolve().parent)}})
     try:
-        client.execute()
+        # the kernel's own stderr (its "running over TCP without encryption" warning) is not the learner's
+        # business: their cells' output reaches the notebook through the kernel's channels, not this stream
+        client.execute(stderr=subprocess.DEVNULL)
     except CellTimeoutError as exc:  # nbclient stops the notebook at the first timeout
         return nb, f"a cell ran longer than {timeout:.0f} s and was stopped: {exc}".splitlines()[0]
     except DeadKernelError as exc:
@@ -127,7 +132,7 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
         raise LocalOnly("it is the reference solution itself")
     seed = 0  # the visible checks' own inputs, as the student sees them in the notebook
     try:
-        nb = parse_notebook(path.read_bytes().decode("utf-8"), path.name)
+        nb = parse_notebook(read_regular(path).decode("utf-8"), path.name)
     except Exception as exc:  # noqa: BLE001 - the local run reports an unreadable notebook its own way
         raise LocalOnly(f"the notebook could not be read ({exc})") from exc
     limits = Limits(cell_timeout=timeout)

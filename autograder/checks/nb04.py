@@ -450,8 +450,8 @@ def _greedy_case(label, logits):
 @check
 def greedy_token(hidden, rng):
     if not hidden:
-        return [_greedy_case("greedy_token([2, 1, 0]) is 0", [2.0, 1.0, 0.0]),
-                _greedy_case("greedy_token([0.1, 3.5, -2.0]) is 1", [0.1, 3.5, -2.0]),
+        return [_greedy_case("greedy_token([2, 1, 0]), largest logit at index 0", [2.0, 1.0, 0.0]),
+                _greedy_case("greedy_token([0.1, 3.5, -2.0]), largest logit at index 1", [0.1, 3.5, -2.0]),
                 _greedy_case("greedy_token([1, 5, 5]): a tie goes to the first", [1.0, 5.0, 5.0])]
     cases = [_greedy_case(f"greedy_token of {v} random logits", rng.normal(size=v)) for v in (3, 10, 50)]
     # fixed, whatever the seed: random logits never tie

@@ -31,6 +31,7 @@ def _grade(args: argparse.Namespace) -> int:
 
     try:
         cfg = GradeConfig(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
+                          later_timeout=args.later_timeout, timeout_budget=args.time_budget,
                           db_url=args.db, force=args.force, engine=args.engine, seed=args.seed, cluster=args.cluster,
                           students=tuple(args.student or ()), assignments=tuple(args.assignment or ()))
         result = grade_class(cfg)
@@ -58,7 +59,15 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive_int, help="parallel workers (default: the number of cores)")
     p.add_argument("--timeout", type=_positive_float, default=defaults.timeout,
                    help=f"seconds a cell may run before it is interrupted (default {defaults.timeout:g})")
-    p.add_argument("--db", metavar="URL", help="gradebook database URL (default: sqlite in --out)")
+    p.add_argument("--later-timeout", type=_positive_float, metavar="SECONDS",
+                   help="once a cell of a submission timed out, the limit for its later cells "
+                        "(default: a quarter of --timeout, at least 5)")
+    p.add_argument("--time-budget", type=_positive_float, metavar="SECONDS",
+                   help="seconds time-outs may cost one submission in all; its remaining cells are then "
+                        "not run (default: three times --timeout, at least 120)")
+    p.add_argument("--db", metavar="URL", help="gradebook database URL (default: the course's own gradebook, "
+                                               "its nbgrader_config.py's db_url, when SUBMISSIONS is a course's "
+                                               "submitted/ folder; else sqlite in --out)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="grade on a Dask distributed cluster at this scheduler address (e.g. tcp://host:8786); "
                         "every worker needs the course installed; this process still writes the gradebook")

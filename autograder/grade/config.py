@@ -22,6 +22,14 @@ class GradeConfig:
     out: Path | None = None  # None: a folder beside SUBMISSIONS named "<SUBMISSIONS>-graded"
     jobs: int | None = None  # None: one worker per core; the work is CPU-bound student code
     timeout: float = Limits.cell_timeout  # seconds of wall time per cell before it is interrupted
+    # After a first time-out, later cells of that submission get a quarter of it (at least 5 s; honest
+    # cells take well under a second, notebook 10's short training a few), and time-outs may cost a
+    # submission three times the timeout in all, and at least 2 minutes (a loop met by three cells still
+    # leaves the rest of the notebook running, and a short --timeout on a loaded machine, where honest
+    # cells time out too, does not turn into a lost notebook): a student whose every later cell loops
+    # stops costing minutes, and the rest of that notebook is "not run: time budget spent".
+    later_timeout: float | None = None  # None: max(5, timeout / 4)
+    timeout_budget: float | None = None  # None: max(3 * timeout, 120)
     db_url: str | None = None  # None: an SQLite gradebook in --out, as nbgrader keeps one in the course folder
     force: bool = False  # regrade every submission, even those whose saved result is still current
     engine: str = DEFAULT_ENGINE  # one of ENGINES
@@ -47,6 +55,9 @@ class GradeConfig:
             raise UsageError(f"{self.submissions}: {'not a folder' if self.submissions.exists() else 'no such folder'}")
         if self.jobs < 1 or self.timeout <= 0:
             raise UsageError("--jobs must be at least 1 and --timeout positive")
+        if (self.later_timeout is not None and self.later_timeout <= 0) or (
+                self.timeout_budget is not None and self.timeout_budget <= 0):
+            raise UsageError("--later-timeout and --time-budget must be positive")
         if self.engine not in ENGINES:
             raise UsageError(f"unknown engine {self.engine!r}; use one of {', '.join(ENGINES)}")
 
@@ -56,7 +67,10 @@ class GradeConfig:
 
     def limits(self) -> Limits:
         """The bounds on each submission's run: the engine's defaults with this run's cell timeout."""
-        return Limits(cell_timeout=self.timeout)
+        return Limits(cell_timeout=self.timeout,
+                      later_timeout=self.later_timeout if self.later_timeout is not None else
+                      min(self.timeout, max(5.0, self.timeout / 4)),
+                      timeout_budget=self.timeout_budget if self.timeout_budget is not None else max(3 * self.timeout, 120.0))
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import socket
+import stat
 import sys
 import tempfile
 import threading
@@ -98,6 +100,86 @@ class Listener:
         self.sock.close()
 
 
+# --------------------------------------------------------------------------- who else can read the course
+
+@dataclass(frozen=True)
+class Exposure:
+    """Something of the course that users outside the owner and the staff group can read or change."""
+
+    what: str  # "the solutions (answers and hidden tests)"
+    path: Path
+    how: str  # "other users can read it"
+    fix: str  # the exact command that closes it
+
+    def __str__(self) -> str:
+        return f"{self.what} ({self.path}): {self.how}. Fix: {self.fix}"
+
+
+def _others_can_enter(path: Path) -> bool:
+    """Every folder above ``path`` lets other users through (o+x): what decides whether they reach it."""
+    return all(os.stat(p).st_mode & stat.S_IXOTH for p in path.resolve().parents)
+
+
+def _open_to_others(path: Path, bits: int) -> bool:
+    try:
+        return bool(path.exists() and os.stat(path).st_mode & bits and _others_can_enter(path))
+    except OSError:
+        return False
+
+
+def _writable_within(folder: Path, depth: int = 2) -> Path | None:
+    """The first folder at most ``depth`` levels down that other users can write into, or None."""
+    try:
+        if os.stat(folder).st_mode & stat.S_IWOTH:
+            return folder
+        if depth:
+            for child in sorted(folder.iterdir()):
+                if child.is_dir() and not child.is_symlink() and (hit := _writable_within(child, depth - 1)):
+                    return hit
+    except OSError:
+        pass
+    return None
+
+
+def exposures(*, course: Path, solutions: Path, gradebook: Path | None = None,
+              submitted: Path | None = None, outputs: tuple[Path, ...] = ()) -> list[Exposure]:
+    """What of the course other users (not the owner, not its group) can read or change, with the fix.
+
+    Checked by mode bits, as a student's shell would meet them: a folder is open when others can pass
+    every folder above it and read it. The course folder itself only needs closing to listing (o-rw):
+    other users keep o+x so that a virtualenv inside it stays readable by the sandbox's own user."""
+    found: list[Exposure] = []
+    q = lambda p: shlex.quote(str(p))  # noqa: E731 - the commands are pasted into a shell
+    if _open_to_others(course, stat.S_IROTH | stat.S_IWOTH):
+        found.append(Exposure("the course folder", course, "other users can list or change it",
+                              f"chmod o-rw {q(course)}"))
+    private = [("the solutions (answers and hidden tests)", solutions),
+               ("the nbgrader source (answers and hidden tests)", course / "source"),
+               ("the gradebook", gradebook), ("the graded notebooks", course / "autograded"),
+               *(("the grading output", p) for p in outputs)]
+    for what, path in private:
+        if path is not None and _open_to_others(path, stat.S_IROTH | stat.S_IXOTH | stat.S_IWOTH):
+            found.append(Exposure(what, path, "other users can read it",
+                                  f"chmod {'-R ' if path.is_dir() else ''}o-rwx {q(path)}"))
+    if submitted is not None and submitted.is_dir() and _others_can_enter(submitted / "x"):
+        hit = _writable_within(submitted)
+        if hit is not None:  # nbgrader collect leaves submitted/<student>/<assignment>/ at 0777
+            found.append(Exposure("the submissions", hit, "other users can change a student's work before "
+                                  "it is graded", f"chmod -R o-rwx {q(submitted)}"))
+    return found
+
+
+def exposures_here(*, course: Path | None = None, submitted: Path | None = None, gradebook: Path | None = None,
+                   outputs: tuple[Path, ...] = ()) -> list[Exposure]:
+    """:func:`exposures` for ``course`` (default this checkout, whose solutions grading uses); ``doctor``
+    asks with the defaults, ``grade`` adds its own submissions, gradebook and output."""
+    root = course or paths.root()
+    db = root / "gradebook.db"
+    sub = root / "submitted"
+    return exposures(course=root, solutions=paths.solutions_dir(), gradebook=gradebook or (db if db.exists() else None),
+                     submitted=submitted or (sub if sub.is_dir() else None), outputs=outputs)
+
+
 def doctor(*, out=print) -> int:
     """Print what this machine gives student code; 0 when grading works here, 1 when it would fail."""
     real_root = sandbox.is_real_root()
@@ -107,6 +189,11 @@ def doctor(*, out=print) -> int:
         + ", ".join(sandbox.python_paths()))
     bwrap = sandbox.which_bwrap()
     out(f"bubblewrap: {bwrap or 'not installed (Debian/Ubuntu: apt-get install bubblewrap)'}")
+    open_ = exposures_here()
+    out("Who else can read the course: " + ("only you and the course's group" if not open_ else
+                                            f"{len(open_)} thing(s) are open to every user of this machine"))
+    for e in open_:
+        out(f"  warning: {e}")
 
     listener = Listener()
     with tempfile.TemporaryDirectory(prefix="autograder-doctor-") as tmp:

@@ -34,6 +34,12 @@ class Limits:
     output_bytes: int = 2 * 2**20  # per cell, across streams and displays; the rest is cut and noted
     file_bytes: int = 64 * 2**20  # largest file the student code may write in its scratch folder
     interrupt_grace: float = 5.0  # seconds a cell gets to stop after the interrupt before its process is killed
+    # A loop in one function is met again by every later cell that calls it. Once a cell of a submission
+    # has timed out, later cells get later_timeout seconds; once time-outs have cost the submission
+    # timeout_budget seconds in all, the rest is "not run: time budget spent". 0 turns either off
+    # (the engine's own default); `grade` sets both (config.GradeConfig.limits).
+    later_timeout: float = 0.0
+    timeout_budget: float = 0.0
 
 
 @dataclass
@@ -218,9 +224,12 @@ class WarmParent:
         env.update(sandbox.THREAD_VARS)
         env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
                     "PYTHONDONTWRITEBYTECODE": "1"})
+        # umask 022, not the class run's private one (pipeline.private_files): the sandbox builds a view
+        # of the file system (bubblewrap's mount points, the private /tmp) that its unprivileged user must
+        # pass through; with o-rwx folders it could not reach the interpreter's own modules.
         self.proc = _spawn(lambda: subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if _debug() else subprocess.DEVNULL,
-            env=env, cwd="/", start_new_session=True, close_fds=True))
+            env=env, cwd="/", start_new_session=True, close_fds=True, umask=0o022))
         self.reader = FrameReader(self.proc.stdout.fileno())
         try:
             hello = self.reader.read_one(timeout=start_timeout)

@@ -8,9 +8,12 @@ end the CSVs and the feedback are rebuilt from every saved result.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 import random
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,12 +26,12 @@ from . import engine as engine_module
 from . import report
 from .config import GradeConfig, UsageError
 from .course import Course, find_course, read_timestamp
-from .discover import Submission, discover
-from .doctor import explain_reference_failure
+from .discover import Submission, discover, files_beside
+from .doctor import explain_reference_failure, exposures_here
 from .gradebook import GradebookWriter
 from .records import RESULT_VERSION, SubmissionResult
 from .schedule import ReferenceFailed, grade_all
-from .submission import MAX_FILES_BYTES, source_hash, submission_hash
+from .submission import source_hash, submission_hash
 
 __all__ = ["ClassResult", "GradeConfig", "ReferenceFailed", "UsageError", "grade_class"]
 
@@ -59,14 +62,63 @@ def _seed(out: Path, wanted: int | None) -> int:
     return seed
 
 
+@contextlib.contextmanager
+def private_files(shared: bool):
+    """While grading, everything created is closed to other users (umask o-rwx): results, CSVs, feedback,
+    autograded notebooks, the SQLite gradebook, the reference evidence. In a course folder shared by a
+    staff group (setgid, see docs/grading.md) the group may also write, so a TA and the instructor can
+    both grade and use formgrader; otherwise the group keeps what the user's umask gives it."""
+    old = os.umask(0o077)
+    os.umask(0o007 if shared else old | 0o007)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _close_to_others(folder: Path) -> None:
+    """A folder of ours made by an earlier run (or by hand) open to everyone: closed, as new ones are."""
+    with contextlib.suppress(OSError):
+        mode = folder.stat().st_mode
+        if folder.is_dir() and not folder.is_symlink() and mode & 0o007 and folder.stat().st_uid == os.geteuid():
+            folder.chmod(stat.S_IMODE(mode) & ~0o007)
+
+
+def _gradebook_file(url: str) -> Path | None:
+    return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+
+
+def warnings_for(cfg: GradeConfig, course: Course | None = None) -> str:
+    """The lines every ``grade`` summary ends with when the course is open to other users, each with its fix."""
+    found = exposures_here(course=course.root if course else None, submitted=cfg.submissions,
+                           gradebook=_gradebook_file(cfg.gradebook_url), outputs=(cfg.out,))
+    return "".join(f"\nwarning: {e}" for e in found)
+
+
 def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResult:
     """Grade every submission under ``cfg.submissions`` (or those of ``cfg.students`` /
     ``cfg.assignments`` only; the CSVs keep everyone graded before); see docs/grading.md for what
-    lands in ``cfg.out``.
+    lands in ``cfg.out``. Everything written is closed to other users (:func:`private_files`), and the
+    summary ends with a warning, and its fix, for whatever of the course is still open to them.
 
     When ``submissions`` is an nbgrader course's ``submitted/`` folder, the course's gradebook, course id,
     ``autograded/`` folder and late-submission plugin are used (see :mod:`.course`)."""
     course = find_course(cfg.submissions) if cfg.submissions.is_dir() else None
+    root = course.root if course is not None else cfg.submissions.resolve().parent
+    try:
+        shared = bool(os.stat(root).st_mode & stat.S_ISGID)
+    except OSError:
+        shared = False  # no such folder: cfg.check() below says so
+    with private_files(shared=shared):
+        result = _grade_class(cfg, course, shared=shared, stream=stream)
+    result.summary += warnings_for(dataclasses.replace(cfg, db_url=cfg.db_url or (course.db_url if course else None)),
+                                   course)
+    return result
+
+
+def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = False,
+                 stream: TextIO | None = None) -> ClassResult:
+    """The class run itself, inside :func:`grade_class`'s private umask."""
     if course is not None:  # the course's own gradebook and id, unless the options name others
         cfg = dataclasses.replace(cfg, db_url=cfg.db_url or course.db_url,
                                   course_id=cfg.course_id or course.course_id)
@@ -77,6 +129,8 @@ def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResul
     if not known:
         raise UsageError(f"no solutions/*.ipynb under {paths.root()}: nothing to grade against")
     cfg.out.mkdir(parents=True, exist_ok=True)
+    for folder in (cfg.out, *((course.autograded, course.root / "feedback") if course else ())):
+        _close_to_others(folder)
     run_seed = _seed(cfg.out, cfg.seed)
     unknown = [a for a in cfg.assignments if a not in known]
     if unknown:
@@ -110,7 +164,7 @@ def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResul
             todo.append((sub, shash))
 
     progress_line = report.Progress(stream, enabled=cfg.progress)
-    run = _Run(cfg, course, previous, submitted_at)
+    run = _Run(cfg, course, previous, submitted_at, shared=shared)
     try:
         graded = run.grade(todo, reused, hashes, run_seed, progress_line)
     except ReferenceFailed as failure:
@@ -129,18 +183,12 @@ def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResul
         write_atomic(cfg.out / "run.json", json.dumps({
             "seed": run_seed, "isolation": isolation,
             "not_isolated": sorted({g for i in isolation for g in engine_module.not_isolated(i)})}, indent=1) + "\n")
-    summary = report.summary(results, graded=graded, reused=len(reused), failed=failed,
+    # with --student/--assignment the others' results are kept, not regraded: they count as unchanged,
+    # so "graded now" and "unchanged" add up to the submissions the summary names
+    summary = report.summary(results, graded=graded, reused=len(results) - graded, failed=failed,
                              seconds=time.monotonic() - started, out=cfg.out,
                              isolation=sorted({r["isolation"] for r in fresh}), jobs=cfg.jobs)
     return ClassResult(1 if failed else 0, graded, len(reused), failed, cfg.out, results, summary)
-
-
-def _beside(folder: Path) -> list[Path]:
-    """The plain files of a submission folder other than notebooks (top level only, up to 20 MiB each)."""
-    if not folder.is_dir():
-        return []
-    return [p for p in sorted(folder.iterdir()) if p.is_file() and not p.is_symlink() and p.suffix != ".ipynb"
-            and p.stat().st_size <= MAX_FILES_BYTES]
 
 
 def course_feedback(course: Course, out: Path, results: list[dict]) -> None:
@@ -153,6 +201,10 @@ def course_feedback(course: Course, out: Path, results: list[dict]) -> None:
             continue
         folder = course.root / "feedback" / s / a
         write_atomic_bytes(folder / f"{a}.html", page.read_bytes())
+        # release_feedback copies the page with its mode into the exchange: 0644, as nbgrader's own
+        # generate_feedback writes it, or the student's fetch_feedback cannot read it. The folders
+        # above it stay closed, so here in the course only staff reach it.
+        (folder / f"{a}.html").chmod(0o644)
         for name in ("timestamp.txt", "submission_secret.txt"):
             if (graded / name).is_file():
                 write_atomic_bytes(folder / name, (graded / name).read_bytes())
@@ -172,6 +224,7 @@ class _Run:
     course: Course | None
     previous: dict[tuple[str, str], str]  # (student, assignment) -> the submission hash graded before
     submitted_at: dict[tuple[str, str], str]
+    shared: bool = False  # a staff group's course (setgid): the group may replace what this run writes
     writer: GradebookWriter | None = None
     recorded: dict = field(default_factory=dict)  # what the gradebook holds for every submission
 
@@ -187,6 +240,11 @@ class _Run:
             # calls this once the references are running, so it overlaps with them.
             self.writer = GradebookWriter(self.cfg.gradebook_url, course_id=self.cfg.course_id,
                                           late_plugin=self.course.late_plugin if self.course else None)
+            db = _gradebook_file(self.cfg.gradebook_url)
+            if self.shared and db is not None:  # SQLite makes its file 0644 & ~umask: never group-writable
+                with contextlib.suppress(OSError):
+                    if db.stat().st_uid == os.geteuid():
+                        db.chmod(stat.S_IMODE(db.stat().st_mode) | 0o060)
             for a in sorted(hashes):
                 self.writer.save_assignment(a, paths.solutions_dir() / f"{a}.ipynb")
             for result in reused:
@@ -213,8 +271,9 @@ class _Run:
             write_atomic(folder / f"{key[1]}.ipynb", result.autograded)
             # as nbgrader's autograde does: the submission's other files come along (timestamp.txt and
             # submission_secret.txt are what release_feedback needs), never another notebook
-            for path in _beside(self.cfg.submissions / key[0] / key[1]):
-                write_atomic_bytes(folder / path.name, path.read_bytes())
+            # (by the one rule that decided what the notebook saw: no link is followed here either)
+            for rel, data in files_beside(self.cfg.submissions / key[0] / key[1] / f"{key[1]}.ipynb").files.items():
+                write_atomic_bytes(folder / rel, data)
         changed = key in self.previous and self.previous[key] != result.submission_hash
         record = result.to_json()
         dropped = self.writer.save_result(record, submission_changed=changed)

@@ -19,7 +19,8 @@ from .config import GradeConfig
 from .discover import Submission
 from .records import Job, NotebookFile, Reference, SubmissionResult
 from .report import Progress
-from .submission import failed_result, files_beside, grade_job, prepare_worker, run_reference, source_path
+from .discover import files_beside, read_regular
+from .submission import failed_result, grade_job, prepare_worker, run_reference, source_path
 
 
 class ReferenceFailed(RuntimeError):
@@ -52,10 +53,12 @@ def with_data(job: Job) -> Job:
         return job
     path = Path(job.path)
     try:
-        return dataclasses.replace(job, notebook=NotebookFile(name=path.name, content=path.read_bytes(),
-                                                              files=files_beside(path)))
+        content = read_regular(path)
     except OSError:
         return job  # the worker reports it as the local path would (it cannot read the path either)
+    beside = files_beside(path, student_id=job.student_id, assignment_id=job.assignment_id)
+    return dataclasses.replace(job, notebook=NotebookFile(name=path.name, content=content, files=beside.files),
+                               problems=job.problems + beside.skipped)
 
 
 def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int, hashes: dict[str, str],

@@ -24,12 +24,9 @@ from . import engine as engine_module
 from . import fallback, judge, sanitize
 from .autograded import autograded_notebook
 from .config import DEFAULT_ENGINE, ENGINES
-from .discover import Submission
+from .discover import Refused, Submission, files_beside, read_regular
 from .engine import Limits, RunResult
 from .records import RESULT_VERSION, Job, NotebookFile, Reference, SubmissionResult
-
-MAX_FILES_BYTES = 20 * 2**20  # other files of a submission folder handed to the run, in total
-
 
 # --------------------------------------------------------------------------- what a grade depends on
 
@@ -55,7 +52,10 @@ def source_hash(assignment: str) -> str:
 def submission_hash(sub: Submission) -> str:
     if sub.path is None:
         return file_hash(b"no notebook", *(f"{p.problem}:{p.detail}".encode() for p in sub.problems))
-    return file_hash(sub.path.name.encode(), sub.path.read_bytes())
+    try:
+        return file_hash(sub.path.name.encode(), read_regular(sub.path))
+    except OSError as exc:  # refused (a link swapped in since discovery) or gone: grading says why
+        return file_hash(b"unreadable", str(exc).encode())
 
 
 @lru_cache(maxsize=32)
@@ -64,20 +64,6 @@ def source_tests(source: str, hash_: str = "") -> tuple[object, list[sanitize.So
     notebook = read_notebook(source)
     released = student_notebook(notebook, Path(source).name)
     return notebook, sanitize.source_tests(notebook, released)
-
-
-def files_beside(notebook: Path) -> dict[str, bytes]:
-    """The submission folder's other files (data the student saved), never other notebooks."""
-    files, total = {}, 0
-    for p in sorted(notebook.parent.rglob("*")):
-        rel = p.relative_to(notebook.parent)
-        if not p.is_file() or p.suffix == ".ipynb" or any(part.startswith(".") for part in rel.parts):
-            continue
-        total += p.stat().st_size
-        if total > MAX_FILES_BYTES:
-            break
-        files[str(rel)] = p.read_bytes()
-    return files
 
 
 def prepare_worker() -> None:
@@ -136,7 +122,11 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
     def all_missing(why: str) -> list[judge.TestScore]:
         return _all_missing(reference, why)
 
-    content = notebook.content if isinstance(notebook, NotebookFile) else Path(notebook).read_bytes()
+    try:
+        content = notebook.content if isinstance(notebook, NotebookFile) else read_regular(Path(notebook))
+    except Refused as exc:
+        result.add_problem("link skipped" if "link" in str(exc) else "unreadable notebook", str(exc), True)
+        return finish(all_missing("the notebook could not be read"))
     try:
         text = content.decode("utf-8")
         nb = parse_notebook(text, name)
@@ -154,7 +144,13 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
     plan = sanitize.plan(nb, tests)
     for kind, detail in plan.notes:
         result.add_problem(kind, detail)
-    files = notebook.files if isinstance(notebook, NotebookFile) else files_beside(Path(notebook))
+    if isinstance(notebook, NotebookFile):  # what was skipped is already among the job's problems
+        files = notebook.files
+    else:
+        beside = files_beside(Path(notebook))
+        files = beside.files
+        for p in beside.skipped:
+            result.add_problem(p.problem, p.detail)
     try:
         run, result.engine = execute(plan.sources, assignment=assignment, seed=seed, limits=limits, engine=engine,
                                      hide=hide, files=files)

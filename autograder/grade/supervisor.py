@@ -77,6 +77,10 @@ class Attempt:
     cpu_used: float = 0.0
     setup_error: str | None = None
     c_gone_at: float | None = None  # when C reported its end (or its pipe closed)
+    after_timeout: float = 0.0  # the per-cell limit once a cell has timed out (0: no shorter limit)
+    spent: float = 0.0  # seconds time-outs have cost this submission, earlier attempts included
+    budget: float = float("inf")  # once spent reaches it, the next cell is not run
+    budget_spent: bool = False  # the run was stopped for it: the cell that was starting and the rest did not run
 
     def wait(self) -> float:
         """How long select may sleep before the next deadline."""
@@ -106,8 +110,13 @@ class Attempt:
             elif type(m.get("start")) is int and m["start"] > self.last_start:
                 self.current, self.started, self.interrupted = m["start"], time.monotonic(), None
                 self.last_start = self.current
+                if self.spent >= self.budget and not self.budget_spent:  # stop before the cell costs more
+                    self.budget_spent = True
+                    _signal(self.pid, signal.SIGUSR2)
             elif self.current is not None and m.get("done") == self.current and type(m["done"]) is int:
                 self.done[self.current] = m
+                if self.current in self.interrupted_cells:
+                    self.spent += time.monotonic() - self.started
                 self.current = None
             else:  # out of step with the cells (student code wrote frames): stop the run
                 if self.current is None and self.last_start >= 0:
@@ -150,6 +159,8 @@ class Attempt:
                 _signal(self.pid, signal.SIGUSR1)
                 self.interrupted = now
                 self.interrupted_cells.add(self.current)
+                if self.after_timeout:  # a loop met once is met again by the cells that call it
+                    self.timeout = min(self.timeout, self.after_timeout)
             elif self.interrupted is not None and now >= self.interrupted + self.grace:
                 self.killed_for_timeout = self.current
                 _signal(self.pid, signal.SIGUSR2)
@@ -169,18 +180,22 @@ class Attempt:
         current = None if self.current is not None and self.current in self.done else self.current
         return {"done": self.done, "facts": self.facts, "current": current, "exit": self.exit_status,
                 "setup_error": self.setup_error, "killed_for_timeout": self.killed_for_timeout,
-                "garbled": self.garbled, "cpu": self.cpu_used, "interrupted": self.interrupted_cells}
+                "garbled": self.garbled, "cpu": self.cpu_used, "interrupted": self.interrupted_cells,
+                "budget_spent": self.budget_spent, "spent": self.spent, "timeout": self.timeout}
 
 
-def attempt(shell, req: dict, skip: set[int]) -> dict:
-    """One forked run of the notebook without the cells in ``skip``."""
+def attempt(shell, req: dict, skip: set[int], *, timeout: float | None = None, spent: float = 0.0) -> dict:
+    """One forked run of the notebook without the cells in ``skip``; ``timeout`` per cell (default the
+    limits'), ``spent`` the seconds earlier attempts' time-outs cost, counted against the budget."""
     limits = req["limits"]
-    timeout = float(limits["cell_timeout"])
+    timeout = float(limits["cell_timeout"]) if timeout is None else timeout
     grace = float(limits.get("interrupt_grace", 5.0))
     workdir = tempfile.mkdtemp(prefix="ag-run-")
     os.chmod(workdir, 0o755)
     pid, msg_r, st_r = _fork(shell, req, skip, workdir)
-    run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), timeout, grace, time.monotonic() + SETUP_SECONDS)
+    run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), timeout, grace, time.monotonic() + SETUP_SECONDS,
+                  after_timeout=float(limits.get("later_timeout") or 0.0), spent=spent,
+                  budget=float(limits.get("timeout_budget") or float("inf")))
     try:
         while True:
             fds = run.open_fds()
@@ -254,19 +269,28 @@ def supervise(shell, req: dict) -> dict:
     problems: list[str] = []
     restarts = 0
     facts: list[str] = []
+    timeout, spent = None, 0.0  # the per-cell limit and the time-outs' cost so far, carried across attempts
     while True:
-        run = attempt(shell, req, set(skipped))
+        run = attempt(shell, req, set(skipped), timeout=timeout, spent=spent)
         facts = run["facts"] if run["facts"] is not None else facts
+        timeout, spent = run["timeout"], run["spent"]
         if run["setup_error"] and run["facts"] is None:
             problems.append(f"the grading process could not start the notebook: {run['setup_error']}")
             break
         cell = run["current"]
+        if run["budget_spent"]:
+            problems.append(f"time-outs cost this notebook {spent:.0f} s, its whole time budget "
+                            f"({float(limits.get('timeout_budget', 0)):g} s); the cells after them were not run")
+            break
         if run["garbled"] and cell is not None:
             skipped[cell] = _cell(cell, "crashed", "this cell wrote into the grader's channel, so its process "
                                                   "was stopped; the rest of the notebook ran without it")
         elif cell is None:
             break
         elif run["killed_for_timeout"] == cell:
+            spent += float(limits["cell_timeout"]) + float(limits.get("interrupt_grace", 5.0))
+            if limits.get("later_timeout"):
+                timeout = min(float(limits["cell_timeout"]), float(limits["later_timeout"]))
             skipped[cell] = _cell(cell, "timeout",
                                   f"still running after {float(limits['cell_timeout']):g} s and it ignored the "
                                   "interrupt, so its process was stopped; the rest of the notebook ran without it",
@@ -289,6 +313,8 @@ def supervise(shell, req: dict) -> dict:
         elif i in run["done"]:
             cell = _finished(run["done"][i], limits, interrupted=i in run["interrupted"])
             cells.append(cell)
+        elif run["budget_spent"]:
+            cells.append(_cell(i, "skipped", "not run: time budget spent (earlier cells of this notebook timed out)"))
         else:
             cells.append(_cell(i, "skipped", "not run: the notebook's process could not get this far"))
     return {"cells": cells, "facts": facts, "problems": problems}
@@ -297,7 +323,11 @@ def supervise(shell, req: dict) -> dict:
 def _finished(m: dict, limits: dict, interrupted: bool) -> dict:
     status, detail = m["status"], ""
     if interrupted:
-        status, detail = "timeout", f"interrupted after {float(limits['cell_timeout']):g} s"
+        full, seconds = float(limits["cell_timeout"]), float(m["seconds"])
+        shorter = min(full, float(limits.get("later_timeout") or full))
+        status, detail = "timeout", (f"interrupted after {full:g} s" if seconds > (full + shorter) / 2 or shorter >= full else
+                                     f"interrupted after {shorter:g} s (the shorter limit once a cell "
+                                     "of this notebook has timed out)")
     if m.get("cut"):
         detail = (detail + "; " if detail else "") + f"output cut at {int(limits['output_bytes'])} bytes"
     return {"index": int(m["done"]), "status": status, "outputs": m["outputs"], "seconds": float(m["seconds"]),

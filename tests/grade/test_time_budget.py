@@ -1,0 +1,69 @@
+"""Does a student whose code keeps timing out stop costing time? After a first time-out, later cells of
+the submission get the shorter limit; once time-outs have cost the budget, the rest is not run, said so.
+An honest notebook, and the engine's own defaults, are untouched."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from autograder.grade.config import GradeConfig
+from autograder.grade.engine import Limits, default_pool, run_cells
+
+pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
+LOOP = "def slow(x):\n    while True:\n        pass\n"
+DEAF = "def deaf():\n    while True:\n        try:\n            while True:\n                pass\n        except KeyboardInterrupt:\n            pass\n"
+BUDGET = Limits(cell_timeout=3, interrupt_grace=1, later_timeout=1, timeout_budget=5, memory_bytes=2 * 2**30)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm():
+    default_pool().warm(1)
+
+
+def test_later_time_outs_are_shorter_and_the_rest_is_not_run_once_the_budget_is_spent():
+    start = time.monotonic()
+    run = run_cells([LOOP, "x = 1", "slow(1)", "slow(2)", "slow(3)", "slow(4)", "print('after', x)"],
+                    assignment="02_demo", limits=BUDGET)
+    seconds = time.monotonic() - start
+    status = [c.status for c in run.cells]
+    assert status[:2] == ["ok", "ok"]
+    # 3 s, then 1 s each: 3 + 1 + 1 = 5 s spent, so slow(4) and what follows never start
+    assert status[2:5] == ["timeout"] * 3, [(c.status, c.detail) for c in run.cells]
+    assert "interrupted after 3 s" in run.cells[2].detail and "shorter limit" in run.cells[3].detail
+    assert [c.status for c in run.cells[5:]] == ["skipped", "skipped"]
+    assert all("time budget spent" in c.detail for c in run.cells[5:])
+    assert any("whole time budget" in p for p in run.problems)
+    assert seconds < 3 + 1 + 1 + 6, seconds  # the unbounded run costs at least 3 * 4 = 12 s of time-outs
+
+
+def test_a_loop_that_ignores_the_interrupt_counts_against_the_budget_too():
+    run = run_cells([DEAF, "deaf()", "deaf()", "print('never')"], assignment="02_demo", limits=BUDGET,
+                    max_restarts=6)
+    assert [c.status for c in run.cells[1:3]] == ["timeout", "timeout"], [(c.status, c.detail) for c in run.cells]
+    assert run.cells[3].status == "skipped" and "time budget spent" in run.cells[3].detail
+
+
+def test_without_a_budget_every_cell_still_runs_to_its_own_limit():
+    """The engine's defaults (no budget): the control that shows the budget above is what stopped the cells."""
+    limits = Limits(cell_timeout=2, interrupt_grace=1, memory_bytes=2 * 2**30)
+    run = run_cells([LOOP, "slow(1)", "slow(2)", "slow(3)", "print('after')"], assignment="02_demo", limits=limits)
+    assert [c.status for c in run.cells] == ["ok", "timeout", "timeout", "timeout", "ok"]
+    assert all("interrupted after 2 s" in c.detail for c in run.cells[1:4])
+
+
+def test_an_honest_notebook_is_untouched_by_the_budget():
+    run = run_cells(["import time\ntime.sleep(0.2)", "x = sum(range(10**6))", "print(x)"], assignment="02_demo",
+                    limits=BUDGET)
+    assert [c.status for c in run.cells] == ["ok", "ok", "ok"] and not run.problems
+
+
+def test_grade_sets_a_budget_from_its_timeout_and_refuses_a_bad_one(tmp_path):
+    limits = GradeConfig(submissions=tmp_path, timeout=60).limits()
+    assert (limits.cell_timeout, limits.later_timeout, limits.timeout_budget) == (60, 15, 180)
+    assert GradeConfig(submissions=tmp_path, timeout=8).limits().later_timeout == 5
+    assert GradeConfig(submissions=tmp_path, timeout=3).limits().later_timeout == 3
+    # a short --timeout (CI's 4 s on a loaded machine times out honest cells too) keeps two minutes of budget
+    assert GradeConfig(submissions=tmp_path, timeout=4).limits().timeout_budget == 120
+    with pytest.raises(ValueError, match="--time-budget must be positive"):
+        GradeConfig(submissions=tmp_path, timeout_budget=0).check()
