@@ -224,3 +224,29 @@ def test_a_misspelled_variant_raises():
         nb10.gpt2_np({}, nb10.Gpt2Shape(5, 4, 4, 1, 1), np.zeros((1, 2), int), "exact_gleu")
     with pytest.raises(ValueError, match="llama_state_np has no variant"):
         nb10.llama_state_np({}, 2, "none")
+
+
+def test_tinygpt_options_tie_the_head_drop_in_training_only_and_count_gpt2_small():
+    """Does the reference TinyGPT share one table when tied (no head bias), count GPT-2 small's 124,439,808
+    parameters without allocating them, drop only in training mode, and refuse an unknown GELU by name?"""
+    torch = pytest.importorskip("torch")
+    from autograder.reference import import_notebook
+
+    nb = import_notebook("10_decoder_block")
+    with torch.device("meta"):
+        small = nb.TinyGPT(50257, 1024, 768, 12, 3072, 12, tie_weights=True)
+        untied = nb.TinyGPT(50257, 1024, 768, 12, 3072, 12)
+    count = lambda m: sum(p.numel() for p in m.parameters())
+    assert count(small) == 124_439_808
+    assert count(untied) - count(small) == 50257 * 768 + 50257  # the second table and the head's bias
+    assert small.head.weight is small.tok_emb.weight and small.head.bias is None
+    torch.manual_seed(0)
+    model = nb.TinyGPT(11, 6, 8, 2, 16, 2, dropout=0.5)
+    ids = torch.randint(0, 11, (2, 6))
+    with torch.no_grad():
+        model.eval()
+        assert torch.equal(model(ids), model(ids))
+        model.train()
+        assert not torch.equal(model(ids), model(ids))
+    with pytest.raises(ValueError, match="gelu must be 'exact' or 'tanh'"):
+        nb.TinyGPT(11, 6, 8, 2, 16, 2, gelu="gelu_new")
