@@ -8,7 +8,10 @@ an answer matches. The attention pieces reuse notebook 09's NumPy models.
 from __future__ import annotations
 
 import math
+import os
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable
 from functools import lru_cache, partial
 from pathlib import Path
 
@@ -1405,14 +1408,39 @@ def _maps_case(label, cfg, pos, ids, rng):
                 hints=[diagnose(variants, MAPS_MESSAGES)])
 
 
+class _RefusesTooLong(close):
+    """An expected ValueError for a sequence longer than context_len; anything else is told what to do."""
+
+    def __call__(self, got, want, case):
+        __tracebackhide__ = True
+        if "ValueError" not in got.raised and "NotImplementedError" not in got.raised:
+            did = f"raised {got.raised[0]}: {got.message}" if got.raised else "returned maps"
+            self.fail(case, f"{did}. Check T against model.context_len first and raise the ValueError TinyGPT raises "
+                            "('sequence length T exceeds context_len=...'), whatever pos is: a rotary model would "
+                            "otherwise run silently past the length it was built for.")
+        super().__call__(got, want, case)
+
+
+def _maps_too_long(cfg, pos, T):
+    def call(fn):
+        torch = _torch()
+        return fn(check_model(cfg, pos, 0), torch.zeros(T, dtype=torch.long))
+
+    return Case(f"attention_maps of a TinyGPT with context_len={cfg[1]} and pos={pos!r} on ids ({T},), longer than "
+                "context_len: TinyGPT's ValueError", call, raises(f"sequence length {T} exceeds context_len={cfg[1]}"),
+                _RefusesTooLong())
+
+
 @check
 def attention_maps(hidden, rng):
     if not hidden:
         return [_maps_case("attention_maps(model, ids (6,)) of TinyGPT(11, 8, 8, 2, 16, 2): shape (2, 2, 6, 6)",
                            (11, 8, 8, 2, 16, 2), "learned", rng.integers(0, 11, size=6), rng),
                 _maps_case("attention_maps of a rope TinyGPT(11, 8, 8, 2, 16, 3) on ids (5,)",
-                           (11, 8, 8, 2, 16, 3), "rope", rng.integers(0, 11, size=5), rng)]
-    return [_maps_case("attention_maps, TinyGPT(13, 10, 12, 3, 24, 2, pos='sinusoidal'), ids (9,)",
+                           (11, 8, 8, 2, 16, 3), "rope", rng.integers(0, 11, size=5), rng),
+                *(_maps_too_long((11, 6, 8, 2, 16, 1), pos, 7) for pos in POSITIONS)]
+    return [*(_maps_too_long((13, 4, 8, 2, 16, 2), pos, 9) for pos in POSITIONS),
+            _maps_case("attention_maps, TinyGPT(13, 10, 12, 3, 24, 2, pos='sinusoidal'), ids (9,)",
                        (13, 10, 12, 3, 24, 2), "sinusoidal", rng.integers(0, 13, size=9), rng),
             _maps_case("attention_maps, TinyGPT(7, 4, 4, 1, 8, 1), ids (1,)", (7, 4, 4, 1, 8, 1), "learned",
                        rng.integers(0, 7, size=1), rng),
@@ -1508,3 +1536,426 @@ def learner_stack(folder=".") -> dict:
         except Exception as exc:
             result[name] = (None, f"yours could not be checked: {type(exc).__name__}: {exc}")
     return result
+
+
+# ------------------------------------------------------------------ your model is GPT-2 (and its attention Llama's)
+
+def transformers_module():
+    """Hugging Face transformers, imported by the checks that need it and never at module level: the grader's
+    warm parent imports every check module, and only notebook 10 should pay the seconds this import takes.
+    The models are built from configs; the offline switches make any attempt to download fail at once."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import transformers  # lazy, see above
+
+    return transformers
+
+
+@dataclass(frozen=True)
+class Gpt2Shape:
+    """A small GPT-2 configuration, the fields from_gpt2 reads (with transformers' names in the comments)."""
+
+    vocab_size: int
+    n_positions: int
+    n_embd: int
+    n_head: int
+    n_layer: int
+    n_inner: "int | None" = None  # None: 4 * n_embd, as in GPT-2
+    layer_norm_epsilon: float = 1e-5
+    activation_function: str = "gelu_new"  # GPT-2's tanh approximation of GELU
+    extra: tuple = ()  # (field, value) pairs a TinyGPT cannot represent
+
+    @property
+    def d_ff(self) -> int:
+        return self.n_inner or 4 * self.n_embd
+
+    def hf_model(self, params: dict):
+        """transformers' GPT2LMHeadModel of this configuration holding params (NumPy, by parameter name)."""
+        tf = transformers_module()
+        config = tf.GPT2Config(vocab_size=self.vocab_size, n_positions=self.n_positions, n_embd=self.n_embd,
+                               n_head=self.n_head, n_layer=self.n_layer, n_inner=self.n_inner,
+                               layer_norm_epsilon=self.layer_norm_epsilon,
+                               activation_function=self.activation_function, bos_token_id=0, eos_token_id=0,
+                               attn_implementation="eager", **dict(self.extra))
+        model = tf.GPT2LMHeadModel(config)
+        load(model, params)
+        return model.eval()
+
+
+def gpt2_shapes(c: Gpt2Shape) -> dict:
+    """transformers' parameter names and shapes; Conv1D weights are stored (in, out); the head is tied to wte."""
+    d, f, t = c.n_embd, c.d_ff, "transformer."
+    shapes = {t + "wte.weight": (c.vocab_size, d), t + "wpe.weight": (c.n_positions, d)}
+    for i in range(c.n_layer):
+        p = f"{t}h.{i}."
+        shapes.update({p + "ln_1.weight": (d,), p + "ln_1.bias": (d,), p + "attn.c_attn.weight": (d, 3 * d),
+                       p + "attn.c_attn.bias": (3 * d,), p + "attn.c_proj.weight": (d, d), p + "attn.c_proj.bias": (d,),
+                       p + "ln_2.weight": (d,), p + "ln_2.bias": (d,), p + "mlp.c_fc.weight": (d, f),
+                       p + "mlp.c_fc.bias": (f,), p + "mlp.c_proj.weight": (f, d), p + "mlp.c_proj.bias": (d,)})
+    shapes.update({t + "ln_f.weight": (d,), t + "ln_f.bias": (d,)})
+    return shapes
+
+
+def gpt2_params(rng, c: Gpt2Shape) -> dict:
+    """Random weights far from GPT-2's small initialisation: pre-activations of order 1 make exact and tanh
+    GELU differ by about 1e-3 in the logits, and sharp attention makes a wrong q/k/v order show."""
+    params = {}
+    for name, shape in gpt2_shapes(c).items():
+        if name.endswith(("wte.weight", "wpe.weight")):
+            params[name] = normal(rng, *shape)
+        elif len(shape) == 2:  # Conv1D: (in, out)
+            params[name] = normal(rng, *shape, scale=1.5 / np.sqrt(shape[0]))
+        elif ".ln_" in name and name.endswith("weight"):
+            params[name] = (1 + normal(rng, *shape, scale=0.3)).astype(np.float32)
+        else:
+            params[name] = normal(rng, *shape, scale=0.3)
+    return params
+
+
+GPT2_VARIANTS = ("not_transposed", "other_gelu", "positions_after_first_block",
+                 *(f"split_{''.join(order)}" for order in ("qvk", "kqv", "kvq", "vqk", "vkq")))
+
+
+def gpt2_np(p, c: Gpt2Shape, ids, variant=None):
+    """GPT-2's logits in float64 from its own weights (Conv1D layout), or a known wrong reading of them."""
+    known_variant(variant, GPT2_VARIANTS, "gpt2_np")
+    d, H, t = c.n_embd, c.n_head, "transformer."
+    g = lambda n: p[n].astype(np.float64)
+    conv = lambda x, n, square=False: x @ (g(n + ".weight").T if square and variant == "not_transposed"
+                                           else g(n + ".weight")) + g(n + ".bias")
+    ln = lambda x, n: ln_np(x, g(n + ".weight"), g(n + ".bias"), c.layer_norm_epsilon)
+    ids = np.asarray(ids)
+    T = ids.shape[1]
+    x = g(t + "wte.weight")[ids]
+    if variant != "positions_after_first_block":
+        x = x + g(t + "wpe.weight")[:T]
+    for i in range(c.n_layer):
+        b = f"{t}h.{i}."
+        w, bias = g(b + "attn.c_attn.weight"), g(b + "attn.c_attn.bias")
+        parts = dict(zip("qkv", np.split(w, 3, axis=1)))
+        biases = dict(zip("qkv", np.split(bias, 3)))
+        order = variant[len("split_"):] if variant and variant.startswith("split_") else "qkv"
+        weights = {"H": H}
+        for name, source in zip("qkv", order):  # a wrong order reads the columns of another projection
+            m = parts[source]
+            weights["W" + name] = m if variant == "not_transposed" else m.T  # nn.Linear layout: (out, in)
+            weights["b" + name] = biases[source]
+        o = g(b + "attn.c_proj.weight")
+        weights["Wo"], weights["bo"] = (o if variant == "not_transposed" else o.T), g(b + "attn.c_proj.bias")
+        x = x + mha_np(weights, ln(x, b + "ln_1"), None, causal(T))
+        h = conv(ln(x, b + "ln_2"), b + "mlp.c_fc")
+        exact = (c.activation_function == "gelu") != (variant == "other_gelu")  # the other form is the mistake
+        h = gelu_np(h, None if exact else "tanh_gelu")
+        x = x + conv(h, b + "mlp.c_proj")
+        if i == 0 and variant == "positions_after_first_block":
+            x = x + g(t + "wpe.weight")[:T]
+    return ln(x, t + "ln_f") @ g(t + "wte.weight").T  # the head is the token table
+
+
+GPT2_MESSAGES = {
+    "not_transposed": "The attention weights were copied without a transpose: GPT-2's Conv1D stores a weight as "
+                      "(in, out) and computes x @ W, nn.Linear stores (out, in) and computes x @ W.T, so copy "
+                      "W.T (square matrices fit either way, which is why nothing complained).",
+    "other_gelu": "The logits are off by about 1e-3, and that is not rounding (float32 agrees to about 1e-6): the "
+                  "model uses the other GELU. GPT-2's activation_function 'gelu_new' is the tanh approximation, "
+                  "gelu='tanh' (the exact GELU where GPT-2 uses tanh is the usual slip); 'gelu' is the exact one.",
+    "positions_after_first_block": "The positions enter after the first block: GPT-2 adds wpe to wte before any "
+                                   "block, as embed does; load wpe into pos_emb.",
+    **{f"split_{''.join(order)}": "q, k and v were split from c_attn in the wrong order: its output columns hold q, "
+                                  "then k, then v (c_attn.weight.split(n_embd, dim=1))."
+       for order in ("qvk", "kqv", "kvq", "vqk", "vkq")},
+}
+
+
+@dataclass
+class ModelCase(Case):
+    """A case whose right answer and known wrong ones are NumPy models: the tests prove, seed by seed, that each
+    wrong one lies beyond the case's tolerance."""
+
+    right: "Callable[[], np.ndarray] | None" = None
+    variants: "dict[str, Callable[[], np.ndarray]] | None" = None
+
+
+def _conv1d_explained(exc):
+    return RuntimeError(f"{exc}. GPT-2's Conv1D stores each weight as (in, out) (c_fc.weight is (n_embd, 4 n_embd)), "
+                        "nn.Linear as (out, in): copy the transposed weight, W.T.")
+
+
+def _learner_gpt2(fn, c, params):
+    """The learner's from_gpt2 applied to a fresh Hugging Face model; shape errors get the Conv1D explanation."""
+    hf = c.hf_model(params)
+    try:
+        model = fn(hf)
+    except RuntimeError as exc:
+        if "size" not in str(exc) and "shape" not in str(exc):
+            raise
+        raise _conv1d_explained(exc) from None
+    if not callable(getattr(model, "eval", None)):
+        raise TypeError(f"from_gpt2 returned {type(model).__name__}: return the TinyGPT it built")
+    return model.eval(), hf
+
+
+def _gpt2_case(label, c: Gpt2Shape, ids, rng):
+    p = gpt2_params(rng, c)
+
+    def call(fn):
+        torch = _torch()
+        model, _ = _learner_gpt2(fn, c, p)
+        with torch.no_grad():
+            try:
+                return model(torch.tensor(ids))
+            except RuntimeError as exc:
+                if "shape" not in str(exc) and "size" not in str(exc):
+                    raise
+                raise _conv1d_explained(exc) from None
+
+    def want():
+        torch = _torch()
+        with torch.no_grad():
+            return c.hf_model(p)(torch.tensor(ids)).logits
+
+    variants = {n: (lambda n=n: gpt2_np(p, c, ids, n)) for n in GPT2_MESSAGES}
+    hint = known_mistakes(*((make, GPT2_MESSAGES[n]) for n, make in variants.items()), atol=3e-5, rtol=1e-5)
+    return ModelCase(label, call, want, close(atol=1e-4, rtol=0, kind="tensor"),
+                     hints=[hint, _uses("TinyGPT (with tie_weights and gelu), FeedForward and DecoderBlock")],
+                     right=lambda: gpt2_np(p, c, ids), variants=variants)
+
+
+def _greedy(forward, ids, n, context_len):
+    torch = _torch()
+    ids = torch.tensor(ids)
+    with torch.no_grad():
+        for _ in range(n):
+            nxt = forward(ids[:, -context_len:])[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+            ids = torch.cat([ids, nxt], dim=1)
+    return ids
+
+
+def _gpt2_greedy_case(label, c: Gpt2Shape, ids, n, rng):
+    p = gpt2_params(rng, c)
+
+    def call(fn):
+        model, _ = _learner_gpt2(fn, c, p)
+        return _greedy(model, ids, n, c.n_positions)
+
+    def want():
+        hf = c.hf_model(p)
+        return _greedy(lambda x: hf(x).logits, ids, n, c.n_positions)
+
+    return Case(label, call, want, equal(), hints=[lambda got, want: "Make the logits equal first (the case above "
+                                                   "names the likely cause); equal logits give equal tokens."])
+
+
+class _NamesField(close):
+    """An expected ValueError whose message names the configuration field that cannot be represented."""
+
+    def __init__(self, field):
+        super().__init__()
+        self.field = field
+
+    def __call__(self, got, want, case):
+        __tracebackhide__ = True
+        if "ValueError" in got.raised and self.field not in got.message:
+            self.fail(case, f"raised ValueError({got.message!r}): name the field, {self.field!r}, so the reader "
+                            "knows which setting TinyGPT cannot follow.")
+        super().__call__(got, want, case)
+
+
+def _gpt2_refused_case(c: Gpt2Shape, rng):
+    field, value = c.extra[0] if c.extra else ("activation_function", c.activation_function)
+    p = gpt2_params(rng, c)
+
+    def call(fn):
+        model, _ = _learner_gpt2(fn, c, p)
+        return type(model).__name__
+
+    return Case(f"from_gpt2 of a GPT-2 with {field}={value!r}, which a TinyGPT cannot represent: a ValueError "
+                f"naming {field!r}", call, raises(f"{field}={value!r} cannot be represented"), _NamesField(field))
+
+
+@check
+def from_gpt2(hidden, rng):
+    if not hidden:
+        small = Gpt2Shape(vocab_size=23, n_positions=12, n_embd=16, n_head=2, n_layer=2)
+        return [
+            _gpt2_case("from_gpt2(GPT2LMHeadModel(vocab 23, n_positions 12, n_embd 16, n_head 2, n_layer 2)): "
+                       "logits on ids (2, 7) equal within 1e-4", small, rng.integers(0, 23, size=(2, 7)), rng),
+            _gpt2_greedy_case("the same model, greedy: 6 new tokens after ids (1, 4), the Hugging Face model's",
+                              small, rng.integers(0, 23, size=(1, 4)), 6, rng),
+            _gpt2_case("from_gpt2 of a GPT-2 with n_inner=24 and layer_norm_epsilon=1e-3, logits on ids (1, 12)",
+                       Gpt2Shape(17, 12, 8, 2, 1, n_inner=24, layer_norm_epsilon=1e-3),
+                       rng.integers(0, 17, size=(1, 12)), rng),
+            _gpt2_refused_case(Gpt2Shape(11, 8, 8, 2, 1, activation_function="relu"), rng),
+        ]
+    cases = []
+    for i in range(3):  # configurations chosen by the run's seed; widths of 8 or more keep the GELU gap clear
+        H = int(rng.choice([1, 2, 4]))
+        c = Gpt2Shape(vocab_size=int(rng.integers(5, 40)), n_positions=int(rng.integers(4, 16)),
+                      n_embd=H * int(rng.choice([8, 12, 16])) // (2 if H == 4 else 1), n_head=H,
+                      n_layer=int(rng.integers(1, 4)), n_inner=None if i != 1 else int(rng.integers(24, 48)),
+                      layer_norm_epsilon=float(rng.choice([1e-5, 1e-6, 1e-2])))
+        T = int(rng.integers(3, c.n_positions + 1))  # one position would hide a q/k swap: its only weight is 1
+        cases.append(_gpt2_case(f"from_gpt2 of a GPT-2 of your own ({c}), ids (2, {T})", c,
+                                rng.integers(0, c.vocab_size, size=(2, T)), rng))
+    c = Gpt2Shape(13, 10, 12, 3, 2)
+    cases.append(_gpt2_greedy_case("from_gpt2, greedy continuation of ids (2, 3) for 7 tokens", c,
+                                   rng.integers(0, 13, size=(2, 3)), 7, rng))
+    cases.append(_gpt2_case("from_gpt2 of a GPT-2 with activation_function='gelu' (the exact GELU), ids (2, 6)",
+                            Gpt2Shape(9, 6, 16, 2, 2, activation_function="gelu"), rng.integers(0, 9, size=(2, 6)), rng))
+    cases.append(_gpt2_refused_case(Gpt2Shape(9, 6, 8, 2, 1, extra=(("scale_attn_by_inverse_layer_idx", True),)), rng))
+    return cases
+
+
+# ---------------------------------------------------------- one rotation, two layouts: Llama's attention
+
+def interleaved_rows(D: int) -> np.ndarray:
+    """The rows, within one head of width D, that Llama's layout takes from 07's: 0, 2, 4, ..., then 1, 3, 5, ..."""
+    return np.concatenate([np.arange(0, D, 2), np.arange(1, D, 2)])
+
+
+HALVES_VARIANTS = ("across_heads", "inverse", "columns")
+
+
+def halves_np(w, n_heads, variant=None):
+    """interleaved_to_halves in NumPy, or a known wrong version of it."""
+    known_variant(variant, HALVES_VARIANTS, "halves_np")
+    w = np.asarray(w)
+    rows = w.shape[0]
+    D = rows // (1 if variant == "across_heads" else n_heads)
+    per_head = interleaved_rows(D)
+    if variant == "inverse":
+        per_head = np.argsort(per_head)
+    order = (np.arange(rows // D)[:, None] * D + per_head).ravel()
+    return w[:, order] if variant == "columns" else w[order]
+
+
+HALVES_MESSAGES = {
+    "across_heads": "The rows were reordered across the whole matrix as if it were one head: each head's D rows "
+                    "are reordered on their own (reshape to (n_heads, D // 2, 2, ...) first).",
+    "inverse": "That is the inverse reordering (halves to interleaved): row i of the result is row 2i of w and row "
+               "i + D/2 is row 2i + 1.",
+    "columns": "The columns were reordered: the rows are the output features that rotate in pairs; the columns "
+               "(the inputs) stay where they are.",
+}
+
+
+def _halves_case(label, w, n_heads):
+    variants = {n: (lambda n=n: halves_np(w, n_heads, n)) for n in HALVES_MESSAGES}
+    return Case(label, lambda fn: fn(tensor(w), n_heads), lambda: tensor(halves_np(w, n_heads)), close(**TOL),
+                hints=[diagnose(variants, HALVES_MESSAGES)])
+
+
+@check
+def interleaved_to_halves(hidden, rng):
+    if not hidden:
+        by_hand = np.arange(8, dtype=np.float32)[:, None] * np.ones((1, 2), np.float32)
+        return [_halves_case("interleaved_to_halves(w, 2), w (8, 2) whose row r holds r: rows [0, 2, 1, 3, 4, 6, 5, 7]",
+                             by_hand, 2),
+                _halves_case("interleaved_to_halves(w (12, 5), n_heads=2): D = 6", normal(rng, 12, 5), 2)]
+    return [_halves_case("interleaved_to_halves(w (24, 24), n_heads=3)", normal(rng, 24, 24), 3),
+            _halves_case("interleaved_to_halves(w (6, 4), n_heads=1)", normal(rng, 6, 4), 1),
+            _halves_case("interleaved_to_halves(w (16, 3), n_heads=2)", normal(rng, 16, 3), 2)]
+
+
+LLAMA_VARIANTS = ("no_permutation", "v_permuted", "across_heads")
+
+
+def llama_state_np(W, H, variant=None):
+    """The Llama state dict (NumPy) from 07-layout weights W = {"q", "k", "v", "o"} (nn.Linear layout)."""
+    known_variant(variant, LLAMA_VARIANTS, "llama_state_np")
+    turn = {None: lambda w: halves_np(w, H), "no_permutation": lambda w: w, "v_permuted": lambda w: halves_np(w, H),
+            "across_heads": lambda w: halves_np(w, H, "across_heads")}[variant]
+    return {"q": turn(W["q"]), "k": turn(W["k"]), "v": turn(W["v"]) if variant == "v_permuted" else W["v"],
+            "o": W["o"]}
+
+
+def llama_np(S, x, H, base):
+    """transformers' LlamaAttention in float64 (rotate-half RoPE, causal) with the weights S."""
+    weights = {"H": H, **{"W" + n: S[n] for n in "qkvo"}}
+    return mha_np(weights, x, None, causal(x.shape[1]), "rope_half", rope=True, base=base)
+
+
+LLAMA_MESSAGES = {
+    "no_permutation": "The weights were copied as they are: Llama rotates feature i with feature i + D/2, 07 rotates "
+                      "2i with 2i + 1, so without interleaved_to_halves on q_proj and k_proj Llama turns the wrong "
+                      "pairs and the scores are nonsense (a converted checkpoint fails just as silently).",
+    "v_permuted": "v_proj was reordered too: values are never rotated, and o_proj reads them in the original "
+                  "order; reorder q_proj and k_proj only.",
+    "across_heads": "The rows were reordered across all heads at once: each head rotates its own D features, so "
+                    "reorder within each head, interleaved_to_halves(w, n_heads).",
+}
+
+
+def _llama_module(d, H, base):
+    tf = transformers_module()
+    from transformers.models.llama.modeling_llama import LlamaAttention, LlamaRotaryEmbedding  # lazy, as above
+
+    config = tf.LlamaConfig(hidden_size=d, num_attention_heads=H, num_key_value_heads=H, attention_bias=False,
+                            intermediate_size=4 * d, vocab_size=8, num_hidden_layers=1,
+                            rope_parameters={"rope_type": "default", "rope_theta": base}, attn_implementation="eager")
+    return LlamaAttention(config, layer_idx=0).eval(), LlamaRotaryEmbedding(config)
+
+
+def llama_attention(state, x, n_heads, base):
+    """transformers' LlamaAttention (n_heads, rope_theta=base) holding state, a dict of its four weights, run
+    causally on x (B, T, d)."""
+    torch = _torch()
+    B, T, d = x.shape
+    attn, rotary = _llama_module(d, n_heads, base)
+    try:
+        attn.load_state_dict(state)
+    except RuntimeError as exc:
+        raise RuntimeError(f"LlamaAttention could not load the dict: {exc}. Return exactly q_proj.weight, "
+                           "k_proj.weight, v_proj.weight and o_proj.weight, each (d_model, d_model).") from None
+    cos, sin = rotary(x, torch.arange(T)[None].expand(B, T))
+    not_allowed = torch.ones(T, T, dtype=torch.bool).triu(1)
+    additive = torch.zeros(T, T).masked_fill(not_allowed, float("-inf"))[None, None]  # (1, 1, T, T)
+    with torch.no_grad():
+        return attn(x, position_embeddings=(cos, sin), attention_mask=additive)[0]
+
+
+def _llama_case(label, d, H, base, x, rng):
+    W = {n: normal(rng, d, d, scale=2 / np.sqrt(d)) for n in "qkvo"}
+
+    def mha():
+        torch = _torch()
+        module = import_notebook("09_attention").MultiHeadAttention(d, H, bias=False, rope=True, rope_base=base)
+        with torch.no_grad():
+            for n in "qkvo":
+                getattr(module, f"w_{n}").weight.copy_(tensor(W[n]))
+        return module
+
+    def call(fn):
+        state = fn(mha())
+        if not isinstance(state, dict):
+            raise TypeError(f"to_llama_attention returned {type(state).__name__}: return a dict of the four weights")
+        state = {k: (v.detach() if hasattr(v, "detach") else v) for k, v in state.items()}
+        return llama_attention(state, tensor(x), H, base)
+
+    def want():
+        torch = _torch()
+        T = x.shape[1]
+        with torch.no_grad():
+            return mha()(tensor(x), mask=torch.ones(T, T, dtype=torch.bool).tril())
+
+    variants = {n: (lambda n=n: llama_np(llama_state_np(W, H, n), x, H, base)) for n in LLAMA_MESSAGES}
+    return ModelCase(label, call, want, close(**TOL), hints=[diagnose(variants, LLAMA_MESSAGES)],
+                     right=lambda: llama_np(llama_state_np(W, H), x, H, base), variants=variants)
+
+
+@check
+def to_llama_attention(hidden, rng):
+    if not hidden:
+        return [_llama_case("LlamaAttention with to_llama_attention(MultiHeadAttention(8, 2, bias=False, rope=True)) "
+                            "on x (1, 5, 8), causal: the same output", 8, 2, 10000.0, normal(rng, 1, 5, 8), rng),
+                _llama_case("the same for MultiHeadAttention(24, 4, bias=False, rope=True, rope_base=100.0) on "
+                            "x (2, 9, 24)", 24, 4, 100.0, normal(rng, 2, 9, 24), rng)]
+    cases = []
+    for _ in range(3):  # Llama attention configurations chosen by the run's seed
+        H = int(rng.choice([2, 3, 4]))  # one head would hide a reordering across heads
+        d = H * int(rng.choice([4, 6, 8]))  # a head of width 2 has nothing to reorder
+        base = float(rng.choice([10.0, 500.0, 10000.0, 500000.0]))
+        T = int(rng.integers(3, 10))
+        cases.append(_llama_case(f"to_llama_attention, d_model {d}, {H} heads, rope_base {base:g}, x (2, {T}, {d})",
+                                 d, H, base, normal(rng, 2, T, d), rng))
+    return cases

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from autograder.checks import nb10
+from tests.checks import test_nb10_gpt2 as gpt2
 from tests.harness import Mistake, answer, exercise_suite, indent, returns
 
 pytestmark = pytest.mark.nb10
@@ -604,6 +605,8 @@ def generate_cached(model, ids, max_new_tokens, temperature=1.0, generator=None)
     "attention_maps": """
 def attention_maps(model, ids):
     T = len(ids)
+    if T > model.context_len:
+        raise ValueError(f"{T} tokens do not fit the model's context_len {model.context_len}")
     out = []
     with torch.no_grad():
         h = model.embed(ids.unsqueeze(0))
@@ -623,6 +626,16 @@ def agreement_scores(maps, pairs):
     return total / len(pairs)
 """,
 })
+
+MISTAKES += [
+    Mistake("attention_maps", "runs_past_context_len", maps("""
+q, k, v = project_heads(block.attn, block.ln1(x))
+maps.append(scaled_dot_product_attention(q, k, v, allowed)[1][0])
+x = block(x)
+"""), "Check T against model.context_len"),
+    *gpt2.MISTAKES,
+]
+ALTERNATIVES.update(gpt2.ALTERNATIVES)
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
 
