@@ -18,6 +18,8 @@ from nbgrader.utils import parse_utc
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from .discover import read_regular
+
 CONFIG_NAME = "nbgrader_config.py"
 TIMESTAMP_NAME = "timestamp.txt"
 
@@ -61,8 +63,8 @@ def late_plugin(config: Config | None = None) -> BasePlugin:
 def read_timestamp(folder: Path) -> datetime.datetime | None:
     """nbgrader's submission time (``timestamp.txt``, written by ``submit`` and kept by ``collect``), in UTC."""
     path = folder / TIMESTAMP_NAME
-    try:
-        text = path.read_text(encoding="utf-8").strip()
+    try:  # a link or a FIFO in a student's folder is refused (Refused is an OSError), never followed or waited on
+        text = read_regular(path, limit=4096).decode("utf-8", errors="replace").strip()
     except OSError:
         return None
     if not text:
