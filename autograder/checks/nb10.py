@@ -13,13 +13,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 from functools import lru_cache, partial
-from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
-from ..nbio import is_solution_cell, read_notebook
-from ..reference import IMPORTED_TAGS, import_notebook
-from .core import (REGISTRY, Array, Case, CheckFailure, capture, close, describe, equal, exercise, fmt, known_mistakes,
+from .. import pieces
+from ..reference import available, import_notebook
+from .core import (Array, Case, close, describe, equal, exercise, fmt, known_mistakes,
                    known_variant, numbers, predicate, raises)
 from .nb09 import TOL, _torch, causal, diagnose, mha_np, normal, rope_np, softmax, tensor
 from .questions import NB06, int_in, is_, near, number_in, one_of, question
@@ -1151,13 +1151,27 @@ def kv_cache_bytes(hidden, rng):
 
 # ------------------------------------------------- a TinyGPT of our own, to run cached generation on
 
+
+@lru_cache(maxsize=None)
+def attention09():
+    """Notebook 09's attention (MultiHeadAttention, scaled_dot_product_attention, apply_rope_torch) for the
+    checks' own models: the course's where its solutions are installed (the grader's sandbox, this repository),
+    else the learner's own from their saved 09, which its checks have passed. A student's machine holds no
+    solutions, and 10's checks must still run there."""
+    if available("09_attention"):
+        return import_notebook("09_attention")
+    found = pieces.use_pieces("10_decoder_block", quiet=True)  # raises one message naming what to finish
+    return SimpleNamespace(**{name: found[name] for name in
+                              ("MultiHeadAttention", "scaled_dot_product_attention", "apply_rope_torch")})
+
+
 @lru_cache(maxsize=None)
 def gpt_class():
     """A TinyGPT like the notebook's (same attribute names, notebook 09's attention), built when torch is at
     hand: the grader's sandbox holds the reference of 09 but not of 10, so the checks bring their own model."""
     torch = _torch()
     nn, F = torch.nn, torch.nn.functional
-    MHA = import_notebook("09_attention").MultiHeadAttention
+    MHA = attention09().MultiHeadAttention
 
     class FeedForward(nn.Module):
         def __init__(self, d, d_ff):
@@ -1246,7 +1260,7 @@ def cached_variant(model, ids, n, temperature, generator, variant):
     """Known wrong caches: the offset forgotten in the positions, the mask or the rotation; the cache not kept."""
     known_variant(variant, CACHE_VARIANTS, "cached_variant")
     torch = _torch()
-    nb09 = import_notebook("09_attention")
+    nb09 = attention09()
     caches = []
 
     def step(new, start):
@@ -1482,60 +1496,6 @@ def agreement_scores(hidden, rng):
     return [_agreement_case("agreement_scores(maps (1, 2, 5, 5), pairs [(4, 0)])", _random_maps(rng, 1, 2, 5), [(4, 0)]),
             _agreement_case("agreement_scores(maps (2, 3, 12, 12), four pairs)", _random_maps(rng, 2, 3, 12),
                             [(3, 1), (6, 2), (11, 7), (9, 8)])]
-
-
-# ---------------------------------------------------------------------------- the learner's own stack
-
-STACK = {  # name in notebook 10 -> the learner's notebook that defines it
-    "MultiHeadAttention": "09_attention",
-    "scaled_dot_product_attention": "09_attention",
-    "sinusoidal_positions": "06_sinusoids_and_positions",
-    "is_causal": "08_causality_and_masking",
-}
-
-
-def learner_stack(folder=".") -> dict:
-    """The learner's own versions of STACK, read from their saved notebooks in folder: for each name, (the
-    object, a note) when its checks (visible and hidden) pass there, else (None, why the reference stays)."""
-    modules, result = {}, {}
-    for name, assignment in STACK.items():
-        path = Path(folder) / f"{assignment}.ipynb"
-        if assignment not in modules and not path.exists():
-            modules[assignment] = f"{path} not found (save it next to this notebook)"
-        if assignment not in modules:
-            try:
-                nb = read_notebook(path)
-                namespace = {"__name__": f"learner_{assignment[:2]}"}
-                for cell in nb.cells:
-                    if cell.cell_type == "code" and (IMPORTED_TAGS & set(cell.metadata.get("tags", []))
-                                                     or is_solution_cell(cell)):
-                        source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                                            for line in cell.source.splitlines())  # magics are for notebooks
-                        exec(compile(source, str(path), "exec"), namespace)
-                modules[assignment] = namespace
-            except Exception as exc:  # the learner's notebook may hold anything
-                modules[assignment] = f"{path} did not run: {type(exc).__name__}: {exc}"
-        namespace = modules[assignment]
-        if isinstance(namespace, str):
-            result[name] = (None, namespace)
-            continue
-        if name not in namespace:
-            result[name] = (None, f"{path.name} defines no {name}")
-            continue
-        obj, check_ = namespace[name], REGISTRY[f"{assignment}:{name}"]
-        try:
-            passed = 0
-            for case in check_.cases(False) + check_.cases(True):
-                want = capture(case.want)
-                if "ReferenceUnavailable" not in want.raised:  # a case that needs the course's solutions
-                    case.compare(capture(lambda c=case: c.call(obj)), want, case)
-                    passed += 1
-            result[name] = (obj, f"from {path.name}, {passed} checks pass")
-        except CheckFailure as failure:
-            result[name] = (None, f"yours does not pass its checks yet: {str(failure)[:160]}")
-        except Exception as exc:
-            result[name] = (None, f"yours could not be checked: {type(exc).__name__}: {exc}")
-    return result
 
 
 # ------------------------------------------------------------------ your model is GPT-2 (and its attention Llama's)
@@ -1919,7 +1879,7 @@ def _llama_case(label, d, H, base, x, rng):
 
     def mha():
         torch = _torch()
-        module = import_notebook("09_attention").MultiHeadAttention(d, H, bias=False, rope=True, rope_base=base)
+        module = attention09().MultiHeadAttention(d, H, bias=False, rope=True, rope_base=base)
         with torch.no_grad():
             for n in "qkvo":
                 getattr(module, f"w_{n}").weight.copy_(tensor(W[n]))
