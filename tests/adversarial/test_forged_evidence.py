@@ -9,6 +9,8 @@ other exercise keeps its full points.
 """
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from autograder.checks import core, nb01
@@ -90,6 +92,15 @@ def test_a_reference_with_an_unreadable_check_id_fails_closed():
 def test_a_wrong_value_fails_with_the_cases_message():
     v = verdict(payload(nb01.encode, wrong_encode))
     assert not v.ok and v.attempted and "item 0 differs (expected 1, got 2)" in v.message
+
+
+def test_the_verdict_imports_the_checks_of_an_assignment_not_imported_yet(monkeypatch):
+    """The grader's process has imported no notebook's checks when the first payload arrives."""
+    for key in [k for k in core.REGISTRY if k.startswith("01_tokens_and_ids:")]:
+        monkeypatch.delitem(core.REGISTRY, key)
+    monkeypatch.delitem(sys.modules, "autograder.checks.nb01")
+    assert verdict(ENCODE).ok
+    assert "01_tokens_and_ids:decode" in core.REGISTRY
 
 
 def test_judge_is_the_verdict_as_a_pair():

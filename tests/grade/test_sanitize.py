@@ -134,6 +134,25 @@ def test_changed_metadata_is_undone_and_flagged(g, tests, key, value, order):
     assert key in p.tampered["test_build_vocab"]
 
 
+def test_the_same_points_written_as_a_float_or_a_string_are_not_a_change(g, tests):
+    nb = g.right_notebook()
+    meta = nb.cells[g.cell_index(nb, "test_build_vocab_hidden")].metadata.nbgrader
+    meta["points"] = float(meta["points"])
+    nb.cells[g.cell_index(nb, "test_encode")].metadata.nbgrader["points"] = "1"
+    p = plan(nb, tests)
+    assert not p.tampered and not p.notes
+
+
+def test_a_test_cell_without_points_is_worth_nothing():
+    solution = nbformat.v4.new_code_cell("def f():\n    return 1\n")
+    solution.metadata["nbgrader"] = {"grade": False, "solution": True, "grade_id": "f", "locked": False}
+    test = nbformat.v4.new_code_cell("assert f() == 1")
+    test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_f", "locked": True}
+    nb = nbformat.v4.new_notebook(cells=[solution, test])
+    (only,) = source_tests(nb, nb)
+    assert (only.grade_id, only.points, only.anchor, only.source) == ("test_f", 0.0, "f", "assert f() == 1")
+
+
 def test_a_test_cell_turned_into_markdown_still_runs(g, tests, order):
     nb = g.right_notebook()
     i = g.cell_index(nb, "test_decode_hidden")
