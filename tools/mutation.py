@@ -176,8 +176,16 @@ class _Apply(ast.NodeTransformer):
         return node
 
 
-def mutated_code(target: Target, mutant: Mutant | None):
-    tree = ast.parse((ROOT / target.path).read_text())
+def mutated_code(target: Target, mutant: "Mutant | tuple[str, str] | None"):
+    """The target compiled with ``mutant`` applied: a :class:`Mutant`, an (old, new) text replacement or None."""
+    text = (ROOT / target.path).read_text()
+    if isinstance(mutant, tuple):
+        old, new = mutant
+        if text.count(old) != 1:
+            raise SystemExit(f"--replace: {old!r} occurs {text.count(old)} times in {target.path}; give text "
+                             "that occurs exactly once")
+        return compile(text.replace(old, new), str(ROOT / target.path), "exec")
+    tree = ast.parse(text)
     if mutant is not None:
         tree = ast.fix_missing_locations(_Apply(mutant).visit(copy.deepcopy(tree)))
     return compile(tree, str(ROOT / target.path), "exec")
@@ -228,7 +236,7 @@ def _holds(module, doomed: set[str]) -> bool:
     return False
 
 
-def run_tests(target: Target, mutant: Mutant | None) -> tuple[str, float]:
+def run_tests(target: Target, mutant: "Mutant | tuple[str, str] | None") -> tuple[str, float]:
     """"killed", "survived" or "timeout" for one mutant (None: the unmutated code must pass: "survived")."""
     code = mutated_code(target, mutant)
     start = time.monotonic()
@@ -264,7 +272,7 @@ def run_tests(target: Target, mutant: Mutant | None) -> tuple[str, float]:
         return "survived", seconds
     if code in (1, 2):  # tests failed, or the mutant broke their collection
         return "killed", seconds
-    raise SystemExit(f"pytest exited {code} on {mutant.name if mutant else 'the unmutated code'}: "
+    raise SystemExit(f"pytest exited {code} on {mutant or 'the unmutated code'}: "
                      f"run `python -m pytest {' '.join(target.tests)}` and fix that first")
 
 
@@ -294,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="run N mutants of each target drawn at random (seeded by --seed), not all: a quicker "
                              "estimate of the score")
     parser.add_argument("--seed", type=int, default=0, help="which sample --sample draws")
+    parser.add_argument("--replace", nargs=2, metavar=("OLD", "NEW"),
+                        help="run one hand-written mutant instead: the text OLD (once in the target) replaced by NEW")
+    parser.add_argument("--match", default="", metavar="TEXT",
+                        help="run only the mutants whose printed name contains TEXT (to re-run a survivor)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.targets) - set(TARGETS))
     if unknown:
@@ -304,7 +316,16 @@ def main(argv: list[str] | None = None) -> int:
     survivors, totals = [], {}
     for name in args.targets or list(TARGETS):
         target = TARGETS[name]
-        found = mutants(target)
+        if args.replace:
+            if len(args.targets) != 1:
+                parser.error("--replace needs exactly one target")
+            for module in target.preload:
+                __import__(module)
+            verdict, seconds = run_tests(target, tuple(args.replace))
+            print(f"{target.path}: the mutant {args.replace[0]!r} -> {args.replace[1]!r} was {verdict} "
+                  f"({seconds:.1f} s)")
+            return 0 if verdict != "survived" else 1
+        found = [m for m in mutants(target) if args.match in f"{target.path} | {m.name}"]
         if args.sample and args.sample < len(found):
             found = sorted(random.Random(args.seed).sample(found, args.sample), key=found.index)
         if not args.list:
