@@ -137,6 +137,15 @@ def mutants(target: Target) -> list[Mutant]:
                 if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                     continue  # a docstring
                 add("drop", f"drop `{ast.unparse(node)[:80]}`")
+    # the same change on the same text twice in one definition (two bare `continue`s): number them
+    counts: dict[str, int] = {}
+    for m in found:
+        counts[m.name] = counts.get(m.name, 0) + 1
+    seen: dict[str, int] = {}
+    for i, m in enumerate(found):
+        if counts[m.name] > 1:
+            seen[m.name] = seen.get(m.name, 0) + 1
+            found[i] = Mutant(m.key, m.kind, m.arg, m.where, f"{m.description} (#{seen[m.name]})")
     return found
 
 

@@ -103,6 +103,29 @@ def test_a_duplicated_test_cell_runs_once_and_is_flagged(g, tests, order):
     assert not any("my own copy" in s for s in p.sources)
 
 
+def test_a_copy_right_after_the_original_runs_once_and_is_flagged(g, tests, order):
+    """Right after it, the copy is in the source's order: only the copy rule can drop it."""
+    nb = g.right_notebook()
+    nb.cells.insert(g.cell_index(nb, "test_decode") + 1, g.copy_cell(nb, "test_decode", id="my-copy"))
+    p = plan(nb, tests)
+    assert ran_tests(p) == order
+    assert p.tampered == {"test_decode": "a copy of this test cell was removed"}
+
+
+def test_a_scratch_copy_of_the_exercise_above_does_not_hide_a_moved_test(g, tests, order):
+    """A copy of the solution cell that is not marked as a solution is the student's scratch code: a test
+    cell moved above the real solution is still moved, even when it comes after that copy."""
+    nb = g.right_notebook()
+    scratch = g.copy_cell(nb, "one_hot", id="scratch")
+    scratch.metadata.nbgrader["solution"] = False
+    cell = nb.cells.pop(g.cell_index(nb, "test_one_hot_hidden"))
+    nb.cells.insert(1, cell)
+    nb.cells.insert(1, scratch)
+    p = plan(nb, tests)
+    assert ran_tests(p) == order
+    assert "moved above its exercise" in p.tampered["test_one_hot_hidden"]
+
+
 def test_a_test_cell_moved_above_its_exercise_is_put_back_and_flagged(g, tests, order):
     nb = g.right_notebook()
     cell = nb.cells.pop(g.cell_index(nb, "test_one_hot_hidden"))
