@@ -126,6 +126,23 @@ def test_a_scratch_copy_of_the_exercise_above_does_not_hide_a_moved_test(g, test
     assert "moved above its exercise" in p.tampered["test_one_hot_hidden"]
 
 
+def test_a_deleted_solution_leaves_its_tests_in_place_and_unflagged(g, tests, order):
+    """The test cells of an exercise the student deleted run where they stand (and raise NameError there)."""
+    nb = g.right_notebook()
+    del nb.cells[g.solution_index(nb, "encode")]
+    p = plan(nb, tests)
+    assert ran_tests(p) == order and not p.tampered
+    at = next(i for i, gid in p.tests.items() if gid == "test_encode")
+    assert p.tests.get(at - 1) == "test_build_vocab_hidden", "it runs where it stands, not moved to the end"
+
+
+def test_the_plan_keeps_the_markdown_cells_in_order_for_the_autograded_copy(g, tests):
+    nb = g.right_notebook()
+    p = plan(nb, tests)
+    assert [c for kind, c in p.items if kind == "markdown"] == [c for c in nb.cells if c.cell_type == "markdown"]
+    assert [kind for kind, _ in p.items].count("test") == len(p.tests)
+
+
 def test_a_test_cell_moved_above_its_exercise_is_put_back_and_flagged(g, tests, order):
     nb = g.right_notebook()
     cell = nb.cells.pop(g.cell_index(nb, "test_one_hot_hidden"))
