@@ -146,7 +146,8 @@ def test_close_names_the_first_wrong_entry_and_the_likely_cause():
     assert "Row 0: expected [1., 2.], got [1., 3.]" in message and "transposed" in message
     assert "sign flipped" in verdict(close(), -want, want)
     assert "sign flipped" in verdict(close(), -np.array([1.0, 2.0]), np.array([1.0, 2.0]))
-    assert "index [0, 0, 1]" in verdict(close(), np.array([[[1.0, 5.0]]]), np.array([[[1.0, 2.0]]]))
+    message = verdict(close(), np.array([[[1.0, 5.0]]]), np.array([[[1.0, 2.0]]]))
+    assert "index [0, 0, 1]" in message and "Expected [" not in message, "the whole array only when 1-D"
     message = verdict(close(), np.array([1.0, 5.0]), np.array([1.0, 2.0]))
     assert "Expected [1., 2.], got [1., 5.]" in message and "sign" not in message
 
