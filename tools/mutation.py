@@ -313,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="which sample --sample draws")
     parser.add_argument("--replace", nargs=2, metavar=("OLD", "NEW"),
                         help="run one hand-written mutant instead: the text OLD (once in the target) replaced by NEW")
+    parser.add_argument("--from", dest="start", type=int, default=1, metavar="N",
+                        help="start at the N-th mutant of each target (to finish a run that was stopped)")
     parser.add_argument("--match", default="", metavar="TEXT",
                         help="run only the mutants whose printed name contains TEXT (to re-run a survivor)")
     args = parser.parse_args(argv)
@@ -335,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"({seconds:.1f} s)")
             return 0 if verdict != "survived" else 1
         found = [m for m in mutants(target) if args.match in f"{target.path} | {m.name}"]
+        found = found[args.start - 1:]
         if args.sample and args.sample < len(found):
             found = sorted(random.Random(args.seed).sample(found, args.sample), key=found.index)
         if not args.list:

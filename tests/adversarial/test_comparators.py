@@ -62,6 +62,7 @@ def test_close_accepts_what_is_equal_up_to_its_default_tolerance(got, want):
     (3e-8, 0.0, "expected 0, got 3e-08"),  # outside 1e-8 absolute
     (np.array([1.0, 2.0 + 1e-4, 3.0]), np.array([1.0, 2.0, 3.0]), "1 of 3 differ, first at position 1"),
     (np.float16(1 / 3), 1 / 3, "expected 0.333333"),
+    (np.array([1 / 3 + 1e-4, 1.0]), np.array([1 / 3, 1.0]), "first at position 0 (expected 0.333333, got 0.333433)"),
 ])
 def test_close_refuses_a_near_miss_outside_its_default_tolerance(got, want, phrase):
     message = verdict(close(), got, want)
@@ -178,6 +179,7 @@ def test_equal_accepts_the_same_plain_data(got, want):
     ("Text", "text", "expected 'text', got 'Text'"),
     (np.array([[1, 2]]), np.array([[1], [2]]), "wrong shape: expected (2, 1), got (1, 2)"),
     (None, [1], "returned None"),
+    (1, [1], "expected a list [1], got an int 1"),
 ])
 def test_equal_refuses_what_differs_in_value_type_or_order(got, want, phrase):
     message = verdict(equal(), got, want)
