@@ -158,7 +158,7 @@ def test_close_names_the_first_wrong_entry_and_the_likely_cause():
 @pytest.mark.parametrize("got, want", [
     ([1, 2], [1, 2]), ((1, "a"), (1, "a")), ({"a": [1]}, {"a": [1]}), ("text", "text"), (None, None),
     (np.array([True, False]), np.array([True, False])), (np.int64(3), 3), ([], []),
-    ((np.array([1, 2]), 3), (np.array([1, 2]), 3)), ([np.array([1]), 2], [np.array([1]), 2]),  # arrays inside
+    ((np.array([1, 2]), 3), (np.array([1, 2]), 3)), ([np.array([1, 2]), 3], [np.array([1, 2]), 3]),  # arrays inside
 ])
 def test_equal_accepts_the_same_plain_data(got, want):
     assert verdict(equal(), got, want) is None
