@@ -48,8 +48,14 @@ def test_release_check_names_a_stale_notebook_and_changes_nothing(tmp_path, monk
 
 
 def test_student_notebook_is_a_pure_function_of_the_solution():
-    a = paths.assignments()[0]
-    nb = read_notebook(paths.solutions_dir() / f"{a}.ipynb")
+    """Made now, from the solution alone, it is the notebook an earlier `release` wrote to notebooks/,
+    and the solution it was given is left as it was."""
     import nbformat
 
-    assert nbformat.writes(student_notebook(nb, a)) == nbformat.writes(student_notebook(nb, a))
+    a = paths.assignments()[0]
+    source = paths.solutions_dir() / f"{a}.ipynb"
+    nb = read_notebook(source)
+    before = nbformat.writes(nb)
+    made = nbformat.writes(student_notebook(nb, source.name)) + "\n"
+    assert nbformat.writes(nb) == before, "student_notebook changed the solution it was given"
+    assert made == (paths.notebooks_dir() / f"{a}.ipynb").read_text(encoding="utf-8")

@@ -196,6 +196,15 @@ def low_rank_approx(X, r):
     returns("predict_rank", "counts_nonzero_rows", "3", "row 1 = 2 * row 0"),
     returns("predict_rank", "one_direction", "1", "two independent rows"),
     returns("predict_rank", "a_float", "2.0", "an int"),
+    # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
+    # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
+    Mistake("linear", "float32", '''
+def linear(x, W, b=None):
+    y = np.asarray(x, dtype=np.float32) @ np.asarray(W, dtype=np.float32)  # float32 where float64 is due
+    if b is not None:
+        y = y + b
+    return y
+''', "wrong values"),
 ]
 
 ALTERNATIVES = {

@@ -147,6 +147,12 @@ def linear_weight_grad(g, x):
     returns("predict_score_rank", "full_rank", "6", "at most 2"),
     returns("predict_score_rank", "rank_one", "1", "d = 2 of them"),
     returns("predict_score_rank", "a_float", "2.0", "an int"),
+    # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
+    # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
+    Mistake("project", "eps_in_denominator", '''
+def project(u, v):
+    return (u @ v) / (v @ v + 1e-3) * v  # an eps "for safety" that shifts every answer
+''', "wrong values"),
 ]
 
 ALTERNATIVES = {

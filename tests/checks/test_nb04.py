@@ -298,6 +298,35 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_score_variance", "standard_deviation", "8.0", "standard deviation"),
     returns("predict_score_variance", "mean_zero_so_zero", "0.0", "scores spread"),
     returns("predict_score_variance", "d_squared", "64 ** 2", "not 64^2"),
+    # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
+    # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
+    Mistake("softmax", "eps_in_denominator", '''
+def softmax(z, axis=-1):
+    z = np.asarray(z, dtype=float)
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / (e.sum(axis=axis, keepdims=True) + 1e-3)
+''', "wrong values"),
+    Mistake("softmax", "float32", '''
+def softmax(z, axis=-1):
+    z = np.asarray(z, dtype=np.float32)
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+''', "wrong values"),
+    Mistake("entropy", "eps_in_log", '''
+def entropy(p):
+    p = np.asarray(p, dtype=float)
+    return float(-np.sum(p * np.log(p + 1e-4)))
+''', "expected 0.693147"),
+    Mistake("kl_divergence", "eps_in_ratio", '''
+def kl_divergence(q, p):
+    q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
+    keep = q > 0
+    return float(np.sum(q[keep] * np.log(q[keep] / (p[keep] + 1e-4))))
+''', "expected 0"),
+    Mistake("perplexity", "e_typed_as_2_718", '''
+def perplexity(mean_nll):
+    return float(2.718 ** mean_nll)
+''', "expected 4"),
 ]
 
 ALTERNATIVES = {

@@ -362,6 +362,17 @@ import math
 def predict_overfit_floor():
     return math.log(34)
 ''', "batch's own frequencies"),
+    # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
+    # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
+    Mistake("sgd_step", "lr_off_by_a_thousandth", '''
+def sgd_step(param, grad, lr):
+    return param - lr * (1 - 1e-3) * grad
+''', "expected 1.4"),
+    Mistake("softmax_jacobian", "float16", '''
+def softmax_jacobian(p):
+    p = np.asarray(p, dtype=np.float16)  # half precision where float64 is due
+    return np.diag(p) - np.outer(p, p)
+''', "wrong values"),
 ]
 
 ALTERNATIVES = {

@@ -160,6 +160,23 @@ def first_repeat(omegas, horizon=10_000):
     returns("predict_offset_terms", "only_pe_pe", '"only PE.PE"', "sin(a) cos(b)"),
     returns("predict_offset_terms", "all_four", '"all four"', "absolute position"),
     returns("predict_offset_terms", "not_a_choice", '"the last one"', "answer with one of"),
+    # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
+    # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
+    Mistake("period", "pi_typed_as_3_14", '''
+def period(omega):
+    return 2 * 3.14 / np.asarray(omega, dtype=float)
+''', "expected 62.8319"),
+    Mistake("sinusoidal_positions", "float32", '''
+def sinusoidal_positions(T, d, base=10000.0):
+    if d % 2:
+        raise ValueError(f"d must be even to pair sines with cosines, got d={d}")
+    k = np.arange(d // 2, dtype=np.float32)
+    angles = np.arange(T, dtype=np.float32)[:, None] * np.float32(base) ** (-2 * k / d)  # (T, d/2) in float32
+    pe = np.empty((T, d), dtype=np.float32)
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+''', "wrong values"),
 ]
 
 ALTERNATIVES = {

@@ -138,6 +138,13 @@ def pair_score(q, k, m, n, omega):
     returns("predict_swapped_score", "same", '"same"', "before or after the query"),
     returns("predict_swapped_score", "capitalised", '"Different"', "answer with one of"),
     returns("predict_swapped_score", "a_bool", "False", "answer with one of"),
+    # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
+    # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
+    Mistake("rotation_matrix", "float32_angle", '''
+def rotation_matrix(theta):
+    c, s = np.cos(np.float32(theta)), np.sin(np.float32(theta))
+    return np.array([[c, -s], [s, c]])
+''', "wrong values"),
 ]
 
 ALTERNATIVES = {

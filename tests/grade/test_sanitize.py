@@ -1,6 +1,8 @@
 """Does the notebook that runs always hold the source's test cells, once each, after their exercise?"""
 from __future__ import annotations
 
+import json
+
 import nbformat
 import pytest
 
@@ -24,33 +26,58 @@ def tests(source):
     return source_tests(source, student_notebook(source, f"{A}.ipynb"))
 
 
+@pytest.fixture(scope="module")
+def source_cells() -> dict[str, str]:
+    """grade_id -> source of each graded test cell, in order, read from the file's JSON by hand: the
+    expectation every plan is held to, built without the module under test."""
+    raw = json.loads((paths.solutions_dir() / f"{A}.ipynb").read_text(encoding="utf-8"))
+    cells = {}
+    for cell in raw["cells"]:
+        meta = cell["metadata"].get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            text = cell["source"]
+            cells[meta["grade_id"]] = "".join(text) if isinstance(text, list) else text
+    return cells
+
+
+@pytest.fixture(scope="module")
+def order(source_cells) -> list[str]:
+    return list(source_cells)
+
+
 def ran_tests(p) -> list[str]:
     return [p.tests[i] for i in sorted(p.tests)]
 
 
-def test_honest_submission_runs_its_own_cells_with_source_tests_and_no_problem(g, source, tests):
+def test_the_source_order_is_what_the_notebook_shows(order, tests):
+    assert order[:6] == ["test_build_vocab", "test_build_vocab_hidden", "test_encode", "test_encode_hidden",
+                         "test_decode", "test_decode_hidden"]
+    assert [t.grade_id for t in tests] == order
+
+
+def test_honest_submission_runs_its_own_cells_with_source_tests_and_no_problem(g, source, tests, order,
+                                                                             source_cells):
     nb = g.right_notebook()
     p = plan(nb, tests)
     assert not p.tampered and not p.notes
-    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert ran_tests(p) == order
     expected = [c.source for c in nb.cells if c.cell_type == "code" and not is_test_cell(c)]
     assert [s for i, s in enumerate(p.sources) if i not in p.tests] == expected
-    hidden = {t.grade_id: t.source for t in tests}
-    assert all(p.sources[i] == hidden[gid] for i, gid in p.tests.items()), "hidden tests come from the source"
+    assert all(p.sources[i] == source_cells[gid] for i, gid in p.tests.items()), "hidden tests come from the source"
     assert "### BEGIN HIDDEN TESTS" in p.sources[min(i for i, gid in p.tests.items() if gid.endswith("hidden"))]
 
 
-def test_the_reference_plan_is_the_source_as_it_stands(source):
+def test_the_reference_plan_is_the_source_as_it_stands(source, order):
     p = reference_plan(source)
     assert p.sources == [c.source for c in source.cells if c.cell_type == "code"]
-    assert len(p.tests) == sum(1 for c in source.cells if is_test_cell(c))
+    assert ran_tests(p) == order
 
 
-def test_a_deleted_test_cell_is_restored_after_its_exercise_and_flagged(g, tests):
+def test_a_deleted_test_cell_is_restored_after_its_exercise_and_flagged(g, tests, order):
     nb = g.right_notebook()
     del nb.cells[g.cell_index(nb, "test_encode_hidden")]
     p = plan(nb, tests)
-    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert ran_tests(p) == order
     assert "deleted" in p.tampered["test_encode_hidden"]
     pos = {gid: i for i, gid in p.tests.items()}
     assert pos["test_encode"] < pos["test_encode_hidden"] < pos["test_decode"]
@@ -66,53 +93,112 @@ def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
     assert not any("nothing to see" in s for s in p.sources)
 
 
-def test_a_duplicated_test_cell_runs_once_and_is_flagged(g, tests):
+def test_a_duplicated_test_cell_runs_once_and_is_flagged(g, tests, order):
     nb = g.right_notebook()
     nb.cells.insert(g.cell_index(nb, "test_decode") + 3,
                     g.copy_cell(nb, "test_decode", id="my-copy", source="print('my own copy')"))
     p = plan(nb, tests)
-    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert ran_tests(p) == order
     assert "copy" in p.tampered["test_decode"]
     assert not any("my own copy" in s for s in p.sources)
 
 
-def test_a_test_cell_moved_above_its_exercise_is_put_back_and_flagged(g, tests):
+def test_a_copy_right_after_the_original_runs_once_and_is_flagged(g, tests, order):
+    """Right after it, the copy is in the source's order: only the copy rule can drop it."""
+    nb = g.right_notebook()
+    nb.cells.insert(g.cell_index(nb, "test_decode") + 1, g.copy_cell(nb, "test_decode", id="my-copy"))
+    p = plan(nb, tests)
+    assert ran_tests(p) == order
+    assert p.tampered == {"test_decode": "a copy of this test cell was removed"}
+
+
+def test_a_scratch_copy_of_the_exercise_above_does_not_hide_a_moved_test(g, tests, order):
+    """A copy of the solution cell that is not marked as a solution is the student's scratch code: a test
+    cell moved above the real solution is still moved, even when it comes after that copy."""
+    nb = g.right_notebook()
+    scratch = g.copy_cell(nb, "one_hot", id="scratch")
+    scratch.metadata.nbgrader["solution"] = False
+    cell = nb.cells.pop(g.cell_index(nb, "test_one_hot_hidden"))
+    nb.cells.insert(1, cell)
+    nb.cells.insert(1, scratch)
+    p = plan(nb, tests)
+    assert ran_tests(p) == order
+    assert "moved above its exercise" in p.tampered["test_one_hot_hidden"]
+
+
+def test_a_deleted_solution_leaves_its_tests_in_place_and_unflagged(g, tests, order):
+    """The test cells of an exercise the student deleted run where they stand (and raise NameError there)."""
+    nb = g.right_notebook()
+    del nb.cells[g.solution_index(nb, "encode")]
+    p = plan(nb, tests)
+    assert ran_tests(p) == order and not p.tampered
+    at = next(i for i, gid in p.tests.items() if gid == "test_encode")
+    assert p.tests.get(at - 1) == "test_build_vocab_hidden", "it runs where it stands, not moved to the end"
+
+
+def test_the_plan_keeps_the_markdown_cells_in_order_for_the_autograded_copy(g, tests):
+    nb = g.right_notebook()
+    p = plan(nb, tests)
+    assert [c for kind, c in p.items if kind == "markdown"] == [c for c in nb.cells if c.cell_type == "markdown"]
+    assert [kind for kind, _ in p.items].count("test") == len(p.tests)
+
+
+def test_a_test_cell_moved_above_its_exercise_is_put_back_and_flagged(g, tests, order):
     nb = g.right_notebook()
     cell = nb.cells.pop(g.cell_index(nb, "test_one_hot_hidden"))
     nb.cells.insert(1, cell)
     p = plan(nb, tests)
-    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert ran_tests(p) == order
     assert "moved" in p.tampered["test_one_hot_hidden"]
     pos = {gid: i for i, gid in p.tests.items()}
     solution = next(i for i, s in enumerate(p.sources) if s.startswith("def one_hot"))
     assert solution < pos["test_one_hot"] < pos["test_one_hot_hidden"]
 
 
-def test_swapped_test_cells_run_in_the_source_order(g, tests):
+def test_swapped_test_cells_run_in_the_source_order(g, tests, order):
     nb = g.right_notebook()
     a, b = g.cell_index(nb, "test_merge_pair"), g.cell_index(nb, "test_merge_pair_hidden")
     nb.cells[a], nb.cells[b] = nb.cells[b], nb.cells[a]
     p = plan(nb, tests)
-    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert ran_tests(p) == order
     assert p.tampered
 
 
 @pytest.mark.parametrize("key, value", [("points", 100), ("grade", False), ("grade_id", "test_mine"),
                                         ("locked", False)])
-def test_changed_metadata_is_undone_and_flagged(g, tests, key, value):
+def test_changed_metadata_is_undone_and_flagged(g, tests, key, value, order):
     nb = g.right_notebook()
     nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader[key] = value
     p = plan(nb, tests)
-    assert ran_tests(p) == [t.grade_id for t in tests], "the source's test cells run, whatever the metadata says"
+    assert ran_tests(p) == order, "the source's test cells run, whatever the metadata says"
     assert key in p.tampered["test_build_vocab"]
 
 
-def test_a_test_cell_turned_into_markdown_still_runs(g, tests):
+def test_the_same_points_written_as_a_float_or_a_string_are_not_a_change(g, tests):
+    nb = g.right_notebook()
+    meta = nb.cells[g.cell_index(nb, "test_build_vocab_hidden")].metadata.nbgrader
+    meta["points"] = float(meta["points"])
+    nb.cells[g.cell_index(nb, "test_encode")].metadata.nbgrader["points"] = "1"
+    p = plan(nb, tests)
+    assert not p.tampered and not p.notes
+
+
+def test_a_test_cell_without_points_is_worth_nothing():
+    solution = nbformat.v4.new_code_cell("def f():\n    return 1\n")
+    solution.metadata["nbgrader"] = {"grade": False, "solution": True, "grade_id": "f", "locked": False}
+    test = nbformat.v4.new_code_cell("assert f() == 1")
+    test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_f", "locked": True}
+    nb = nbformat.v4.new_notebook(cells=[solution, test])
+    (only,) = source_tests(nb, nb)
+    assert (only.grade_id, only.points, only.anchor, only.source) == ("test_f", 0.0, "f", "assert f() == 1")
+
+
+def test_a_test_cell_turned_into_markdown_still_runs(g, tests, order):
     nb = g.right_notebook()
     i = g.cell_index(nb, "test_decode_hidden")
     nb.cells[i] = nbformat.v4.new_markdown_cell("gone", metadata=nb.cells[i].metadata, id=nb.cells[i].id)
     p = plan(nb, tests)
-    assert ran_tests(p) == [t.grade_id for t in tests]
+    assert ran_tests(p) == order
     assert "markdown" in p.tampered["test_decode_hidden"]
 
 
