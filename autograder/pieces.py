@@ -122,10 +122,12 @@ class _Search:
 
 
 def under_grading(environ: Mapping[str, str] | None = None) -> bool:
-    """Is this kernel being graded? nbgrader sets ``NBGRADER_EXECUTION``; our grader runs checks in
-    evidence mode (``core.mode()``, fixed when the checks were imported, so a cell cannot undo it)."""
+    """Is this kernel being graded? ``nbgrader autograde`` sets ``NBGRADER_EXECUTION=autograde``; our grader
+    runs checks in evidence mode (``core.mode()``, fixed when the checks were imported, so a cell cannot undo
+    it). ``nbgrader validate`` (the Validate button) sets it to ``validate``: that is the learner checking
+    their own work, on their own pieces, in an image where the course's are not installed."""
     environ = os.environ if environ is None else environ
-    return bool(environ.get("NBGRADER_EXECUTION")) or core.mode() == "evidence"
+    return environ.get("NBGRADER_EXECUTION", "") not in ("", "validate") or core.mode() == "evidence"
 
 
 def use_pieces(notebook: str, *, mine: bool = True, folder: str | Path | None = None,

@@ -284,6 +284,17 @@ def test_under_grading_or_with_the_flag_off_every_piece_is_the_courses(course_he
         assert ("USE_MY_PIECES = False" if flip == "flag" else "under grading") in out, (flip, out)
 
 
+def test_nbgraders_validate_button_is_the_learner_not_grading(monkeypatch):
+    """nbgrader validate sets NBGRADER_EXECUTION=validate: a student validating 09 in an image without the
+    course's solutions must run on their own pieces, not stop for want of the course's."""
+    monkeypatch.setattr(core.SETTINGS, "mode", "local")
+    assert not pieces.under_grading({"NBGRADER_EXECUTION": "validate"})
+    assert not pieces.under_grading({})
+    assert pieces.under_grading({"NBGRADER_EXECUTION": "autograde"})
+    monkeypatch.setattr(core.SETTINGS, "mode", "evidence")
+    assert pieces.under_grading({"NBGRADER_EXECUTION": "validate"})  # our grader's run, whatever the variable
+
+
 def test_a_folder_the_learner_names_is_searched_first(tmp_path, monkeypatch, capsys):
     mine = lay_out(tmp_path / "elsewhere", fetched=False)
     here = tmp_path / "here"
