@@ -42,11 +42,11 @@ def source_path(assignment: str) -> Path:
 
 
 def source_hash(assignment: str) -> str:
-    """The solution notebook and its checks module: a change to either makes old grades stale."""
+    """The solution notebook and the checks package: a change to either makes old grades stale. Every module
+    of the package counts, not only ``nbNN.py``: a notebook's checks import others (questions, core, nb09)."""
     source = source_path(assignment).read_bytes()
-    checks = Path(core.__file__).with_name(f"nb{assignment[:2]}.py")
-    return file_hash(source, checks.read_bytes() if checks.exists() else b"",
-                     Path(core.__file__).read_bytes(), str(RESULT_VERSION).encode())
+    checks = sorted(Path(core.__file__).parent.glob("*.py"))
+    return file_hash(source, *(p.name.encode() + p.read_bytes() for p in checks), str(RESULT_VERSION).encode())
 
 
 def submission_hash(sub: Submission) -> str:

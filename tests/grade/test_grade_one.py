@@ -94,3 +94,22 @@ def test_grade_one_says_why_when_the_reference_could_not_run(g, tmp_path):
     assert result.fatal and result.problems[0].detail == "the reference ran out of memory"
     assert result.scores and all(s.status == "missing" and s.points == 0 for s in result.scores)
     assert not Path(tmp_path / "someone" / A / "autograded").exists()
+
+
+def test_a_change_to_any_checks_module_makes_old_grades_stale(tmp_path, monkeypatch):
+    """questions.py (every prediction) and nb09.py (10's models) decide grades too, not only nbNN.py and core."""
+    import shutil
+
+    from autograder.checks import core
+
+    package = Path(core.__file__).parent
+    copy = tmp_path / "checks"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(core, "__file__", str(copy / "core.py"))
+    before = source_hash("04_softmax_and_probability")
+    assert source_hash("04_softmax_and_probability") == before  # stable
+    for module in ("questions.py", "nb09.py"):
+        (copy / module).write_text((copy / module).read_text() + "\n# changed\n")
+        after = source_hash("04_softmax_and_probability")
+        assert after != before, module
+        before = after
