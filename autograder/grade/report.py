@@ -71,6 +71,22 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what Excel, LibreOffice and Sheets read as a formula
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """``cell`` as a spreadsheet shows it and never runs it: text that would start a formula (a student id
+    like ``=HYPERLINK(...)``) gets a leading apostrophe, the spreadsheets' own mark for "this is text"
+    (OWASP's advice for CSV injection). Numbers, negative ones included, are left as they are."""
+    if not cell.startswith(FORMULA_STARTS):
+        return cell
+    try:
+        float(cell)
+        return cell
+    except ValueError:
+        return "'" + cell
+
+
 def final(result: dict, recorded: "Recorded | None") -> dict:
     """The result as the gradebook has it: a person's scores and comments, lateness and its penalty.
 
@@ -103,14 +119,17 @@ def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None
     for result in results:
         r = final(result, recorded.get((result["student_id"], result["assignment_id"])))
         s, a = r["student_id"], r["assignment_id"]
+        commented = set()  # an exercise's comment goes on its first test row only, not on each of them
         for t in r.get("scores", []):
+            exercise = exercise_of(t["grade_id"])
+            comment = "" if exercise in commented else r["comments"].get(exercise, "")
+            commented.add(exercise)
             scores.append((s, a, t["grade_id"], _num(t["points"]), _num(t["max_points"]), t["status"],
-                           _num(t["auto_points"]), "yes" if t["overridden"] else "",
-                           r["comments"].get(exercise_of(t["grade_id"]), "")))
+                           _num(t["auto_points"]), "yes" if t["overridden"] else "", comment))
         if r.get("scores"):
-            overridden = sum(t["overridden"] for t in r["scores"])
+            overridden = any(t["overridden"] for t in r["scores"])  # "yes" as in scores.csv
             grades.append((s, a, _num(r["score"]), _num(r["max_score"]), _num(r["auto_score"]),
-                           str(overridden) if overridden else "", r["submitted_at"], _num(r["seconds_late"]),
+                           "yes" if overridden else "", r["submitted_at"], _num(r["seconds_late"]),
                            _num(r["late_penalty"])))
             lms.setdefault(s, {})[a] = r["score"]
         for p in r.get("problems", []):
@@ -120,9 +139,9 @@ def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None
     write_atomic(out / "grades.csv", _csv(grades, GRADES))
     write_atomic(out / "problems.csv", _csv(problems, PROBLEMS))
     columns = sorted({a for per in lms.values() for a in per})
-    rows = [(s, *(_num(per[a]) if a in per else "" for a in columns), _num(sum(per.values())))
+    rows = [(spreadsheet_safe(s), *(_num(per[a]) if a in per else "" for a in columns), _num(sum(per.values())))
             for s, per in sorted(lms.items())]
-    write_atomic(out / LMS, _csv(rows, ("student_id", *columns, "total")))
+    write_atomic(out / LMS, _csv(rows, ("student_id", *(spreadsheet_safe(a) for a in columns), "total")))
     classreport.write_report(out, [final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results])
 
 

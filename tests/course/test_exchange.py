@@ -193,7 +193,7 @@ def test_a_person_s_score_and_comment_are_the_record_in_every_csv_and_the_feedba
     before = grade_row(workflow["before"]["grades.csv"], ON_TIME)
     after = grade_row(workflow["after"]["grades.csv"], ON_TIME)
     assert float(after["score"]) == float(before["score"]) + 1, (before, after)
-    assert after["overridden"] == "1"
+    assert after["overridden"] == "yes"  # as in scores.csv
     encode = next(r for r in csv.DictReader(workflow["after"]["scores.csv"].splitlines())
                   if r["student_id"] == ON_TIME and r["grade_id"] == "test_encode")
     assert encode["points"] == "1" and encode["auto_points"] == "0" and encode["overridden"] == "yes"
