@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Debian packages the full test suite needs: chromium (browser tests), bubblewrap (the grading
-# sandbox), postgresql (a shared gradebook) and libjs-mathjax (the math of `python -m autograder
-# site`). Installs only what is missing; needs root or sudo.
+# sandbox) and postgresql (a shared gradebook); the site's MathJax comes from requirements.txt.
+# Installs only what is missing; needs root or sudo.
 set -euo pipefail
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
-[ -f /usr/share/javascript/mathjax/MathJax.js ] || need+=(libjs-mathjax)
 fonts=$(fc-list 2>/dev/null | wc -l || echo 0)
 [ "${fonts:-0}" -gt 0 ] || need+=(fonts-dejavu-core)
 [ ${#need[@]} -eq 0 ] && exit 0
