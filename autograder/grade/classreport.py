@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..nbio import exercise_of, write_atomic
-from .feedback import compile_errors, is_hidden
+from .feedback import NAME_ERROR, compile_errors, is_hidden
 
 # Okabe & Ito (2008), a palette readers with every common colour-vision deficiency tell apart.
 BLUE, ORANGE, SKY, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#56B4E9", "#009E73", "#D55E00", "#999999"
@@ -154,7 +154,7 @@ def histogram(a: Assignment) -> str:
         f'<div class="col" title="{e(label)}: {n}" data-bin="{i}" data-count="{n}"><span class="n">{n or ""}</span>'
         f'<div class="bar" style="height:{100 * n / tallest:.1f}%"></div></div>'
         for i, (label, n) in enumerate(zip(labels, counts)))
-    axis = "".join(f"<span>{e(label.split('–')[0])}%</span>" for label in labels)
+    axis = "".join(f"<span>{e(label.split('–')[0].rstrip('%'))}%</span>" for label in labels)
     median = statistics.median([score / of if of else 0.0 for _, score, of in a.scores] or [0.0])
     words = "; ".join(f"{label}: {n}" for label, n in zip(labels, counts) if n)
     return (f'<figure data-histogram="{e(a.name)}"><div class="hist" role="img" aria-label="Histogram of scores. '
@@ -196,7 +196,7 @@ def mistakes(a: Assignment, causes: dict | None = None) -> str:
             who = ", ".join(feedback_link(s, a.name) for s in sorted(students))
             lines.append(f'<li data-mistake="{e(text)}" data-count="{len(students)}"><span class="count">'
                          f"{len(students)} of {a.graded}</span>: {e(text)}<br><span class=\"who\">{who}</span></li>")
-        unnamed = ex.unnamed()
+        unnamed = ex.unnamed() - {s for who in causes.get((a.name, ex.name), {}).values() for s in who}
         if unnamed:
             who = ", ".join(feedback_link(s, a.name) for s in sorted(unnamed))
             lines.append(f'<li data-mistake="" data-count="{len(unnamed)}"><span class="count">{len(unnamed)} of '
@@ -325,10 +325,9 @@ def cause_of(t: dict, broken: dict) -> str:
         return "test cell changed"
     message = t.get("message") or ""
     name = message.split(":", 1)[0].strip()
-    if name == "NameError":
-        undefined = message.split("'")[1] if message.count("'") >= 2 else ""
-        if undefined in broken:
-            return f"{broken[undefined].kind} (in the {undefined} cell, so NameError)"
+    undefined = NAME_ERROR.search(message)
+    if undefined and undefined.group(1) in broken:
+        return f"{broken[undefined.group(1)].kind} (in the {undefined.group(1)} cell, so NameError)"
     return name if name.isidentifier() else "error"
 
 
@@ -341,10 +340,18 @@ def error_causes(finals: list[dict]) -> dict[tuple[str, str], dict[str, set[str]
         seen: set[str] = set()
         for t in r.get("scores", []):
             ex = exercise_of(t["grade_id"])
-            if ex in seen or t["status"] in ("passed", "failed", "not attempted"):
+            if ex in seen or t["status"] in ("passed", "not attempted"):
                 continue
+            if ex in broken:
+                cause = f"{broken[ex].kind} (line {broken[ex].line})"
+            elif t["status"] == "failed":  # a check that caught the NameError a broken cell left behind
+                undefined = NAME_ERROR.search(t.get("message") or "")
+                if not undefined or undefined.group(1) not in broken:
+                    continue  # a wrong answer: the known mistakes above name it
+                cause = f"{broken[undefined.group(1)].kind} (in the {undefined.group(1)} cell, so NameError)"
+            else:
+                cause = cause_of(t, broken)
             seen.add(ex)
-            cause = f"{broken[ex].kind} (line {broken[ex].line})" if ex in broken else cause_of(t, broken)
             found.setdefault((r["assignment_id"], ex), {}).setdefault(cause, set()).add(r["student_id"])
     return found
 

@@ -157,10 +157,14 @@ def untouched(exercises_: list["Exercise"]) -> bool:
     return bool(exercises_) and all(ex.status == "not attempted" for ex in exercises_)
 
 
-def next_step(ex: "Exercise", cause: str) -> str:
+def next_step(ex: "Exercise", cause: str, broken: dict[str, CompileError] | None = None) -> str:
     """The advice under an exercise, chosen from what really happened."""
-    if cause:
+    if cause and ex.name in (broken or {}):
         return NEXT["syntax"]
+    if cause:  # another cell's syntax error: that cell is the one to fix
+        other = cause.split(" is not defined", 1)[0]
+        return (f"Fix the syntax error in your <code>{html.escape(other)}</code> cell first and run it; then run "
+                "this exercise's check cell again.")
     if ex.hidden_only and ex.status == "failed":
         return NEXT["hidden failed"]
     return NEXT.get(ex.status, "")
@@ -223,7 +227,7 @@ def test_row(t: dict) -> str:
                if t.get("overridden") else "<td></td>") + "</tr>")
 
 
-def section(ex: Exercise, result: dict, broken: dict[str, CompileError]) -> str:
+def section(ex: Exercise, result: dict, broken: dict[str, CompileError], advice: bool = True) -> str:
     """One exercise: its status and points, the root cause or the check's message, and what to try next."""
     e = html.escape
     code, comments = result.get("code", {}), result.get("comments", {})
@@ -237,9 +241,9 @@ def section(ex: Exercise, result: dict, broken: dict[str, CompileError]) -> str:
             f'<table>{"".join(test_row(t) for t in ex.tests)}</table>']
     if message and status != "not attempted":
         body.append(f'<p class="msg">{e(without_ids(message))}</p>')
-    advice = next_step(ex, cause)
-    if advice:
-        body.append(f"<p><b>What to try next:</b> {advice}</p>")
+    step = next_step(ex, cause, broken) if advice else ""
+    if step:
+        body.append(f"<p><b>What to try next:</b> {step}</p>")
     if comments.get(ex.name):
         body.append(f'<p class="note"><b>Your instructor:</b> {e(comments[ex.name])}</p>')
     if status not in ("passed", "not attempted") and code.get(ex.name):
@@ -254,7 +258,7 @@ def sections(result: dict) -> str:
     exs = exercises(result)
     broken = compile_errors(result)
     if untouched(exs):
-        folded = "".join(section(ex, result, broken) for ex in exs)
+        folded = "".join(section(ex, result, broken, advice=False) for ex in exs)  # the one message says it
         return (f'<p class="note" data-untouched="yes">{UNTOUCHED}</p><details class="passed-list"><summary>'
                 f"{len(exs)} exercise(s), none attempted</summary>{folded}</details>")
     open_ = "".join(section(ex, result, broken) for ex in exs if ex.status != "passed")
