@@ -54,6 +54,8 @@ MATHJAX_SKIPPED = ("a11y",)  # 3.7 MB of screen-reader explorers, loaded only wh
 # MathJax's menu; the pages keep the hidden MathML that screen readers read by default
 # Read by MathJax as it starts, before nbconvert's own configuration: use the STIX web fonts copied with it
 # (MathJax would otherwise look for its TeX fonts, which are not there, and fall back to images, also absent).
+# site.css keeps the hidden MathML for screen readers in the page's font: MathJax's native-MathML styles
+# would send it to the TeX fonts, and the browser would ask for files that are not there.
 MATHJAX_FONTS = """<script type="text/x-mathjax-config">
 MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null,
                                  linebreaks: {automatic: true}}});
@@ -88,9 +90,12 @@ border:1px solid #eee}.site-page ol.contents li{margin:.5rem 0}.site-page table{
 .site-page table{display:block;overflow-x:auto;max-width:100%}.site-page h1,.site-nav a{overflow-wrap:anywhere}
 .site-box figure img{max-width:min(100%,34rem)}figcaption{font-size:.92em;color:#333}.site-page a.anchor-link{display:none}
 .site-boxes{margin:1rem 0}.site-boxes .site-box{margin:.8rem 0;max-width:none}
+/* in line with the text column, which sits beside the input prompts */
+@media (min-width:40rem){.site-boxes{margin:1rem 32px 1rem 86px}}
 nav.site-toc ol{margin:.3rem 0;padding-left:1.4rem}nav.site-toc li{margin:.15rem 0}
 .jp-OutputArea-output img{max-width:100%;height:auto}
-@media (max-width:40rem){.jp-InputPrompt,.jp-OutputPrompt{display:none}}"""
+@media (max-width:40rem){.jp-InputPrompt,.jp-OutputPrompt{display:none}}
+.MJX_Assistive_MathML [mathvariant]{font-family:inherit!important}"""
 
 
 class SiteUsageError(ValueError):
@@ -322,8 +327,13 @@ def after_title(nb, block: str):
 
 # --------------------------------------------------------------------------- build
 
+# MathJax's HTML-CSS output declares a font at about:blank to test web-font loading; over file:// Chromium
+# refuses it with a console error (a cross-origin request). An empty data: URL fails the same way, quietly.
+BLANK_FONT = ("src:\"url('about:blank')\"", "src:\"url('data:,')\"")
+
+
 def copy_mathjax(source: Path, target: Path) -> None:
-    """The parts of MathJax 2.7 that nbconvert's configuration loads (symlinks copied as files)."""
+    """The parts of MathJax 2.7 that the pages load (symlinks copied as files), its blank test font made local."""
     for part in MATHJAX_PARTS:
         src = source / part
         if src.is_dir():
@@ -331,6 +341,10 @@ def copy_mathjax(source: Path, target: Path) -> None:
         else:
             (target / part).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, target / part)
+    config = target / f"config/{MATHJAX_CONFIG.split(',')[0]}.js"
+    text = config.read_text(encoding="utf-8")
+    if BLANK_FONT[0] in text:
+        write_atomic(config, text.replace(BLANK_FONT[0], BLANK_FONT[1]))
 
 
 def check_inputs(out: Path, mathjax: Path, notebooks_dir: Path) -> None:
