@@ -95,7 +95,8 @@ border:1px solid #eee}.site-page ol.contents li{margin:.5rem 0}.site-page table{
 nav.site-toc ol{margin:.3rem 0;padding-left:1.4rem}nav.site-toc li{margin:.15rem 0}
 .jp-OutputArea-output img{max-width:100%;height:auto}
 @media (max-width:40rem){.jp-InputPrompt,.jp-OutputPrompt{display:none}}
-.MJX_Assistive_MathML [mathvariant]{font-family:inherit!important}"""
+.MJX_Assistive_MathML [mathvariant]{font-family:inherit!important}
+.jp-RenderedMarkdown code{overflow-wrap:anywhere}"""
 
 
 class SiteUsageError(ValueError):
