@@ -336,6 +336,8 @@ def error_causes(finals: list[dict]) -> dict[tuple[str, str], dict[str, set[str]
     counts once per exercise, under the first such test's cause (its own SyntaxError before anything else)."""
     found: dict[tuple[str, str], dict[str, set[str]]] = {}
     for r in finals:
+        if all(t["status"] in ("passed", "not attempted") for t in r.get("scores", [])):
+            continue  # nothing went wrong: no need to compile the learner's code
         broken = compile_errors(r)
         seen: set[str] = set()
         for t in r.get("scores", []):

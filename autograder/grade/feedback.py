@@ -6,6 +6,7 @@ and points show, never their inputs, expected values or source (a failure messag
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass, field
@@ -109,9 +110,12 @@ def compile_error(exercise: str, code: str) -> CompileError | None:
     again here is deterministic and gives what the run saw, once IPython's own rewriting (``%magic``, ``!cmd``)
     has been applied as it was in the notebook."""
     try:
-        # late: only a page with unfinished code pays for importing IPython
-        from IPython.core.inputtransformer2 import TransformerManager
-        source = TransformerManager().transform_cell(code)
+        compile(code, f"<{exercise}>", "exec")
+        return None  # plain Python reads it, so IPython would too (the cheap answer for almost every cell)
+    except (SyntaxError, ValueError, OverflowError):
+        pass
+    try:
+        source = _ipython_rewriter()(code)
     except Exception:  # IPython missing or unable to rewrite it: plain Python decides
         source = code
     try:
@@ -124,6 +128,14 @@ def compile_error(exercise: str, code: str) -> CompileError | None:
     except (ValueError, OverflowError):  # null bytes, a literal too large: not a syntax error a learner can read
         return None
     return None
+
+
+@functools.cache
+def _ipython_rewriter():
+    """IPython's cell rewriting (magics, shell escapes), built once: a class report compiles many cells."""
+    # late: only a page with unfinished code pays for importing IPython
+    from IPython.core.inputtransformer2 import TransformerManager
+    return TransformerManager().transform_cell
 
 
 def compile_errors(result: dict) -> dict[str, CompileError]:
