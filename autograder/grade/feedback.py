@@ -248,7 +248,7 @@ def section(ex: Exercise, result: dict, broken: dict[str, CompileError], advice:
     cause = root_cause(ex, broken) if status != "passed" else ""
     message = cause or (ex.message() if status != "passed" else "")
     label = "syntax error" if ex.name in broken else shown(status)
-    body = [f'<h2>{e(ex.name)} <span class="badge {e(status.replace(" ", "-"))}">{e(label)}</span> '
+    body = [f'<h2 id="ex-{e(ex.name)}">{e(ex.name)} <span class="badge {e(status.replace(" ", "-"))}">{e(label)}</span> '
             f'<span>{e(_num(got))} / {e(_num(of))} points</span></h2>',
             f'<table>{"".join(test_row(t) for t in ex.tests)}</table>']
     if message and status != "not attempted":
@@ -261,7 +261,7 @@ def section(ex: Exercise, result: dict, broken: dict[str, CompileError], advice:
     if status not in ("passed", "not attempted") and code.get(ex.name):
         body.append(f"<details open><summary>Your code</summary><pre><code>{e(code[ex.name])}</code></pre>"
                     "</details>")
-    return f'<section id="ex-{e(ex.name)}" aria-label="{e(ex.name)}">{"".join(body)}</section>'
+    return f'<section aria-label="{e(ex.name)}">{"".join(body)}</section>'
 
 
 def sections(result: dict) -> str:
