@@ -5,6 +5,7 @@ Chromium in tests/browser/test_report_and_site.py.
 """
 from __future__ import annotations
 
+import html
 import re
 import subprocess
 import sys
@@ -120,7 +121,56 @@ def test_missing_mathjax_says_what_to_install(tmp_path):
 
     env = {**os.environ, "MATHJAX_DIR": str(tmp_path / "nowhere")}
     proc = cli("site", "--out", str(tmp_path / "site"), env=env)
-    assert proc.returncode == 1 and "libjs-mathjax" in proc.stderr and not (tmp_path / "site").exists()
+    assert proc.returncode == 1 and "jupyter-server-mathjax" in proc.stderr and not (tmp_path / "site").exists()
+
+
+def test_mathjax_comes_from_a_python_package_not_debian():
+    """Does the site build after README's Python install alone (no /usr/share/javascript)?"""
+    found = website.mathjax_dir()
+    assert "jupyter_server_mathjax" in str(found) and (found / "MathJax.js").is_file(), found
+    assert any(line.startswith("jupyter-server-mathjax==") for line in
+               (paths.root() / "requirements.txt").read_text().splitlines()), "pin it in requirements.txt"
+
+
+# --------------------------------------------------------------------------- outputs of given cells
+
+def test_given_cells_show_their_reference_outputs_and_exercises_show_none(built):
+    page = (built.out / "04_softmax_and_probability.html").read_text(encoding="utf-8")
+    assert page.count('src="data:image/png') >= 2, "the figures given cells draw are missing"
+    assert "P(cat, sleeps) =" in page and "product of probabilities:" in page, "a printed demo is missing"
+    assert "vnd.autograder.evidence" not in page and "passed:" not in page, "a check's output reached the page"
+    # the code says print("you predicted", ...); only its output would carry the reference's answer
+    assert not re.search(r"you predicted \(", page), "a prediction's answer (the reference's prediction) is on the page"
+
+
+def test_given_outputs_take_only_outputs_of_unchanged_given_cells():
+    solution = read_notebook(paths.solutions_dir() / "04_softmax_and_probability.ipynb")
+    student = read_notebook(paths.notebooks_dir() / "04_softmax_and_probability.ipynb")
+    changed = next(c for c in student.cells if c.cell_type == "code" and not is_solution_cell(c)
+                   and not c.metadata.get("nbgrader") and "print(" in c.source)
+    changed.source += "\n# edited"
+    filled = website.given_outputs(student, solution)
+    assert filled > 5 and not changed.get("outputs"), "an edited cell must not borrow the reference's output"
+    for cell in student.cells:
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader"):
+            assert not cell.get("outputs"), f"{cell.metadata['nbgrader'].get('grade_id')} got outputs"
+    widget = {"output_type": "display_data", "data": {website.WIDGET_MIME: {}, "text/plain": "x"}, "metadata": {}}
+    assert website.shown_output(widget) is None
+    assert website.shown_output({"output_type": "error", "ename": "E", "evalue": "", "traceback": []}) is None
+
+
+def test_every_notebook_page_has_its_contents_after_its_title(built):
+    for n in NOTEBOOKS:
+        page = (built.out / f"{n}.html").read_text(encoding="utf-8")
+        assert website.TOC_PLACEHOLDER not in page, n
+        toc = page.index('class="site-box site-toc"')
+        assert page.index("<h1") < page.index('class="site-boxes"') < toc, f"{n}: the title must come first"
+        toc_html = re.findall(r'<nav class="site-box site-toc".*?</nav>', page, re.S)[0]
+        ids = {html.unescape(i) for i in re.findall(r'\bid="([^"]+)"', page)}  # as the browser reads them
+        links = [html.unescape(a) for a in re.findall(r'href="#([^"]+)"', toc_html)]
+        assert len(links) >= 3, f"{n}: hardly any contents"
+        missing = [a for a in links if a not in ids]
+        assert not missing, f"{n}: contents link to sections that are not on the page: {missing}"
 
 
 def test_a_rebuild_replaces_the_earlier_site(tmp_path):

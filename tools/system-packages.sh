@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the full test suite needs: chromium (browser tests), bubblewrap (the grading
-# sandbox), postgresql (a shared gradebook) and libjs-mathjax (the math of `python -m autograder
-# site`). Installs only what is missing; needs root or sudo.
+# sandbox) and postgresql (a shared gradebook); the site's MathJax comes from requirements.txt.
+# Installs only what is missing; needs root or sudo.
 # Exits non-zero, with the command to run, when something stays missing: the tests that need it
 # would otherwise skip without a word (the database tests skip when PostgreSQL is absent).
 set -euo pipefail
@@ -11,7 +11,6 @@ missing() {
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
-  [ -f /usr/share/javascript/mathjax/MathJax.js ] || need+=(libjs-mathjax)
   local fonts
   fonts=$(fc-list 2>/dev/null | wc -l || echo 0)
   [ "${fonts:-0}" -gt 0 ] || need+=(fonts-dejavu-core)

@@ -16,11 +16,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..nbio import exercise_of, write_atomic
-from .feedback import is_hidden
+from .feedback import NAME_ERROR, compile_errors, is_hidden
 
 # Okabe & Ito (2008), a palette readers with every common colour-vision deficiency tell apart.
 BLUE, ORANGE, SKY, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#56B4E9", "#009E73", "#D55E00", "#999999"
-BINS = 10  # histogram bins of 10 percentage points; a full score falls in the last one
+BINS = 11  # ten bins of 10 percentage points and one for a full score: 100% is not "90-99%"
 
 STYLE = f"""body{{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#222;
 line-height:1.45}}h2{{border-top:2px solid #ddd;padding-top:1rem;margin-top:2.5rem}}h3{{margin-top:1.6rem}}
@@ -35,7 +35,11 @@ height:100%}}.col .bar{{width:100%;background:{BLUE}}}.col .n{{font-size:.8em}}
 .key{{display:inline-block;width:.8rem;height:.8rem;vertical-align:middle}}
 caption{{text-align:left;caption-side:top}}figcaption{{font-size:.9em;color:#333;margin-top:.3rem}}.muted{{color:#555}}
 ul.mistakes li{{margin:.3rem 0}}.count{{font-weight:600}}.who{{font-size:.9em}}
-nav ul{{columns:2}}.note{{background:#fff8e1;padding:.4rem .6rem}}"""
+nav ul{{columns:2}}.note{{background:#fff8e1;padding:.4rem .6rem}}
+.scroll{{overflow-x:auto;max-width:100%}}h1,h2,h3,h4{{overflow-wrap:anywhere}}.flag{{color:#a03000;font-weight:600}}ul.causes li{{margin:.3rem 0}}
+.students td,.students th{{white-space:nowrap}}.students td.problems{{white-space:normal;min-width:12rem}}
+@media (max-width:40rem){{body{{margin:1rem auto;font-size:15px}}.rate{{width:3.5rem}}nav ul{{columns:1}}
+th,td{{padding-right:.4rem}}.axis{{font-size:.6em}}}}"""
 
 
 @dataclass
@@ -189,19 +193,27 @@ def feedback_link(student: str, assignment: str) -> str:
     return f'<a href="feedback/{quote(student)}/{quote(assignment)}.html">{e(student)}</a>'
 
 
+def score_bin(score: float, of: float) -> int:
+    """0 for 0-9% ... 9 for 90-99%, 10 for a full score only."""
+    if not of or score <= 0:
+        return 0
+    if score >= of:
+        return BINS - 1
+    return min(BINS - 2, int(score / of * 10))
+
+
 def histogram(a: Assignment) -> str:
     """Scores in bins of 10 percentage points, as CSS columns, with the counts written on them."""
     counts = [0] * BINS
     for _, score, of in a.scores:
-        counts[min(BINS - 1, int(score / of * BINS)) if of else 0] += 1
+        counts[score_bin(score, of)] += 1
     tallest = max(counts) or 1
-    labels = [f"{100 * i // BINS}–{100 * (i + 1) // BINS - 1}%" if i < BINS - 1 else f"{100 * i // BINS}–100%"
-              for i in range(BINS)]
+    labels = [f"{10 * i}–{10 * i + 9}%" for i in range(BINS - 1)] + ["100%"]
     cols = "".join(
         f'<div class="col" title="{e(label)}: {n}" data-bin="{i}" data-count="{n}"><span class="n">{n or ""}</span>'
         f'<div class="bar" style="height:{100 * n / tallest:.1f}%"></div></div>'
         for i, (label, n) in enumerate(zip(labels, counts)))
-    axis = "".join(f"<span>{e(label.split('–')[0])}%</span>" for label in labels)
+    axis = "".join(f"<span>{e(label.split('–')[0].rstrip('%'))}%</span>" for label in labels)
     median = statistics.median([score / of if of else 0.0 for _, score, of in a.scores] or [0.0])
     words = "; ".join(f"{label}: {n}" for label, n in zip(labels, counts) if n)
     return (f'<figure data-histogram="{e(a.name)}"><div class="hist" role="img" aria-label="Histogram of scores. '
@@ -231,24 +243,29 @@ def pass_rates(a: Assignment) -> str:
             f"<th>not attempted</th></tr>{rows}</table>")
 
 
-def mistakes(a: Assignment) -> str:
+def mistakes(a: Assignment, causes: dict | None = None) -> str:
+    causes = causes or {}
     items = []
     for ex in a.exercises.values():
-        if not ex.failed:
+        errors = causes_list(a, ex.name, causes)
+        if not ex.failed and not errors:
             continue
         lines = []
         for text, students in sorted(ex.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             who = ", ".join(feedback_link(s, a.name) for s in sorted(students))
             lines.append(f'<li data-mistake="{e(text)}" data-count="{len(students)}"><span class="count">'
                          f"{len(students)} of {a.graded}</span>: {e(text)}<br><span class=\"who\">{who}</span></li>")
-        unnamed = ex.unnamed()
+        unnamed = ex.unnamed() - {s for who in causes.get((a.name, ex.name), {}).values() for s in who}
         if unnamed:
             who = ", ".join(feedback_link(s, a.name) for s in sorted(unnamed))
             lines.append(f'<li data-mistake="" data-count="{len(unnamed)}"><span class="count">{len(unnamed)} of '
                          f'{a.graded}</span>: <span class="muted">failed with no known mistake recognised '
                          f'(read their code)</span><br><span class="who">{who}</span></li>')
-        items.append(f'<h4 data-exercise="{e(ex.name)}">{e(ex.name)}: {len(ex.failed)} of {a.graded} failed</h4>'
-                     f'<ul class="mistakes">{"".join(lines)}</ul>')
+        errored = len({s for who in causes.get((a.name, ex.name), {}).values() for s in who})
+        head = f"{len(ex.failed)} of {a.graded} failed" + (f", {errored} errored, timed out or did not run"
+                                                           if errored else "")
+        items.append(f'<h4 data-exercise="{e(ex.name)}">{e(ex.name)}: {head}</h4>'
+                     + (f'<ul class="mistakes">{"".join(lines)}</ul>' if lines else "") + errors)
     if not items:
         return "<p>No exercise was failed.</p>"
     return "".join(items)
@@ -281,31 +298,175 @@ def changed(a: Assignment) -> str:
             "<th>overridden tests</th><th>late penalty</th><th>score</th></tr>" + "".join(rows) + "</table>")
 
 
-def assignment_section(a: Assignment) -> str:
+# --------------------------------------------------------------------------- students and their errors
+
+@dataclass(frozen=True)
+class StudentRow:
+    """One submission as the student table shows it (numbers as in grades.csv)."""
+    student: str
+    assignment: str
+    score: float | None  # None: no row in grades.csv (could not be graded)
+    max_score: float | None
+    status: str  # "graded", "blank", "zero points" or "could not be graded"
+    seconds: float  # grading time
+    problems: tuple[str, ...]  # each "kind: detail" as problems.csv has it
+    autograded: str  # the autograded notebook's path relative to the report, "" when there is none
+
+    @property
+    def flagged(self) -> bool:
+        """Worth a look before anything else: nothing was handed in, or nothing earned a point."""
+        return self.status != "graded"
+
+
+def student_row(r: dict, out: Path | None = None) -> StudentRow:
+    """The table row of one result (as :func:`.report.final` gives it); ``out`` finds its autograded notebook."""
+    tests = r.get("scores", [])
+    fatal = any(p.get("fatal") for p in r.get("problems", []))
+    if not tests or fatal and all(t["status"] == "missing" for t in tests):
+        status = "could not be graded"
+    elif all(t["status"] == "not attempted" for t in tests):
+        status = "blank"
+    elif r.get("score", 0) <= 0:
+        status = "zero points"
+    else:
+        status = "graded"
+    s, a = r["student_id"], r["assignment_id"]
+    rel = f"autograded/{s}/{a}/{a}.ipynb"
+    return StudentRow(s, a, r.get("score") if tests else None, r.get("max_score") if tests else None, status,
+                      float(r.get("seconds") or 0.0),
+                      tuple(f"{p['problem']}: {p['detail']}" for p in r.get("problems", [])),
+                      rel if out is not None and (out / rel).is_file() else "")
+
+
+def student_rows(finals: list[dict], out: Path | None = None) -> list[StudentRow]:
+    """Every submission, by assignment and student."""
+    return [student_row(r, out) for r in sorted(finals, key=lambda r: (r["assignment_id"], r["student_id"]))]
+
+
+def students_table(rows: list[StudentRow]) -> str:
+    """Every student of one assignment: score, status, grading time, problems and the two links."""
+    body = []
+    for row in rows:
+        score = (f"{_num(row.score)} of {_num(row.max_score)}" if row.score is not None else "–")
+        notebook = (f'<a href="{quote(row.autograded)}">notebook</a>' if row.autograded
+                    else '<span class="muted">none</span>')
+        problems = "<br>".join(e(p) for p in row.problems) or '<span class="muted">none</span>'
+        status = f'<span class="flag">{e(row.status)}</span>' if row.flagged else e(row.status)
+        body.append(f'<tr data-row="{e(row.student)}" data-status="{e(row.status)}"><td>'
+                    f'{feedback_link(row.student, row.assignment)}</td><td class="num">{score}</td><td>{status}</td>'
+                    f'<td class="num">{row.seconds:.1f} s</td><td>{notebook}</td><td class="problems">{problems}</td></tr>')
+    return ('<p class="muted">Each name opens the feedback page; "notebook" is the autograded notebook, the '
+            "submission as it ran with each test's verdict.</p><table class=\"students\">"
+            "<tr><th>student</th><th>score</th><th>status</th><th>time</th><th>autograded</th><th>problems</th></tr>"
+            + "".join(body) + "</table>")
+
+
+def flagged(rows: list[StudentRow]) -> str:
+    """The submissions to look at first, at the top of the report: blank, zero points, or not gradable."""
+    worth = [r for r in rows if r.flagged]
+    if not worth:
+        return ""
+    items = "".join(f'<li data-flag="{e(r.status)}">{feedback_link(r.student, r.assignment)} '
+                    f'({e(r.assignment)}): <span class="flag">{e(r.status)}</span></li>' for r in worth)
+    return (f'<section class="note" aria-label="Look at these first"><h2 style="border:0;margin:0;padding:0">'
+            f"Look at these first: {len(worth)}</h2><p>Blank notebooks (often the wrong file handed in), "
+            f"submissions that earned no point, and those that could not be graded.</p><ul>{items}</ul></section>")
+
+
+def cause_of(t: dict, broken: dict) -> str:
+    """Why a test errored, in a word a teacher groups by: the exception's name, "timed out", "did not run"."""
+    status = t["status"]
+    if status == "timeout":
+        return "timed out"
+    if status == "missing":
+        return "did not run"
+    if status == "tampered":
+        return "test cell changed"
+    message = t.get("message") or ""
+    name = message.split(":", 1)[0].strip()
+    undefined = NAME_ERROR.search(message)
+    if undefined and undefined.group(1) in broken:
+        return f"{broken[undefined.group(1)].kind} (in the {undefined.group(1)} cell, so NameError)"
+    return name if name.isidentifier() else "error"
+
+
+def error_causes(finals: list[dict]) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """(assignment, exercise) -> cause -> students, for tests that errored, timed out or did not run; a student
+    counts once per exercise, under the first such test's cause (its own SyntaxError before anything else)."""
+    found: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for r in finals:
+        if all(t["status"] in ("passed", "not attempted") for t in r.get("scores", [])):
+            continue  # nothing went wrong: no need to compile the learner's code
+        broken = compile_errors(r)
+        seen: set[str] = set()
+        for t in r.get("scores", []):
+            ex = exercise_of(t["grade_id"])
+            if ex in seen or t["status"] in ("passed", "not attempted"):
+                continue
+            if ex in broken:
+                cause = f"{broken[ex].kind} (line {broken[ex].line})"
+            elif t["status"] == "failed":  # a check that caught the NameError a broken cell left behind
+                undefined = NAME_ERROR.search(t.get("message") or "")
+                if not undefined or undefined.group(1) not in broken:
+                    continue  # a wrong answer: the known mistakes above name it
+                cause = f"{broken[undefined.group(1)].kind} (in the {undefined.group(1)} cell, so NameError)"
+            else:
+                cause = cause_of(t, broken)
+            seen.add(ex)
+            found.setdefault((r["assignment_id"], ex), {}).setdefault(cause, set()).add(r["student_id"])
+    return found
+
+
+def causes_list(a: "Assignment", exercise: str, causes: dict[tuple[str, str], dict[str, set[str]]]) -> str:
+    """Under one exercise: who errored, timed out or never ran it, grouped by cause, most common first."""
+    per = causes.get((a.name, exercise), {})
+    if not per:
+        return ""
+    lines = [f'<li data-cause="{e(cause)}" data-count="{len(who)}"><span class="count">{len(who)} of {a.graded}'
+             f'</span>: {e(cause)}<br><span class="who">'
+             + ", ".join(feedback_link(s, a.name) for s in sorted(who)) + "</span></li>"
+             for cause, who in sorted(per.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return f'<ul class="causes">{"".join(lines)}</ul>'
+
+
+def assignment_section(a: Assignment, rows: list[StudentRow] | None = None, causes: dict | None = None) -> str:
     parts = [f'<section id="{e(a.name)}" data-assignment="{e(a.name)}"><h2>{e(a.name)}</h2>',
              f"<p>{a.graded + len(a.ungraded) - a.scored_ungraded} submission(s)"
              + (f"; {len(a.ungraded)} could not be graded (listed below"
                 + (", and counted with 0 points like grades.csv does" if a.scored_ungraded else "") + ")"
                 if a.ungraded else "") + ".</p>"]
+    if rows:
+        parts += [f"<h3>Students: {len(rows)}</h3>", students_table(rows)]
     if a.scores:
         parts += ["<h3>Scores</h3>", histogram(a), "<h3>Pass rate per exercise</h3>", pass_rates(a),
                   "<h3>Mistakes the class made</h3>",
                   '<p class="muted">Per exercise, each known mistake a failed check recognised, with the students '
                   "who made it (a link opens the learner's feedback page). A student counts once per exercise, "
-                  "under the mistake their visible check named, else their hidden tests'.</p>",
-                  mistakes(a), prediction_table(a)]
+                  "under the mistake their visible check named, else their hidden tests'. Below them, the "
+                  "students whose code raised an error, timed out or never reached the test, grouped by cause.</p>",
+                  mistakes(a, causes), prediction_table(a)]
     parts += [changed(a), ungraded(a), "</section>"]
     return "".join(parts)
 
 
-def page(finals: list[dict]) -> str:
-    """The whole report for ``finals`` (results as :func:`.report.final` gives them)."""
+def scrolling_tables(body: str) -> str:
+    """Each table in a box of its own that scrolls sideways, so a wide one never widens the page on a phone."""
+    return body.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")
+
+
+def page(finals: list[dict], out: Path | None = None) -> str:
+    """The whole report for ``finals`` (results as :func:`.report.final` gives them); ``out`` is where it is
+    written, to link the autograded notebooks found there."""
     assignments = summarise(finals)
+    rows = student_rows(finals, out)
+    causes = error_causes(finals)
     toc = "".join(f'<li><a href="#{quote(a.name)}">{e(a.name)}</a>: {a.graded + len(a.ungraded) - a.scored_ungraded}'
                   + (f", {len(a.ungraded)} could not be graded" if a.ungraded else "") + "</li>"
                   for a in assignments.values())
     students = len({r["student_id"] for r in finals})
-    body = "".join(assignment_section(a) for a in assignments.values()) or "<p>No submissions yet.</p>"
+    body = "".join(assignment_section(a, [r for r in rows if r.assignment == a.name], causes)
+                   for a in assignments.values()) or "<p>No submissions yet.</p>"
+    body = scrolling_tables(body)
     return f"""<!DOCTYPE html>
 <!-- Generated by `python -m autograder grade` from results/; rebuilt on every run: do not edit. -->
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -314,6 +475,7 @@ def page(finals: list[dict]) -> str:
 <h1>Class report</h1>
 <p>{len(finals)} submission(s) from {students} student(s). The numbers are those of <code>scores.csv</code> and
 <code>grades.csv</code> in this folder; each student's name opens their feedback page.</p>
+{flagged(rows)}
 <nav aria-label="Assignments"><ul>{toc}</ul></nav>
 {body}
 </body></html>
@@ -322,4 +484,4 @@ def page(finals: list[dict]) -> str:
 
 def write_report(out: Path, finals: list[dict]) -> None:
     """``out/report.html`` from every result as the gradebook has it."""
-    write_atomic(out / "report.html", page(finals))
+    write_atomic(out / "report.html", page(finals, out))

@@ -6,7 +6,9 @@ and points show, never their inputs, expected values or source (a failure messag
 """
 from __future__ import annotations
 
+import functools
 import html
+import re
 from dataclasses import dataclass, field
 
 from ..checks.questions import is_question
@@ -19,13 +21,22 @@ h2{font-size:1.1rem;margin:.2rem 0}.badge{font-weight:600;padding:0 .4rem;border
 .passed{color:#005a3c}.failed,.error,.missing{color:#a03000}.timeout{color:#7a4b00}.not-attempted{color:#555}
 .tampered{color:#0a4f8a}.recorded,.right{color:#005a3c}.wrong{color:#a03000}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.88em}
 .msg{font-family:ui-monospace,monospace;font-size:.9em;white-space:pre-wrap}.note{background:#fff8e1;padding:.4rem .6rem}
-table{border-collapse:collapse}.gid{color:#555;font-size:.85em;font-family:ui-monospace,monospace}td,th{padding:.2rem .6rem .2rem 0;text-align:left}"""
+table{border-collapse:collapse}td,th{padding:.2rem .6rem .2rem 0;text-align:left}
+.summary{border-left:4px solid #a03000;padding:.2rem .8rem;margin:1rem 0}.summary.full{border-color:#005a3c}
+details.passed-list>summary{cursor:pointer;font-weight:600;padding:.3rem 0}.cause{font-weight:600}
+h1,h2,p,li{overflow-wrap:anywhere}table{display:block;overflow-x:auto;max-width:100%}"""
 
 NEXT = {
     "passed": "",
     "not attempted": "Write the function where it says <code># YOUR CODE HERE</code>, then run the check cell below it.",
     "failed": "Read the message, fix the function, and run its check cell again; "
               "<code>python -m autograder validate NOTEBOOK</code> runs every check before you submit.",
+    # the visible check passes here, so re-running it proves nothing: the learner needs cases of their own
+    "hidden failed": "Your function passes the check in the notebook, so running that cell again will not show "
+                     "the problem. Try it on inputs of your own: other shapes and sizes, a single row, ties, "
+                     "very large or very small values, and compare with what you work out by hand.",
+    "syntax": "Fix the line named above (Python stops reading the whole cell at the first syntax error), "
+              "run the cell, then run its check cell.",
     "timeout": "Your code ran past the time limit: look for a loop that never ends, or work that grows too fast "
                "(a Python loop over every element of a large array).",
     "error": "The check could not finish: your code raised an error or stopped the notebook. "
@@ -54,6 +65,12 @@ class Exercise:
     def points(self) -> tuple[float, float]:
         return sum(t["points"] for t in self.tests), sum(t["max_points"] for t in self.tests)
 
+    @property
+    def hidden_only(self) -> bool:
+        """Every visible check passed and a hidden test did not: the notebook's own check cannot show why."""
+        visible = [t for t in self.tests if not is_hidden(t["grade_id"])]
+        return bool(visible) and all(t["status"] == "passed" for t in visible) and self.status != "passed"
+
     def message(self) -> str:
         """The first visible failure's message (a named mistake), once; hidden ones never."""
         for t in self.tests:
@@ -68,6 +85,138 @@ class Exercise:
 
 def is_hidden(grade_id: str) -> bool:
     return grade_id.endswith("_hidden")
+
+
+@dataclass(frozen=True)
+class CompileError:
+    """A learner's cell that Python could not read, so nothing in it ran: the root cause of every
+    NameError further down that names what it should have defined."""
+    exercise: str
+    kind: str  # "SyntaxError", "IndentationError" or "TabError"
+    line: int  # 1-based, within the cell
+    text: str  # the offending line, stripped
+    reason: str  # Python's own words ("invalid syntax", "'(' was never closed")
+
+    def describe(self) -> str:
+        where = f"line {self.line} of your {self.exercise} cell"
+        return (f"{self.kind} on {where}: {self.reason}" + (f"\n    {self.text}" if self.text else "")
+                + f"\nThe cell never ran, so {self.exercise} was never defined: every check that uses it fails "
+                  "with a NameError until this line is fixed.")
+
+
+def compile_error(exercise: str, code: str) -> CompileError | None:
+    """Why the learner's cell could not be compiled, or None when it compiles.
+
+    The saved result keeps the learner's code of every unfinished exercise (see ``grade_one``); compiling it
+    again here is deterministic and gives what the run saw, once IPython's own rewriting (``%magic``, ``!cmd``)
+    has been applied as it was in the notebook."""
+    try:
+        compile(code, f"<{exercise}>", "exec")
+        return None  # plain Python reads it, so IPython would too (the cheap answer for almost every cell)
+    except (SyntaxError, ValueError, OverflowError):
+        pass
+    try:
+        source = _ipython_rewriter()(code)
+    except Exception:  # IPython missing or unable to rewrite it: plain Python decides
+        source = code
+    try:
+        compile(source, f"<{exercise}>", "exec")
+    except SyntaxError as exc:
+        lines = code.splitlines()
+        line = exc.lineno or 0
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else (exc.text or "").strip()
+        return CompileError(exercise, type(exc).__name__, line, text, exc.msg or "invalid syntax")
+    except (ValueError, OverflowError):  # null bytes, a literal too large: not a syntax error a learner can read
+        return None
+    return None
+
+
+@functools.cache
+def _ipython_rewriter():
+    """IPython's cell rewriting (magics, shell escapes), built once: a class report compiles many cells."""
+    # late: only a page with unfinished code pays for importing IPython
+    from IPython.core.inputtransformer2 import TransformerManager
+    return TransformerManager().transform_cell
+
+
+def compile_errors(result: dict) -> dict[str, CompileError]:
+    """Exercise -> why its cell did not compile, for every unfinished exercise whose code was kept."""
+    found = {}
+    for exercise, code in sorted(result.get("code", {}).items()):
+        error = compile_error(exercise, code) if isinstance(code, str) else None
+        if error:
+            found[exercise] = error
+    return found
+
+
+NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
+
+
+def root_cause(ex: "Exercise", broken: dict[str, CompileError]) -> str:
+    """What really went wrong in ``ex``: its own cell's compile error, or another cell's that left a name
+    undefined; "" when neither (the check's own message stands)."""
+    if ex.name in broken:
+        return broken[ex.name].describe()
+    for t in ex.tests:
+        m = NAME_ERROR.search(t.get("message") or "")
+        if m and m.group(1) in broken:
+            return (f"{m.group(1)} is not defined because its cell did not compile: "
+                    + broken[m.group(1)].describe().split("\n")[0])
+    return ""
+
+
+def untouched(exercises_: list["Exercise"]) -> bool:
+    """Nothing was attempted anywhere: the learner most likely handed in the wrong file."""
+    return bool(exercises_) and all(ex.status == "not attempted" for ex in exercises_)
+
+
+def next_step(ex: "Exercise", cause: str, broken: dict[str, CompileError] | None = None) -> str:
+    """The advice under an exercise, chosen from what really happened."""
+    if cause and ex.name in (broken or {}):
+        return NEXT["syntax"]
+    if cause:  # another cell's syntax error: that cell is the one to fix
+        other = cause.split(" is not defined", 1)[0]
+        return (f"Fix the syntax error in your <code>{html.escape(other)}</code> cell first and run it; then run "
+                "this exercise's check cell again.")
+    if ex.hidden_only and ex.status == "failed":
+        return NEXT["hidden failed"]
+    return NEXT.get(ex.status, "")
+
+
+def cause_word(ex: "Exercise", cause: str) -> str:
+    """A few words for the summary: why these points were lost."""
+    if cause:
+        return "SyntaxError" if "SyntaxError" in cause.split(":")[0] or "did not compile" in cause else "error"
+    if ex.hidden_only and ex.status == "failed":
+        return "failed hidden tests"
+    return shown(ex.status)
+
+
+def lost_summary(result: dict, exs: list["Exercise"], broken: dict[str, CompileError], score: float,
+                 max_score: float) -> str:
+    """The page's first block: where the points went, largest loss first."""
+    e = html.escape
+    lost = [(of - got, ex) for ex in exs for got, of in [ex.points] if got < of]
+    if not lost:
+        return '<div class="summary full"><p>Every exercise passed. Nothing to fix.</p></div>'
+    rows = "".join(
+        f'<li><a href="#ex-{e(ex.name)}">{e(ex.name)}</a>: {e(_num(n))} point(s) lost '
+        f'<span class="cause">({e(cause_word(ex, root_cause(ex, broken)))})</span></li>'
+        for n, ex in sorted(lost, key=lambda p: -p[0]))
+    return (f'<div class="summary" aria-label="Points lost"><p><b>{e(_num(max_score - score))} of '
+            f"{e(_num(max_score))} points lost</b>, in {len(lost)} exercise(s):</p><ul>{rows}</ul></div>")
+
+
+TEST_ID = re.compile(r"\b(?:test cell )?test_(\w+?)(_hidden)?\b")
+
+
+def without_ids(text: str) -> str:
+    """``text`` with the grader's test ids (``test_softmax_hidden``) said in words a learner knows."""
+    return TEST_ID.sub(lambda m: f"the {'hidden tests' if m.group(2) else 'check'} of {m.group(1)}", text)
+
+
+UNTOUCHED = ("Nothing was filled in: did you submit the right file? Every exercise still holds its "
+             "<code># YOUR CODE HERE</code> stub. If you worked in another copy of the notebook, hand that one in.")
 
 
 def exercises(result: dict) -> list[Exercise]:
@@ -108,41 +257,70 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def page(result: dict) -> str:
-    """The whole HTML page for one learner and one assignment (``result`` as :func:`.report.final` gives it)."""
+def test_row(t: dict, question: bool = False) -> str:
+    """One test as the learner reads it: visible check or hidden tests, points, status (never its grade id);
+    a prediction's test that earned its points reads "recorded"."""
     e = html.escape
-    code = result.get("code", {})
-    comments = result.get("comments", {})
-    sections = []
-    for ex in exercises(result):
-        got, of = ex.points
-        status = ex.status
-        question = is_question(result["assignment_id"], ex.name)
-        rows = "".join(
-            f'<tr><td>{"hidden test" if is_hidden(t["grade_id"]) else "visible check"} '
-            f'<span class="gid">{e(t["grade_id"])}</span></td>'
+    return (f'<tr><td>{"hidden tests" if is_hidden(t["grade_id"]) else "visible check"}</td>'
             f'<td>{e(_num(t["points"]))} / {e(_num(t["max_points"]))}</td>'
             f'<td class="{e(prediction_class(t["status"], question))}">{e(prediction_status(t["status"], question))}</td>'
             + (f'<td>changed by your instructor (automatic score {e(_num(t["auto_points"]))})</td>'
-               if t.get("overridden") else "<td></td>") + "</tr>"
-            for t in ex.tests)
-        message = ex.message() if status != "passed" else ""
-        body = [f'<h2>{e(ex.name)} <span class="badge {e(prediction_class(status, question))}">'
-                f'{e(prediction_status(status, question))}</span> '
-                f'<span>{e(_num(got))} / {e(_num(of))} points</span></h2>', f"<table>{rows}</table>"]
-        if question:
-            body.append(prediction_note(ex))
-        if message and status != "not attempted":
-            body.append(f'<p class="msg">{e(message)}</p>')
-        if NEXT.get(status):
-            body.append(f"<p><b>What to try next:</b> {NEXT[status]}</p>")
-        if comments.get(ex.name):
-            body.append(f'<p class="note"><b>Your instructor:</b> {e(comments[ex.name])}</p>')
-        if status not in ("passed", "not attempted") and code.get(ex.name):
-            body.append(f"<details open><summary>Your code</summary><pre><code>{e(code[ex.name])}</code></pre>"
-                        "</details>")
-        sections.append(f'<section aria-label="{e(ex.name)}">{"".join(body)}</section>')
-    problems = "".join(f"<li><b>{e(p['problem'])}</b>: {e(p['detail'])}</li>" for p in result.get("problems", []))
+               if t.get("overridden") else "<td></td>") + "</tr>")
+
+
+def section(ex: Exercise, result: dict, broken: dict[str, CompileError], advice: bool = True) -> str:
+    """One exercise: its status and points, the root cause or the check's message, and what to try next."""
+    e = html.escape
+    code, comments = result.get("code", {}), result.get("comments", {})
+    got, of = ex.points
+    status = ex.status
+    cause = root_cause(ex, broken) if status != "passed" else ""
+    message = cause or (ex.message() if status != "passed" else "")
+    question = is_question(result["assignment_id"], ex.name)
+    label = "syntax error" if ex.name in broken else prediction_status(status, question)
+    body = [f'<h2 id="ex-{e(ex.name)}">{e(ex.name)} <span class="badge {e(prediction_class(status, question))}">{e(label)}</span> '
+            f'<span>{e(_num(got))} / {e(_num(of))} points</span></h2>',
+            f'<table>{"".join(test_row(t, question) for t in ex.tests)}</table>']
+    if question:
+        body.append(prediction_note(ex))
+    if message and status != "not attempted":
+        body.append(f'<p class="msg">{e(without_ids(message))}</p>')
+    step = next_step(ex, cause, broken) if advice else ""
+    if step:
+        body.append(f"<p><b>What to try next:</b> {step}</p>")
+    if comments.get(ex.name):
+        body.append(f'<p class="note"><b>Your instructor:</b> {e(comments[ex.name])}</p>')
+    if status not in ("passed", "not attempted") and code.get(ex.name):
+        body.append(f"<details open><summary>Your code</summary><pre><code>{e(code[ex.name])}</code></pre>"
+                    "</details>")
+    return f'<section aria-label="{e(ex.name)}">{"".join(body)}</section>'
+
+
+def sections(result: dict) -> str:
+    """Unfinished exercises open, in notebook order; passed ones folded together below them; an untouched
+    notebook gets one message instead of a section per stub."""
+    exs = exercises(result)
+    broken = compile_errors(result)
+    if untouched(exs):
+        folded = "".join(section(ex, result, broken, advice=False) for ex in exs)  # the one message says it
+        return (f'<p class="note" data-untouched="yes">{UNTOUCHED}</p><details class="passed-list"><summary>'
+                f"{len(exs)} exercise(s), none attempted</summary>{folded}</details>")
+    open_ = "".join(section(ex, result, broken) for ex in exs if ex.status != "passed")
+    passed = [ex for ex in exs if ex.status == "passed"]
+    questions = {ex.name for ex in passed if is_question(result["assignment_id"], ex.name)}
+    said = [f"{len(names)} {what}: {', '.join(names)}" for what, names in (
+        ("exercise(s) passed", [ex.name for ex in passed if ex.name not in questions]),
+        ("prediction(s) recorded", [ex.name for ex in passed if ex.name in questions])) if names]
+    folded = (f'<details class="passed-list"><summary>{html.escape("; ".join(said))}</summary>'
+              + "".join(section(ex, result, broken) for ex in passed) + "</details>") if passed else ""
+    return open_ + folded
+
+
+def page(result: dict) -> str:
+    """The whole HTML page for one learner and one assignment (``result`` as :func:`.report.final` gives it)."""
+    e = html.escape
+    problems = "".join(f"<li><b>{e(p['problem'])}</b>: {e(without_ids(p['detail']))}</li>"
+                       for p in result.get("problems", []))
     late = ""
     if result.get("seconds_late"):
         late = (f'<p class="note">Submitted {e(_duration(result["seconds_late"]))} after the due date'
@@ -151,16 +329,19 @@ def page(result: dict) -> str:
     submitted = f" Submitted {e(result['submitted_at'])}." if result.get("submitted_at") else ""
     score = result.get("score", sum(t["points"] for t in result.get("scores", [])))
     max_score = result.get("max_score", sum(t["max_points"] for t in result.get("scores", [])))
+    exs = exercises(result)
+    summary = lost_summary(result, exs, compile_errors(result), score, max_score) if exs and not untouched(exs) else ""
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{e(result["assignment_id"])}: feedback for {e(result["student_id"])}</title>
 <style>{STYLE}</style></head>
 <body>
 <h1>{e(result["assignment_id"])}</h1>
 <p>Student: {e(result["student_id"])}. Score: <b>{e(_num(score))} of {e(_num(max_score))}</b> points.{submitted}</p>
 {late}
+{summary}
 {f"<h2>Problems with this submission</h2><ul>{problems}</ul>" if problems else ""}
-{"".join(sections)}
+{sections(result)}
 </body></html>
 """
 

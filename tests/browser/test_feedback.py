@@ -2,8 +2,9 @@
 
 A class of two is graded: `passes_all` hands in the student notebook with the reference
 answers written in, `not_attempted` hands in the student notebook untouched. Each one's
-feedback HTML is opened in Chromium over file:// and must show every graded test by name
-with its points; the full-marks student must see full points on every row.
+feedback HTML is opened in Chromium over file:// (folded sections unfolded) and must show every
+exercise by name with its points, and no internal test id; the full-marks student must see full points
+on every exercise.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.nbio import points_per_test
+from autograder.nbio import exercise_points
 from tests.builders import blank_notebook, right_notebook, run_grade, source_notebook, write_submission
 
 from .conftest import require_chromium
@@ -54,7 +55,7 @@ def graded_class(tmp_path_factory):
     proc = graded.proc
     assert proc.returncode == 0, (f"`python -m autograder grade` exited {proc.returncode}:\n"
                                   f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return graded.out, seconds, points_per_test(source_notebook(ASSIGNMENT))  # grade_id -> points, in order
+    return graded.out, seconds, exercise_points(source_notebook(ASSIGNMENT))  # exercise -> points, in order
 
 
 def open_feedback(page, out: Path, student_id: str, shots: Path) -> str:
@@ -64,14 +65,15 @@ def open_feedback(page, out: Path, student_id: str, shots: Path) -> str:
         str(p.relative_to(out)) for p in sorted(out.rglob("*.html")))
     page.goto(html.as_uri())
     page.wait_for_load_state("load")
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # passed ones are folded
     page.screenshot(path=shots / f"feedback_{student_id}.png", full_page=True)
     return page.inner_text("body")
 
 
-def row_of(text: str, grade_id: str) -> str | None:
-    """The visible line naming a test (a table row renders as one line of text)."""
-    pattern = re.compile(rf"(?<![\w]){re.escape(grade_id)}(?![\w])")
-    return next((line for line in text.splitlines() if pattern.search(line)), None)
+def row_of(text: str, exercise: str) -> str | None:
+    """The visible heading line of an exercise: its name first, then its status and points."""
+    pattern = re.compile(rf"^{re.escape(exercise)}\b.*\bpoints\b")
+    return next((line for line in text.splitlines() if pattern.search(line.strip())), None)
 
 
 def points_on(line: str, max_points: float) -> float | None:
@@ -81,13 +83,15 @@ def points_on(line: str, max_points: float) -> float | None:
 
 
 @pytest.mark.parametrize("student_id", ["passes_all", "not_attempted"])
-def test_feedback_names_every_test_with_its_points(graded_class, page, shots, student_id):
-    """Does the feedback page list each graded test by name with 'points / max'?"""
+def test_feedback_names_every_exercise_with_its_points(graded_class, page, shots, student_id):
+    """Does the feedback page list each exercise by name with 'points / max', and no test id?"""
     out, seconds, tests = graded_class
     text = open_feedback(page, out, student_id, shots)
     print(f"graded the class in {seconds:.1f} s; screenshot {shots / f'feedback_{student_id}.png'}")
     missing = [g for g in tests if row_of(text, g) is None]
-    assert not missing, f"{student_id}'s feedback page does not name these tests: {missing}"
+    assert not missing, f"{student_id}'s feedback page does not name these exercises: {missing}"
+    ids = re.findall(r"\btest_\w+", text)
+    assert not ids, f"an internal test id on the page: {ids}"
     no_points = [g for g, pts in tests.items() if points_on(row_of(text, g), pts) is None]
     assert not no_points, (f"{student_id}'s feedback page names these tests but shows no 'points / max' "
                            f"beside them: {[row_of(text, g) for g in no_points]}")

@@ -2,8 +2,11 @@
 
 Every page is opened over file:// with every request to anything but a local file refused and recorded:
 no page may ask for one, log a console error, or show raw TeX (``$...$``) once MathJax has typeset it.
-The report and feedback come from a made-up class (tests/builders.py; grading is tested elsewhere);
-the site is built with the real `python -m autograder site`.
+Each is opened at a desktop width (1280 px) and a phone's (390 px), where nothing may be wider than the
+screen, and a screenshot of each is kept ($BROWSER_SCREENSHOTS/<test>/ when set).
+The report and feedback come from a made-up class of 100 records (tests/builders.py) and from the class
+of issue 25 graded for real (tests/broken_class.py, graded once for this module and
+tests/grade/test_broken_class.py); the site is built with the real `python -m autograder site`.
 """
 from __future__ import annotations
 
@@ -15,18 +18,31 @@ from pathlib import Path
 import pytest
 
 from autograder.grade import report
-from tests import builders
+from tests import broken_class, builders
 
 from .conftest import require_chromium
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser_report_and_site")]
+# the same group as tests/grade/test_broken_class.py: one worker grades issue 25's class once for both
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group(broken_class.GROUP)]
+WIDTHS = {"desktop": 1280, "phone": 390}
+# what scrolls sideways on purpose: code, tables and formulas keep their layout inside their own box
+# (MathJax's hidden MathML for screen readers is clipped, never seen; the page's own width still counts it)
+SCROLLERS = ("pre, table, .scroll, .MathJax_Display, .MJX_Assistive_MathML, .jp-OutputArea-output, "
+             ".jp-RenderedHTMLCommon table")
+WIDER_THAN_SCREEN = """(scrollers) => { const w = document.documentElement.clientWidth; const out = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    if (el.closest(scrollers) || el.closest('details:not([open])')) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > w + 1) out.push(`${el.tagName.toLowerCase()}.${el.className}: right ${Math.round(r.right)} px`);
+  }
+  return {page: document.documentElement.scrollWidth, screen: w, over: out.slice(0, 5)}; }"""
 
 RAW_TEX = re.compile(r"\$[^$\s][^$]*\$|\\(?:frac|sqrt|mathbb|mathrm|partial|sum|begin)\b")
 # The page's text outside code: a Matplotlib label such as r"softmax$(q \\cdot k)$" is code and stays as typed.
 PROSE = """() => { const body = document.body.cloneNode(true);
   body.querySelectorAll('pre, code, .jp-InputArea-editor, script').forEach(n => n.remove());
   document.documentElement.appendChild(body); const text = body.innerText; body.remove(); return text; }"""
-SITE_PAGES = ["index.html", "04_softmax_and_probability.html", "09_attention.html"]
+SITE_PAGES = ["index.html", "04_softmax_and_probability.html", "09_attention.html", "figures.html"]
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +62,18 @@ def site(tmp_path_factory) -> Path:
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(proc.stdout.strip())
     return out
+
+
+@pytest.fixture(scope="module")
+def issue_class(tmp_path_factory):
+    require_chromium()  # fail before spending a minute grading on a machine without the browser
+    return broken_class.graded(tmp_path_factory.mktemp("broken_class"))
+
+
+def fits(page, name: str) -> None:
+    """Nothing on the page is wider than the screen, outside the boxes that scroll on purpose."""
+    seen = page.evaluate(WIDER_THAN_SCREEN, SCROLLERS)
+    assert seen["page"] <= seen["screen"] + 1 and not seen["over"], f"{name} is wider than the screen: {seen}"
 
 
 def open_offline(page, path: Path, shots: Path, name: str) -> tuple[str, list[str]]:
@@ -68,6 +96,10 @@ def open_offline(page, path: Path, shots: Path, name: str) -> tuple[str, list[st
         page.evaluate("() => new Promise(done => MathJax.Hub.Queue(done))")
     page.screenshot(path=shots / f"{name}.png", full_page=False)
     return page.inner_text("body"), trouble
+
+
+def at_width(page, width: str) -> None:
+    page.set_viewport_size({"width": WIDTHS[width], "height": 900 if width == "desktop" else 844})
 
 
 def test_the_class_report_reads_offline_with_mistakes_counted(made_up_class, page, shots):
@@ -93,20 +125,66 @@ def test_a_feedback_page_reads_offline(made_up_class, page, shots):
     assert "Score:" in text and ("failed" in text or "passed" in text)
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("name", SITE_PAGES)
-def test_site_pages_render_their_math_offline(site, page, shots, name):
-    text, trouble = open_offline(page, site / name, shots, f"site_{name.removesuffix('.html')}")
+def test_site_pages_render_their_math_offline(site, page, shots, name, width):
+    at_width(page, width)
+    text, trouble = open_offline(page, site / name, shots, f"site_{name.removesuffix('.html')}_{width}")
+    page.screenshot(path=shots / f"site_{name.removesuffix('.html')}_{width}_full.png", full_page=True)
     assert not trouble, trouble
+    fits(page, name)
+    if name == "figures.html":
+        assert page.locator("figure img").count() >= 6
+        return
     prose = page.evaluate(PROSE)
     assert len(prose) > 2000, f"{name}: hardly any text outside code"
     raw = RAW_TEX.findall(prose)
     assert not raw, f"{name} shows raw TeX on screen: {raw[:5]}"
     if name != "index.html":
-        typeset = page.evaluate("document.querySelectorAll('.MathJax_CHTML').length")
+        typeset = page.evaluate("document.querySelectorAll('span.MathJax').length")
         assert typeset > 20, f"{name}: only {typeset} formulas typeset"
-        # A formula is real layout, not text: MathJax's own fonts were loaded from the site folder.
-        assert page.evaluate("document.fonts.check('12px MJXc-TeX-math-I') || "
-                             "[...document.fonts].some(f => f.family.includes('MJXc') && f.status === 'loaded')")
+        # A formula is real layout, not text: the STIX web fonts shipped with MathJax were loaded from the site.
+        assert page.evaluate("[...document.fonts].some(f => f.family.includes('STIX') && f.status === 'loaded')")
         assert "How to run this notebook" in text and "YOUR CODE HERE" in text
+        assert "On this page" in text and page.locator("nav.site-toc a").count() >= 4
+        # the notebook's title comes before any box, and the figures its given cells drew are on the page
+        title = page.locator("h1").first.bounding_box()
+        box = page.locator(".site-boxes").first.bounding_box()
+        assert title["y"] < box["y"], "the title must come before the boxes"
+        assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
     else:
         assert "Contents" in text and "10 · The decoder block" in text
+
+
+# --------------------------------------------------------------------------- issue 25's class, graded for real
+
+@pytest.mark.grading
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_report_of_a_broken_class_names_everyone_and_fits(issue_class, page, shots, width):
+    at_width(page, width)
+    text, trouble = open_offline(page, issue_class.out / "report.html", shots, f"broken_report_{width}")
+    page.screenshot(path=shots / f"broken_report_{width}_full.png", full_page=True)
+    assert not trouble, trouble
+    fits(page, "report.html")
+    for student in broken_class.STUDENTS:
+        assert student in text
+    assert "Look at these first: 1" in text and "SyntaxError (line 1)" in text and "timed out" in text
+    # the autograded notebook link points at a file that is there
+    href = page.locator('a[href^="autograded/"]').first.get_attribute("href")
+    assert (issue_class.out / href).is_file(), href
+
+
+@pytest.mark.grading
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("student", ["syntax_and_loop", "blank", "global_max_1", "right_1"])
+def test_feedback_pages_of_a_broken_class_read_on_any_screen(issue_class, page, shots, width, student):
+    at_width(page, width)
+    path = issue_class.out / "feedback" / student / f"{broken_class.A}.html"
+    text, trouble = open_offline(page, path, shots, f"broken_feedback_{student}_{width}")
+    page.screenshot(path=shots / f"broken_feedback_{student}_{width}_full.png", full_page=True)
+    assert not trouble, trouble
+    fits(page, f"{student}'s feedback")
+    assert not re.search(r"\btest_\w+", text), re.findall(r"\btest_\w+", text)
+    want = {"syntax_and_loop": "SyntaxError on line 1", "blank": "Nothing was filled in",
+            "global_max_1": "points lost", "right_1": "Every exercise passed"}[student]
+    assert want in text, text[:1500]

@@ -92,8 +92,10 @@ def assert_report_matches_csvs(out: Path) -> Report:
     assert page.rates == csv_pass_counts(scores), "pass rates per exercise differ from scores.csv"
     for a in {g["assignment_id"] for g in grades}:
         mine = [g for g in grades if g["assignment_id"] == a]
-        want = Counter(min(9, int(float(g["score"]) / float(g["max_score"]) * 10)) for g in mine)
-        assert page.bins[a] == [want.get(i, 0) for i in range(10)], f"{a}: histogram differs from grades.csv"
+        # ten bins of 10 points, and full marks alone in an eleventh (100% is not "90-99%")
+        want = Counter(10 if float(g["score"]) >= float(g["max_score"]) else
+                       min(9, int(float(g["score"]) / float(g["max_score"]) * 10)) for g in mine)
+        assert page.bins[a] == [want.get(i, 0) for i in range(11)], f"{a}: histogram differs from grades.csv"
     # problems.csv does not say which problems were fatal: the ungradable are at least those with no row in
     # grades.csv and at most those with a problem.
     graded = {(g["student_id"], g["assignment_id"]) for g in grades}
