@@ -19,7 +19,6 @@ import os
 import pwd
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,34 +28,16 @@ import pytest
 
 from autograder import paths
 from tests.builders import A, FULL, WRONG_ENCODE, fill_in, read_rows, solve
+from tests.course.unix import ensure_user, python_every_user_can_run
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.slow, pytest.mark.xdist_group("exchange")]
 COURSE_ID = "transformer-math"
 TEACHER, ON_TIME, LATE = "ag_teacher", "ag_student1", "ag_student2"
 
 
-def everyone_can_run(python: str) -> bool:
-    probe = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", "import autograder, nbgrader"],
-                           capture_output=True, timeout=120)
-    return probe.returncode == 0
-
-
 @pytest.fixture(scope="module")
 def python() -> str:
-    if os.geteuid() != 0 or not shutil.which("runuser") or not shutil.which("useradd"):
-        pytest.skip("creates Unix users: run as root (tools/test-as-instructor.sh does)")
-    if not everyone_can_run(sys.executable):
-        pytest.skip(f"{sys.executable} cannot be read by other users (a Python inside root's home); "
-                    "tools/test-as-instructor.sh runs this with an installation every user can read")
-    return sys.executable
-
-
-def ensure_user(name: str) -> Path:
-    try:
-        return Path(pwd.getpwnam(name).pw_dir)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
-        return Path(pwd.getpwnam(name).pw_dir)
+    return python_every_user_can_run()
 
 
 class Users:

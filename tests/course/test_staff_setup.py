@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import pytest
 
 from autograder import paths
 from tests.builders import A, FULL, blank_notebook, right_notebook, write_submission
-from tests.course.test_exchange import ensure_user, everyone_can_run
+from tests.course.unix import ensure_user, python_every_user_can_run
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.slow, pytest.mark.xdist_group("staff_setup")]
 GROUP, INSTRUCTOR, TA, STUDENTS = "ag_staff", "ag_instructor", "ag_ta", ("ag_pupil1", "ag_pupil2")
@@ -36,12 +35,7 @@ STAFF_UMASK = "umask 007"
 
 @pytest.fixture(scope="module")
 def python() -> str:
-    if os.geteuid() != 0 or not shutil.which("runuser") or not shutil.which("useradd"):
-        pytest.skip("creates Unix users: run as root (tools/test-as-instructor.sh does)")
-    if not everyone_can_run(sys.executable):
-        pytest.skip(f"{sys.executable} cannot be read by other users (a Python inside root's home); "
-                    "tools/test-as-instructor.sh runs this with an installation every user can read")
-    return sys.executable
+    return python_every_user_can_run()
 
 
 def as_user(user: str, script: str, *, cwd: Path, python: str, env: dict | None = None) -> subprocess.CompletedProcess:
