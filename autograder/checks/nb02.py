@@ -129,6 +129,11 @@ def linear(hidden, rng):
         cases.append(Case(f"linear with x {shape}, W {W.shape}" + (f", b ({d_out},)" if with_bias else ", b=None")
                           + " against nn.Linear with the same weights",
                           call_with(x, W, b), _torch_linear(x, W, b), f, hints=_linear_hints(x, W, b)))
+    # Fixed, whatever the seed: two large inputs that cancel leave 1/3, which float32 (about 7 digits)
+    # cannot carry through 10000.33; random inputs rarely land near such a cancellation.
+    xc, Wc = np.array([[1e4 + 1 / 3, -1e4]]), np.array([[1.0], [1.0]])
+    cases.append(Case("linear(x=[[10000.333..., -10000]], W=[[1], [1]]): large terms that cancel, in float64",
+                      call_with(xc, Wc), const(np.array([[1 / 3]])), f, hints=_linear_hints(xc, Wc, None)))
     return cases
 
 

@@ -142,6 +142,8 @@ if mask is not None:
 w = scores.softmax(dim=-1)
 return torch.matmul(w, v), w''',
     "MultiHeadAttention": '''
+if mask is not None and mask.ndim == 3:  # (B, T_q, T_k) would be read as (heads, T_q, T_k)
+    raise ValueError("a 3-D mask is ambiguous here: pass (T_q, T_k) or (B, 1, T_q, T_k)")
 src = x if context is None else context
 B, Tq, Tk = x.shape[0], x.shape[1], src.shape[1]
 

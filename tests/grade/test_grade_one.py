@@ -6,6 +6,7 @@ directly, as a newcomer's script would, and check that every record survives JSO
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
@@ -58,7 +59,10 @@ def test_options_are_built_by_keyword_and_checked(tmp_path):
     with pytest.raises(TypeError):
         GradeConfig(tmp_path)  # noqa - positional arguments are refused on purpose
     cfg = GradeConfig(submissions=tmp_path)
-    assert cfg.timeout == Limits().cell_timeout and cfg.limits() == Limits()  # one place for each default
+    assert cfg.timeout == Limits().cell_timeout  # one place for each default
+    # a class run bounds a looping student: later time-outs of a quarter, a budget of 3 timeouts (at least 120 s)
+    assert cfg.limits() == replace(Limits(), later_timeout=15.0, timeout_budget=180.0)
+    assert GradeConfig(submissions=tmp_path, timeout=4).limits().timeout_budget == 120.0
     assert cfg.gradebook_url.endswith("gradebook.db")
     with pytest.raises(UsageError, match="unknown engine 'warm'"):
         GradeConfig(submissions=tmp_path, engine="warm").check()

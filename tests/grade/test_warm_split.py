@@ -102,7 +102,8 @@ def test_cells_start_and_finish_in_order(run):
     assert run.c_gone_at is not None and not run.over() and run.wait() <= 1.0
     assert run.sent == [] and not run.garbled
     assert run.result() == {"done": run.done, "facts": ["no network"], "current": 2, "exit": 9, "setup_error": None,
-                            "killed_for_timeout": None, "garbled": False, "cpu": 1.5, "interrupted": set()}
+                            "killed_for_timeout": None, "garbled": False, "cpu": 1.5, "interrupted": set(),
+                            "timeout": 30.0, "spent": 0.0, "budget_spent": False}  # no cell timed out: none spent
 
 
 def test_a_frame_out_of_step_stops_the_run_and_blames_the_last_cell(run):
