@@ -16,6 +16,73 @@ from autograder import paths  # noqa: E402
 ASSIGNMENTS = paths.assignments()
 
 
+# The longest work units first, so that on 2 cores no long test starts last and runs alone at the end
+# (longest-processing-time-first scheduling). tools/test.sh passes --no-loadscope-reorder, so pytest-xdist
+# hands out work in this order instead of putting the groups with the most tests first. Rough core-seconds
+# measured on 2 cores; a test not listed keeps its place after these.
+LONGEST_FIRST = (
+    "tests/test_solutions_nbval.py::test_solution_reproduces_its_outputs_under_nbval_strict[10_decoder_block]",
+    "tests/course/test_learner_pieces.py",  # runs 05, 09 and 10 in a students' image
+    "tests/grade/test_pipeline.py::test_scores_equal_stock_nbgrader_autograde",  # stock nbgrader, one kernel each
+    "tests/grade/test_cluster.py",
+    "tests/adversarial/test_adversarial.py",
+    "tests/grade/test_postgres.py",
+    "tests/grade/test_broken_class.py",  # the broken class, shared with the browser's report and site tests
+    "tests/browser/test_report_and_site.py",
+    "tests/browser/test_feedback.py",
+    "tests/browser/test_formgrader.py",
+    "tests/grade/test_trouble_class.py",
+    "tests/grade/test_pipeline.py",
+    "tests/grade/test_setups.py",
+    "tests/test_solutions_nbval.py",
+)
+
+
+def _rank(nodeid: str) -> int:
+    return next((i for i, prefix in enumerate(LONGEST_FIRST) if nodeid.startswith(prefix)), len(LONGEST_FIRST))
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: _rank(item.nodeid))  # stable: within a rank, collection order
+
+
 def assignment_params():
     """One pytest param per reference notebook, carrying its nbNN marker."""
     return [pytest.param(a, marks=getattr(pytest.mark, f"nb{a[:2]}"), id=a) for a in ASSIGNMENTS]
+
+
+# Where the test command's time goes, in core-seconds rather than wall seconds: a number that stays
+# meaningful on a busy machine. With TEST_CPU_LOG=<file> every setup, call and teardown appends one
+# JSON line (test id, phase, wall seconds, core-seconds of this process and of the children it waited
+# for); `python tools/test_cpu.py <file>` sums them by module.
+_CPU_LOG = os.environ.get("TEST_CPU_LOG")
+
+
+def _core_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+if _CPU_LOG:
+    import json
+    import time
+
+    def _timed(item, phase):
+        wall, cpu = time.perf_counter(), _core_seconds()
+        yield
+        row = {"test": item.nodeid, "phase": phase, "wall": round(time.perf_counter() - wall, 3),
+               "cpu": round(_core_seconds() - cpu, 3)}
+        with open(_CPU_LOG, "a", encoding="utf-8") as log:  # one short append per phase: lines never interleave
+            log.write(json.dumps(row) + "\n")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(item):
+        yield from _timed(item, "setup")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(item):
+        yield from _timed(item, "call")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(item):
+        yield from _timed(item, "teardown")

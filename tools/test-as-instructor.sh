@@ -29,7 +29,7 @@ if [ "$phase" != run ]; then
 # A copy of the working tree as the user would clone it (no .git, no root's virtualenv).
 rm -rf "$dest"
 mkdir -p "$dest"
-tar --exclude=./.venv --exclude=./.git --exclude='*/__pycache__' --exclude='*.egg-info' -cf - . | tar -C "$dest" -xf -
+tar --exclude=./.venv --exclude=./.git --exclude=./build --exclude='*/__pycache__' --exclude='*.egg-info' -cf - . | tar -C "$dest" -xf -
 chown -R "$user:" "$dest"
 
 # The README's install, as that user, with Debian's interpreter (root's pyenv build is not readable by others).
@@ -39,14 +39,25 @@ fi
 [ "$phase" = prepare ] && exit 0
 
 tests=(tests/grade/test_setups.py tests/adversarial tests/test_validate.py)
+log="$dest/build"
+as_user mkdir -p "$log"
+# Two runs at once: with namespaces (two workers), and, beside it, where namespaces are refused (containers,
+# Ubuntu 24.04: the promises that still hold there) followed by the whole nbgrader exchange and the staff
+# setup with real users (an instructor, a TA, students) on the installation every user can read. That last
+# one creates those users, so it runs as root with this user's Python. Each writes its own log, shown in order.
+as_user bash -c "cd '$dest' && .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup --no-loadscope-reorder ${tests[*]} $*" \
+  > "$log/namespaces.log" 2>&1 &
+with_namespaces=$!
 status=0
-as_user bash -c "cd '$dest' && .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup ${tests[*]} $*" || status=1
-# where namespaces are refused (containers, Ubuntu 24.04): the promises that still hold there
-as_user bash -c "cd '$dest' && AUTOGRADER_TEST_NO_NAMESPACES=1 .venv/bin/python -m pytest -p no:cacheprovider -q tests/adversarial $*" || status=1
-# the whole nbgrader exchange and the staff setup with real users (an instructor, a TA, students), on the
-# installation every user can read; it creates those users, so it runs as root with this user's Python.
+as_user bash -c "cd '$dest' && AUTOGRADER_TEST_NO_NAMESPACES=1 .venv/bin/python -m pytest -p no:cacheprovider -q tests/adversarial $*" \
+  > "$log/no-namespaces.log" 2>&1 || status=1
 # (tests/course/test_learner_pieces.py needs no other user and already ran in the main suite.)
 (cd "$dest" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -q \
-  tests/course/test_exchange.py tests/course/test_staff_setup.py "$@") || status=1
+  tests/course/test_exchange.py tests/course/test_staff_setup.py "$@") > "$log/exchange.log" 2>&1 || status=1
+wait "$with_namespaces" || status=1
+for part in namespaces no-namespaces exchange; do
+  echo "--- $part ($log/$part.log)"
+  cat "$log/$part.log"
+done
 echo "instructor $user: done in $(( $(date +%s) - start )) s" >&2
 exit $status

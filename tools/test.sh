@@ -2,30 +2,39 @@
 # The project's test command: system packages first (when missing), then the whole suite on all cores.
 # As root it also runs what an instructor runs as an ordinary user (tools/test-as-instructor.sh: a user
 # created for it, the README's install as that user, grading with and without user namespaces, the
-# nbgrader exchange with real users); that user's install runs while the main suite does.
+# nbgrader exchange with real users). That phase runs beside the main suite rather than after it: its
+# install waits on the network and disk, and its serial parts would otherwise leave a core idle at the end.
 # Extra arguments go to pytest, e.g. `tools/test.sh -m "nb04 and not slow"` (then only the main suite runs).
+# TEST_CPU_LOG=<file> records every test's core-seconds (tools/test_cpu.py sums them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/system-packages.sh
 py=.venv/bin/python
 [ -x "$py" ] || py=python3
 export PATH="$(dirname "$(readlink -f "$py")"):$(pwd)/.venv/bin:$PATH"
+start=$(date +%s)
 as_instructor=0
 if [ "$(id -u)" -eq 0 ] && [ $# -eq 0 ] && [ "${AUTOGRADER_SKIP_INSTRUCTOR:-0}" = 0 ]; then
   as_instructor=1
   mkdir -p build
-  bash tools/test-as-instructor.sh prepare > build/instructor-install.log 2>&1 &
-  prepare=$!
+  rm -f build/instructor.log
+  ( if bash tools/test-as-instructor.sh prepare > build/instructor-install.log 2>&1; then
+      bash tools/test-as-instructor.sh run > build/instructor.log 2>&1
+    else
+      echo "the ordinary user's install failed:" > build/instructor.log
+      tail -30 build/instructor-install.log >> build/instructor.log
+      exit 1
+    fi ) &
+  instructor=$!
 fi
 status=0
-"$py" -m pytest -n "$(nproc)" --dist loadgroup --durations=15 "$@" || status=$?
+# --no-loadscope-reorder: work goes out in tests/conftest.py's order, the longest first
+"$py" -m pytest -n "$(nproc)" --dist loadgroup --no-loadscope-reorder --durations=15 "$@" || status=$?
+echo "main suite: $(( $(date +%s) - start )) s"
 if [ "$as_instructor" = 1 ]; then
-  if wait "$prepare"; then
-    bash tools/test-as-instructor.sh run || status=1
-  else
-    echo "the ordinary user's install failed:" >&2
-    tail -30 build/instructor-install.log >&2
-    status=1
-  fi
+  wait "$instructor" || status=1
+  echo "===== as an ordinary instructor (tools/test-as-instructor.sh; log in build/instructor.log) ====="
+  grep -v '^\.*\s*\[ *[0-9]*%\]$' build/instructor.log || true
+  echo "everything: $(( $(date +%s) - start )) s"
 fi
 exit $status
