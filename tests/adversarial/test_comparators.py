@@ -153,6 +153,30 @@ def test_close_names_the_first_wrong_entry_and_the_likely_cause():
     assert "Expected [1., 2.], got [1., 5.]" in message and "sign" not in message
 
 
+def test_close_with_none_due_passes_none_and_names_anything_else():
+    """A function that only changes its input returns None: there is no tolerance to apply (this raised
+    AttributeError from inside the check instead of a failure a learner can read)."""
+    assert verdict(close(), None, None) is None
+    assert verdict(close(), 1.5, None) == "case: expected no value (None), got a float (1.5)."
+    assert verdict(close(), np.zeros(2), None) == "case: expected no value (None), got an array of shape (2,) ([0., 0.])."
+    assert verdict(close(), (None, 1.0 + 1e-9), (None, 1.0)) is None, "the tolerance still applies to the numbers"
+
+
+def test_a_learners_check_expecting_none_fails_with_a_message():
+    case = core.Case("shuffle_in_place(x)", core.call_with([3, 1, 2]), core.const(None))
+    with pytest.raises(core.CheckFailure) as raised:
+        core.run_cases([case], lambda x: sorted(x))
+    assert str(raised.value) == "shuffle_in_place(x): expected no value (None), got a list ([1, 2, 3])."
+    core.run_cases([case], lambda x: x.sort())  # returns None, as due: passes
+
+
+def test_close_with_text_or_a_record_due_compares_it_exactly():
+    assert verdict(close(), "abc", "abc") is None
+    assert verdict(close(), "abd", "abc") == "case: expected 'abc', got 'abd'."
+    assert verdict(close(), ("a", 1.0 + 1e-9), ("a", 1.0)) is None
+    assert verdict(close(), {"k": 1}, {"k": 2}) == "case: 'k' maps to 1, expected 2."
+
+
 # --------------------------------------------------------------------------- equal
 
 @pytest.mark.parametrize("got, want", [
