@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 
 from autograder.checks import core, nb01
@@ -81,6 +82,16 @@ def test_an_error_output_in_a_cell_reported_ok_still_earns_nothing():
 def test_an_error_status_without_an_error_output_still_says_the_cell_raised():
     s = one(cell("error", display(ENCODE)))
     assert (s.points, s.status, s.message) == (0.0, "error", "the cell raised an error")
+
+
+@pytest.mark.parametrize("output, message", [
+    ({"output_type": "error"}, "Error:"),  # a kernel's error record with no name and no value
+    ({"output_type": "error", "ename": "KeyboardInterrupt"}, "KeyboardInterrupt:"),
+    ({"output_type": "error", "evalue": "no name"}, "Error: no name"),
+])
+def test_an_error_output_without_a_name_or_value_is_still_named(output, message):
+    s = one(cell("error", output))
+    assert (s.points, s.status, s.message) == (0.0, "error", message)
 
 
 def test_an_unknown_cell_status_earns_nothing():
@@ -162,6 +173,21 @@ def test_the_mistake_a_failed_check_recognised_is_kept_for_the_class_report():
         core.REGISTRY["01_tokens_and_ids:encode"] = saved
     assert (s.points, s.status, s.mistake) == (0.0, "failed", mistake)
     assert s.message.endswith(mistake)
+
+
+def test_a_score_is_saved_and_read_back_with_its_prediction():
+    score = judge.TestScore("q_shape", 1.0, 1.0, "passed", "recorded", prediction=core.Prediction("(80, 80)", False, "rows"))
+    saved = {"grade_id": "q_shape", "points": 1.0, "max_points": 1.0, "status": "passed", "message": "recorded",
+             "mistake": "", "prediction": {"answer": "(80, 80)", "right": False, "why": "rows"}}
+    assert score.to_json() == saved
+    assert judge.TestScore.from_json(saved) == score
+
+
+def test_a_score_saved_without_a_prediction_reads_back_without_one():
+    saved = {"grade_id": "test_encode", "points": 0.0, "max_points": 2.0, "status": "failed", "message": "m",
+             "mistake": "off by one"}
+    assert judge.TestScore.from_json(saved) == judge.TestScore("test_encode", 0.0, 2.0, "failed", "m", "off by one")
+    assert judge.TestScore.from_json(saved).to_json() == saved, "no prediction key is written for a plain test"
 
 
 # --------------------------------------------------------------------------- what a cell displayed
@@ -255,6 +281,34 @@ def test_the_reference_error_names_the_first_cell_that_failed_and_the_runs_probl
         judge.reference_evidence(run, Plan(["x"] * 3, {2: "test_encode"}), seed=SEED)
     assert str(raised.value) == ("the solution's test cell test_encode did not pass (skipped: not run); "
                                  "the first cell that failed is cell 1 (ok: OSError: disk); out of memory")
+
+
+def test_the_reference_error_lists_every_problem_of_the_run():
+    run = RunResult([cell("skipped", detail="not run", index=0)], isolation="x",
+                    problems=["out of memory", "the time budget is spent"])
+    with pytest.raises(judge.ReferenceError) as raised:
+        judge.reference_evidence(run, Plan(["x"], {0: "test_encode"}), seed=SEED)
+    assert str(raised.value).endswith("(skipped: not run); out of memory; the time budget is spent")
+
+
+def test_the_reference_is_judged_with_the_runs_seed(monkeypatch):
+    """Hidden inputs follow the run's seed, and a predicate judges an answer against them: judged with another
+    seed, the reference's own answer does not fit."""
+    def build(hidden, rng):
+        drawn = int(rng.integers(10**9))
+        return [core.Case("a draw", core.call_with(), core.const(drawn),
+                          core.predicate(lambda got, want: None if got == drawn else "not this seed's draw"))]
+
+    check = core.Check("01_tokens_and_ids", "encode", build)
+    monkeypatch.setitem(core.REGISTRY, "01_tokens_and_ids:encode", check)
+    check_id = "01_tokens_and_ids:encode:hidden"
+    draw_of_seed_7 = int(np.random.default_rng(core.seed_for(check_id, 7)).integers(10**9))
+    reference = {"check": check_id, "outcomes": [{"value": draw_of_seed_7}]}
+    run = run_of(cell("ok", display(reference), index=0))
+    plan = Plan(["x"], {0: "test_encode"})
+    assert judge.reference_evidence(run, plan, seed=7) == {"test_encode": [reference]}
+    with pytest.raises(judge.ReferenceError, match="not this seed's draw"):
+        judge.reference_evidence(run, plan, seed=8)
 
 
 # --------------------------------------------------------------------------- an exercise's status
