@@ -158,7 +158,8 @@ def test_close_with_none_due_passes_none_and_names_anything_else():
     AttributeError from inside the check instead of a failure a learner can read)."""
     assert verdict(close(), None, None) is None
     assert verdict(close(), 1.5, None) == "case: expected no value (None), got a float (1.5)."
-    assert verdict(close(), np.zeros(2), None) == "case: expected no value (None), got an array of shape (2,) ([0., 0.])."
+    assert verdict(close(), np.zeros(2), None) == ("case: expected no value (None), got an array of shape (2,) "
+                                                   "([0., 0.]).")
     assert verdict(close(), (None, 1.0 + 1e-9), (None, 1.0)) is None, "the tolerance still applies to the numbers"
 
 
