@@ -55,6 +55,51 @@ def test_the_source_order_is_what_the_notebook_shows(order, tests):
     assert [t.grade_id for t in tests] == order
 
 
+def nbgrader_cells(path) -> list[dict]:
+    """The cells of a notebook file as JSON, read without the package, with their text joined."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [{**c, "source": "".join(c["source"]) if isinstance(c["source"], list) else c["source"]} for c in cells]
+
+
+def test_each_test_carries_the_sources_text_points_and_exercise_and_what_the_student_was_given(tests):
+    given = {c["metadata"]["nbgrader"]["grade_id"]: c for c in nbgrader_cells(paths.notebooks_dir() / f"{A}.ipynb")
+             if c["metadata"].get("nbgrader", {}).get("grade")}
+    want, exercise = [], None
+    for c in nbgrader_cells(paths.solutions_dir() / f"{A}.ipynb"):
+        meta = c["metadata"].get("nbgrader", {})
+        if meta.get("solution"):
+            exercise = meta["grade_id"]
+        elif meta.get("grade"):
+            mine = given[meta["grade_id"]]
+            want.append((meta["grade_id"], c["id"], c["source"], mine["source"], mine["metadata"]["nbgrader"],
+                         float(meta["points"]), exercise))
+    assert [(t.grade_id, t.cell_id, t.source, t.released, t.released_meta, t.points, t.anchor) for t in tests] == want
+    assert any(t.released != t.source for t in tests), "hidden tests are cleared in what the student was given"
+
+
+def hand_made(test_source: str) -> nbformat.NotebookNode:
+    """A notebook of one exercise, ``f``, and its test cell ``test_f`` holding ``test_source``."""
+    solution = nbformat.v4.new_code_cell("def f():\n    return 1\n")
+    solution.metadata["nbgrader"] = {"grade": False, "solution": True, "grade_id": "f", "locked": False}
+    test = nbformat.v4.new_code_cell(test_source)
+    test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_f", "locked": True, "points": 1}
+    return nbformat.v4.new_notebook(cells=[solution, test])
+
+
+def test_a_test_the_student_was_not_given_is_compared_with_the_source():
+    source = hand_made("assert f() == 1")
+    (only,) = source_tests(source, nbformat.v4.new_notebook())
+    assert (only.source, only.released, only.released_meta) == ("assert f() == 1", "assert f() == 1",
+                                                                source.cells[1].metadata["nbgrader"])
+
+
+def test_spaces_at_line_ends_are_not_an_edit_but_indentation_is():
+    given = hand_made("for x in [1]:\n    assert f() == x\n")
+    tests = source_tests(given, given)
+    assert plan(hand_made("for x in [1]:   \n    assert f() == x  \n\n"), tests).tampered == {}
+    assert plan(hand_made("for x in [1]:\n  assert f() == x\n"), tests).tampered == {"test_f": "its code was edited"}
+
+
 def test_honest_submission_runs_its_own_cells_with_source_tests_and_no_problem(g, source, tests, order,
                                                                              source_cells):
     nb = g.right_notebook()
@@ -78,9 +123,11 @@ def test_a_deleted_test_cell_is_restored_after_its_exercise_and_flagged(g, tests
     del nb.cells[g.cell_index(nb, "test_encode_hidden")]
     p = plan(nb, tests)
     assert ran_tests(p) == order
-    assert "deleted" in p.tampered["test_encode_hidden"]
+    assert p.tampered["test_encode_hidden"] == "deleted; restored from the source"
     pos = {gid: i for i, gid in p.tests.items()}
     assert pos["test_encode"] < pos["test_encode_hidden"] < pos["test_decode"]
+    shown = p.items.index(("test", "test_encode_hidden"))
+    assert p.items[shown - 1] == ("test", "test_encode"), "right after it, above the next exercise's text too"
 
 
 def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
@@ -89,7 +136,7 @@ def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
     p = plan(nb, tests)
     i = next(i for i, gid in p.tests.items() if gid == "test_encode")
     assert p.sources[i] == "check.encode(encode)"
-    assert "edited" in p.tampered["test_encode"]
+    assert p.tampered["test_encode"] == "its code was edited"
     assert not any("nothing to see" in s for s in p.sources)
 
 
@@ -164,14 +211,15 @@ def test_swapped_test_cells_run_in_the_source_order(g, tests, order):
     assert p.tampered
 
 
-@pytest.mark.parametrize("key, value", [("points", 100), ("grade", False), ("grade_id", "test_mine"),
-                                        ("locked", False)])
+@pytest.mark.parametrize("key, value", [("points", 100), ("points", "many"), ("grade", False),
+                                        ("grade_id", "test_mine"), ("locked", False)])
 def test_changed_metadata_is_undone_and_flagged(g, tests, key, value, order):
     nb = g.right_notebook()
-    nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader[key] = value
+    meta = nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader
+    given, meta[key] = meta[key], value
     p = plan(nb, tests)
     assert ran_tests(p) == order, "the source's test cells run, whatever the metadata says"
-    assert key in p.tampered["test_build_vocab"]
+    assert p.tampered["test_build_vocab"] == f"metadata {key} changed from {given!r} to {value!r}"
 
 
 def test_the_same_points_written_as_a_float_or_a_string_are_not_a_change(g, tests):
