@@ -130,6 +130,16 @@ def test_a_deleted_test_cell_is_restored_after_its_exercise_and_flagged(g, tests
     assert p.items[shown - 1] == ("test", "test_encode"), "right after it, above the next exercise's text too"
 
 
+def test_every_deleted_test_of_an_exercise_is_restored_in_the_sources_order(g, tests, order):
+    nb = g.right_notebook()
+    del nb.cells[g.cell_index(nb, "test_encode_hidden")]
+    del nb.cells[g.cell_index(nb, "test_encode")]
+    p = plan(nb, tests)
+    assert ran_tests(p) == order
+    solution = next(i for i, (kind, what) in enumerate(p.items) if kind == "code" and what.source.startswith("def encode"))
+    assert p.items[solution + 1:solution + 3] == [("test", "test_encode"), ("test", "test_encode_hidden")]
+
+
 def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
     nb = g.right_notebook()
     nb.cells[g.cell_index(nb, "test_encode")].source = "pass  # nothing to see"
@@ -208,7 +218,8 @@ def test_swapped_test_cells_run_in_the_source_order(g, tests, order):
     nb.cells[a], nb.cells[b] = nb.cells[b], nb.cells[a]
     p = plan(nb, tests)
     assert ran_tests(p) == order
-    assert p.tampered
+    assert p.tampered == {"test_merge_pair": "moved out of order; put back in the source's order"}
+    assert p.notes == [("tampered", "test cell test_merge_pair: moved out of order; put back in the source's order")]
 
 
 @pytest.mark.parametrize("key, value", [("points", 100), ("points", "many"), ("grade", False),
@@ -250,14 +261,18 @@ def test_a_test_cell_turned_into_markdown_still_runs(g, tests, order):
     assert "markdown" in p.tampered["test_decode_hidden"]
 
 
-def test_a_graded_cell_unknown_to_the_source_never_runs(g, tests):
+@pytest.mark.parametrize("at", [1, -1], ids=["first", "last"])
+def test_a_graded_cell_unknown_to_the_source_never_runs(g, tests, order, at):
+    """Removed and noted, and only it: the cells after it are planned as if it were not there."""
     nb = g.right_notebook()
+    honest = plan(nb, tests)
     fake = nbformat.v4.new_code_cell("print('free points')")
     fake.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "bonus", "points": 50}
-    nb.cells.append(fake)
+    nb.cells.insert(at if at > 0 else len(nb.cells), fake)
     p = plan(nb, tests)
     assert not any("free points" in s for s in p.sources)
-    assert any("bonus" in detail for _, detail in p.notes)
+    assert p.notes == [("tampered", "a graded cell 'bonus' that is not in the source was removed")]
+    assert (p.sources, p.tests, p.tampered) == (honest.sources, honest.tests, {})
 
 
 def test_the_submission_object_is_not_modified(g, tests):
