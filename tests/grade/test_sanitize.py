@@ -100,6 +100,19 @@ def test_spaces_at_line_ends_are_not_an_edit_but_indentation_is():
     assert plan(hand_made("for x in [1]:\n  assert f() == x\n"), tests).tampered == {"test_f": "its code was edited"}
 
 
+def test_a_deleted_test_with_no_exercise_above_it_runs_last():
+    """Last, when the most is defined: not after a cell that claims to be a solution without naming one."""
+    source = hand_made("assert f() == 1")
+    source.cells.reverse()  # the test first, above any exercise
+    (test,) = source_tests(source, source)
+    assert test.anchor is None
+    nameless = nbformat.v4.new_code_cell("def f():\n    return 1\n")
+    nameless.metadata["nbgrader"] = {"solution": True}
+    student = nbformat.v4.new_notebook(cells=[nameless, nbformat.v4.new_code_cell("x = 1")])
+    p = plan(student, [test])
+    assert (p.tests, p.tampered) == ({2: "test_f"}, {"test_f": "deleted; restored from the source"})
+
+
 def test_honest_submission_runs_its_own_cells_with_source_tests_and_no_problem(g, source, tests, order,
                                                                              source_cells):
     nb = g.right_notebook()
