@@ -192,6 +192,7 @@ def test_equal_accepts_the_same_plain_data(got, want):
 @pytest.mark.parametrize("got, want, phrase", [
     (1.0, 1, "expected an int 1, got a float 1"),
     (True, 1, "expected an int"),
+    (1 + 0j, 1.0, "expected a float 1, got a complex (1+0j)."),  # equal in Python, not the same type of answer
     ([1, True], [1, 1], "item 1 differs"),
     ([1.0, 2], [1, 2], "item 0 differs"),
     ((1, 2), [1, 2], "expected a list, got a tuple"),
