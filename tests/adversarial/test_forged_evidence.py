@@ -58,8 +58,7 @@ def test_a_reference_with_a_wrong_number_of_outcomes_fails_too():
                                       "02_x:encode:visible", "", None])
 def test_evidence_labelled_for_another_check_fails_even_when_its_values_would_pass(check_id):
     v = verdict({"check": check_id, "outcomes": ENCODE["outcomes"]})
-    assert not v.ok
-    assert v.message == f"expected results of 01_tokens_and_ids:encode:visible, found {check_id!r}"
+    assert v == core.Verdict(False, f"expected results of 01_tokens_and_ids:encode:visible, found {check_id!r}")
 
 
 def test_the_payloads_of_two_checks_swapped_both_fail():
@@ -123,6 +122,16 @@ def test_the_verdict_imports_the_checks_of_an_assignment_not_imported_yet(monkey
     monkeypatch.delitem(sys.modules, "autograder.checks.nb01")
     assert verdict(ENCODE).ok
     assert "01_tokens_and_ids:decode" in core.REGISTRY
+
+
+def test_the_verdict_takes_a_registered_check_as_it_is(monkeypatch):
+    """The registry first: an assignment is imported only when none of its checks is registered (a check
+    registered for an assignment that has no module of its own is found, not looked for in a module)."""
+    echo = core.Check("99_made_up", "echo",
+                      lambda hidden, rng: [core.Case("echo(2)", core.call_with(2), core.const(2))])
+    monkeypatch.setitem(core.REGISTRY, "99_made_up:echo", echo)
+    evidence = {"check": "99_made_up:echo:visible", "outcomes": [{"value": 2.0}]}
+    assert verdict(evidence, evidence) == core.Verdict(True, "echo: 1 checks passed")
 
 
 def test_judge_is_the_verdict_as_a_pair():
