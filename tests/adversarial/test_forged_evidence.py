@@ -17,7 +17,7 @@ from autograder.checks import core, nb01
 from autograder.grade.engine import Limits
 from autograder.grade.submission import grade_one, run_reference
 from autograder.nbio import exercise_of
-from tests.adversarial.evidence import payload, right_decode, right_encode, wrong_encode
+from tests.adversarial.evidence import payload, right_decode, right_encode, stub_encode, wrong_encode
 from tests.builders import A, right_notebook, solutions, solution_index, solve, write_submission
 
 # one worker runs this module, so its module-scoped fixture (a reference run and a graded notebook) is built once
@@ -111,8 +111,15 @@ def test_a_reference_with_an_unreadable_check_id_fails_closed():
 
 
 def test_a_wrong_value_fails_with_the_cases_message():
-    v = verdict(payload(nb01.encode, wrong_encode))
-    assert not v.ok and v.attempted and "item 0 differs (expected 1, got 2)" in v.message
+    assert verdict(payload(nb01.encode, wrong_encode)) == core.Verdict(
+        False, 'encode(["the", "dog", "sat"], vocab): item 0 differs (expected 1, got 2); expected [1, 0, 5], '
+               'got [2, 1, 6].')
+
+
+def test_the_stub_fails_as_not_attempted():
+    assert verdict(payload(nb01.encode, stub_encode)) == core.Verdict(
+        False, "not attempted yet: the function still raises NotImplementedError. Replace "
+               "`raise NotImplementedError()` with your code.", attempted=False)
 
 
 def test_the_verdict_imports_the_checks_of_an_assignment_not_imported_yet(monkeypatch):
