@@ -1,386 +1,303 @@
-"""Mutation testing of the code that decides scores: does the suite notice when the grader is broken?
+"""Mutation testing of the code that decides scores, with mutmut: does the suite notice a broken grader?
 
-Each mutant is one small change to the syntax tree of a target (a comparison flipped, a guard that
-never fires, a constant changed, a statement dropped, a returned value replaced by None). The mutant
-runs in a forked child that imports the mutated module in place of the file and runs the target's
-fast tests with ``-x``; a failing test kills the mutant. A mutant that survives is either a missing
-test or a change that cannot alter behaviour: the latter are listed, with the reason, in
-tools/mutation-equivalent.txt, and everything else is reported as a survivor (exit status 1).
+mutmut (pinned in requirements-mutation.txt, configured under ``[tool.mutmut]`` in pyproject.toml) copies
+``autograder/`` and ``tests/`` into ``mutants/``, rewrites the three targets there so that each function can
+run any one of its mutants, runs the fast tests once to learn which tests reach which function, then runs
+each mutant in a fork against the tests that reach it. A mutant that survives is a missing test or a
+change that cannot alter behaviour: the latter are listed, with the reason, in
+tools/mutation-equivalent.txt; any other survivor makes the exit status 1.
 
-Why our own runner rather than mutmut: mutmut 3 mutates whole files (core.py's verdict and comparators
-are a third of it, the rest is encoding and hints with tests of their own), copies the package into a
-mutants/ folder that this editable install would not import, and is not in requirements.txt; this
-runner needs nothing beyond the standard library and pytest. It never writes a file of the checkout.
+The targets: ``judge`` (autograder/grade/judge.py), ``sanitize`` (autograder/grade/sanitize.py) and
+``core``, the verdict and the comparators of autograder/checks/core.py (mutmut mutates the whole file;
+its encoding and hints have tests of their own, so only the mutants of the functions in CORE are run).
 
-Run it from the repository's root with its virtualenv:
+What this driver adds to ``mutmut run``:
+- it points AUTOGRADER_ROOT at this checkout: the tests import the mutated package from ``mutants/`` (mutmut
+  puts it first on sys.path, before the editable install's finder), whose own root would have no solutions;
+- a score per target with the listed equivalents taken out, and a check that each listed mutant is still
+  the change it was listed for (mutmut numbers a function's mutants; an edit to it renumbers them);
+- ``--replace OLD NEW``: a hand-written mutant, which mutmut cannot run; HAND_WRITTEN are the grader bugs
+  of issue 29 written that way (``--hand-written`` runs them all; each must be killed on its own).
 
-    .venv/bin/python tools/mutation.py                      # every target: hours on 2 busy cores (see --help)
-    .venv/bin/python tools/mutation.py judge                # one target (judge: about an hour there)
-    .venv/bin/python tools/mutation.py core --sample 50     # an estimate of one target's score
-    .venv/bin/python tools/mutation.py core --match "TEXT"  # re-run the mutants whose name holds TEXT
-    .venv/bin/python tools/mutation.py --list core          # the mutants, without running anything
+Run it from the repository's root, after ``.venv/bin/pip install -r requirements-mutation.txt``:
+
+    .venv/bin/python tools/mutation.py                    # every mutant of every target, then the scores
+    .venv/bin/python tools/mutation.py judge              # one target
+    .venv/bin/python tools/mutation.py --survivors        # re-run the last run's survivors (after a new test)
+    .venv/bin/python tools/mutation.py --mutant NAME      # one mutant (a glob too); `mutmut show NAME` shows it
+    .venv/bin/python tools/mutation.py --report           # the last run's scores, running nothing
+    .venv/bin/python tools/mutation.py core --replace "1e-8, rtol" "1e-2, rtol"   # a hand-written mutant
 """
 from __future__ import annotations
 
 import argparse
-import ast
-import copy
-import importlib.abc
-import importlib.util
+import fnmatch
 import os
-import random
-import signal
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
-import types
+import tomllib
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = Path(__file__).with_name("mutation-equivalent.txt")
+REQUIREMENTS = ROOT / "requirements-mutation.txt"
+MUTMUT = Path(sys.executable).with_name("mutmut")  # the console script: `python -m mutmut` imports twice
 
-
-@dataclass(frozen=True)
-class Target:
-    """A module to mutate, the top-level definitions of it that are in scope (None: all), its tests, and
-    the modules those tests import (imported once in the runner; a child re-imports what depends on the
-    mutated module, and keeps the rest)."""
-
-    module: str
-    path: str
-    scope: frozenset[str] | None
-    tests: tuple[str, ...]
-    preload: tuple[str, ...] = ()
-    select: str = "not grading and not slow"  # the tests' -m: the fast ones ("" for every test of the files)
-
-
-PRELOAD = ("numpy", "nbformat", "pytest", "torch", "xdist", "autograder.grade.submission", "autograder.checks.nb01",
-           "tests.harness", "tests.builders", "tests.adversarial.evidence")
+_CORE = "autograder.checks.core."
+# the verdict and everything it calls to compare: the comparators, the reading of outcomes, the (ok, message) form
+CORE = tuple(_CORE + name for name in (
+    "xǁComparatorǁ*", "xǁcloseǁ*", "xǁequalǁ*", "xǁpredicateǁ*", "x__as_array__mutmut_*", "x__plain__mutmut_*",
+    "x__types__mutmut_*", "xǁOutcomeǁfrom_json__mutmut_*", "x_verdict__mutmut_*", "x_judge__mutmut_*"))
 TARGETS = {
-    "judge": Target("autograder.grade.judge", "autograder/grade/judge.py", None,
-                    ("tests/grade/test_judge.py", "tests/adversarial/test_forged_evidence.py"), PRELOAD),
-    "sanitize": Target("autograder.grade.sanitize", "autograder/grade/sanitize.py", None,
-                       ("tests/grade/test_sanitize.py",), PRELOAD + ("autograder.release",), select=""),
-    # the verdict and the comparators; encode/decode, the hints and the running of checks have their own tests
-    "core": Target("autograder.checks.core", "autograder/checks/core.py",
-                   frozenset({"Comparator", "close", "_as_array", "equal", "_plain", "_types", "predicate",
-                              "Verdict", "verdict", "judge"}),
-                   ("tests/adversarial/test_comparators.py", "tests/adversarial/test_forged_evidence.py",
-                    "tests/grade/test_judge.py"), PRELOAD),
+    "judge": ("autograder/grade/judge.py", ("autograder.grade.judge.*",)),
+    "sanitize": ("autograder/grade/sanitize.py", ("autograder.grade.sanitize.*",)),
+    "core": ("autograder/checks/core.py", CORE),
 }
-PYTEST_ARGS = ("-x", "-q", "-n", "0", "-p", "no:cacheprovider", "--no-header", "-W", "ignore")
-TIMEOUT = 120.0  # seconds one mutant's tests may take before it counts as killed (a mutant that loops)
-
-SWAP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
-        ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
-BINOP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult,
-         ast.Mod: ast.Mult}
+KILLED = ("killed", "timeout", "caught by type check", "segfault")  # the tests (or the machine) noticed
 
 
 @dataclass(frozen=True)
-class Mutant:
-    """One change: the node it applies to (by type and position), what it does, and where (for people)."""
+class HandWritten:
+    """A grader bug as a person would write it: ``old`` (once in the target's file) replaced by ``new``."""
 
-    key: tuple
-    kind: str
-    arg: int
-    where: str  # "qualname | the source line"
-    description: str
-
-    @property
-    def name(self) -> str:
-        return f"{self.where} | {self.description}"
+    target: str
+    old: str
+    new: str
+    what: str
 
 
-def _key(node: ast.AST) -> tuple:
-    return (type(node).__name__, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+HAND_WRITTEN = (
+    HandWritten("judge", 'return result("error", _error(cell.outputs))',
+                'return result("error", _error(cell.outputs), earned=True)',
+                "a test cell that raised earns its points"),
+    HandWritten("judge", "return result(\"timeout\", cell.detail or \"the test was interrupted",
+                "return result(\"timeout\", earned=True, message=cell.detail or \"the test was interrupted",
+                "a timed-out cell earns its points"),
+    HandWritten("judge", "if len(got) != len(reference):", "if len(got) < len(reference):",
+                "extra evidence payloads ignored"),
+    HandWritten("judge", 'if found == {"passed"}:', 'if "passed" in found:',
+                "any passed test makes the exercise passed"),
+    HandWritten("core", "if not (len(got) == len(want) == len(cases)):", "if False:",
+                "the student's outcome count is not checked"),
+    HandWritten("core", 'if evidence.get("check") != check_id:', "if False:", "evidence for another check id accepted"),
+    HandWritten("core", "atol: float = 1e-8, rtol: float = 1e-6, kind", "atol: float = 1e-2, rtol: float = 1e-2, kind",
+                "close()'s default tolerance loosened to 1e-2"),
+    HandWritten("core", "if g.shape != w.shape:", "if False:", "the shape check dropped"),
+    HandWritten("core", "if got.raised and expected in got.raised:", "if got.raised:", "any exception accepted"),
+    HandWritten("core", "if g == w and _types(g) == _types(w):", "if g == w:", "types ignored (True for 1, 1.0 for 1)"),
+)
 
 
-def _scoped(tree: ast.Module, scope: frozenset[str] | None):
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and (scope is None or node.name in scope):
-            yield node
+def mutmut(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
+    """mutmut in this checkout, with the tests reading the course (solutions/) from here, not from mutants/."""
+    env = {**os.environ, "AUTOGRADER_ROOT": str(ROOT)}
+    return subprocess.run([str(MUTMUT), *args], cwd=ROOT, env=env, text=True,
+                          stdout=subprocess.PIPE if capture else None, stderr=subprocess.STDOUT if capture else None)
 
 
-def mutants(target: Target) -> list[Mutant]:
-    """Every mutant of the target's definitions in scope, in source order."""
-    source = (ROOT / target.path).read_text()
-    lines = source.splitlines()
-    tree = ast.parse(source)
-    found: list[Mutant] = []
-    for definition in _scoped(tree, target.scope):
-        for node in ast.walk(definition):
-            if not hasattr(node, "lineno"):
-                continue
-            where = f"{definition.name} | {lines[node.lineno - 1].strip()}"
+def require_pinned_mutmut() -> None:
+    pin = re.search(r"^mutmut==(\S+)", REQUIREMENTS.read_text(), re.M).group(1)
+    try:
+        installed = metadata.version("mutmut")
+    except metadata.PackageNotFoundError:
+        installed = None
+    if installed != pin or not MUTMUT.exists():
+        raise SystemExit(f"mutmut {pin} is needed (found {installed or 'none'} for {sys.executable}): "
+                         f"{Path(sys.executable).with_name('pip')} install -r requirements-mutation.txt")
 
-            def add(kind: str, description: str, arg: int = 0) -> None:
-                found.append(Mutant(_key(node), kind, arg, where, description))
 
-            if isinstance(node, ast.Compare):
-                for i, op in enumerate(node.ops):
-                    if type(op) in SWAP:
-                        add("cmp", f"{type(op).__name__} -> {SWAP[type(op)].__name__} ({ast.unparse(node)})", i)
-            elif isinstance(node, ast.BoolOp):
-                add("bool", f"{type(node.op).__name__} -> the other ({ast.unparse(node)[:80]})")
-            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-                add("not", f"drop `not` ({ast.unparse(node)[:80]})")
-            elif isinstance(node, ast.BinOp) and type(node.op) in BINOP:
-                add("binop", f"{type(node.op).__name__} -> {BINOP[type(node.op)].__name__} ({ast.unparse(node)[:80]})")
-            elif isinstance(node, ast.Constant) and type(node.value) in (bool, int, float):
-                add("const", f"constant {node.value!r} -> {_changed(node.value)!r}")
-            elif isinstance(node, (ast.If, ast.IfExp, ast.While)):
-                add("never", f"`{ast.unparse(node.test)[:80]}` is never true")
-                add("always", f"`{ast.unparse(node.test)[:80]}` is always true")
-            elif isinstance(node, ast.Return) and node.value is not None and not (
-                    isinstance(node.value, ast.Constant) and node.value.value is None):
-                add("return", f"return None instead of {ast.unparse(node.value)[:80]}")
-            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr, ast.Raise, ast.Continue, ast.Break)):
-                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                    continue  # a docstring
-                add("drop", f"drop `{ast.unparse(node)[:80]}`")
-    # the same change on the same text twice in one definition (two bare `continue`s): number them
-    counts: dict[str, int] = {}
-    for m in found:
-        counts[m.name] = counts.get(m.name, 0) + 1
-    seen: dict[str, int] = {}
-    for i, m in enumerate(found):
-        if counts[m.name] > 1:
-            seen[m.name] = seen.get(m.name, 0) + 1
-            found[i] = Mutant(m.key, m.kind, m.arg, m.where, f"{m.description} (#{seen[m.name]})")
+def in_target(name: str, target: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in TARGETS[target][1])
+
+
+def results() -> dict[str, str]:
+    """mutant name -> status ("killed", "survived", "not checked", ...) as mutmut last saved them."""
+    out = mutmut("results", "--all", "true", capture=True)
+    found = {}
+    for line in out.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and name.startswith("autograder."):
+            found[name] = status
     return found
 
 
-def _changed(value):
-    if type(value) is bool:
-        return not value
-    if type(value) is int:
-        return value + 1
-    return value * 1e4 if value else 1.0  # a float: a tolerance loosened by four decades; 0.0 becomes 1.0
+def diff_of(name: str) -> list[str]:
+    """The changed lines of a mutant (``-old`` and ``+new``), as ``mutmut show`` prints them."""
+    out = mutmut("show", name, capture=True).stdout
+    return [line.rstrip() for line in out.splitlines()
+            if line[:1] in "-+" and not line.startswith(("---", "+++"))]
 
 
-class _Apply(ast.NodeTransformer):
-    def __init__(self, mutant: Mutant):
-        self.mutant = mutant
+@dataclass(frozen=True)
+class Equivalent:
+    """A listed mutant: mutmut's name for it, the lines it changes and why no test can notice."""
 
-    def visit(self, node):
-        node = self.generic_visit(node)
-        if not hasattr(node, "lineno") or _key(node) != self.mutant.key:
-            return node
-        kind, arg = self.mutant.kind, self.mutant.arg
-        if kind == "cmp":
-            node.ops[arg] = SWAP[type(node.ops[arg])]()
-        elif kind == "bool":
-            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        elif kind == "not":
-            return node.operand
-        elif kind == "binop":
-            node.op = BINOP[type(node.op)]()
-        elif kind == "const":
-            node.value = _changed(node.value)
-        elif kind in ("never", "always"):
-            node.test = ast.Constant(kind == "always")
-        elif kind == "return":
-            node.value = ast.Constant(None)
-        elif kind == "drop":
-            return ast.Pass()
-        return node
+    name: str
+    diff: tuple[str, ...]
+    why: str
+
+    @property
+    def key(self) -> tuple[str, tuple[str, ...]]:
+        return function_of(self.name), self.diff
 
 
-def mutated_code(target: Target, mutant: "Mutant | tuple[str, str] | None"):
-    """The target compiled with ``mutant`` applied: a :class:`Mutant`, an (old, new) text replacement or None."""
-    text = (ROOT / target.path).read_text()
-    if isinstance(mutant, tuple):
-        old, new = mutant
-        if text.count(old) != 1:
-            raise SystemExit(f"--replace: {old!r} occurs {text.count(old)} times in {target.path}; give text "
-                             "that occurs exactly once")
-        return compile(text.replace(old, new), str(ROOT / target.path), "exec")
-    tree = ast.parse(text)
-    if mutant is not None:
-        tree = ast.fix_missing_locations(_Apply(mutant).visit(copy.deepcopy(tree)))
-    return compile(tree, str(ROOT / target.path), "exec")
+def function_of(name: str) -> str:
+    """The mutated function's part of a mutant's name (``autograder.grade.judge.x_score`` of ``..._mutmut_8``)."""
+    return name.rpartition("__mutmut_")[0]
 
 
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports the target module from mutated code instead of its file."""
-
-    def __init__(self, name: str, path: str, code):
-        self.name, self.path, self.code = name, path, code
-
-    def find_spec(self, name, path=None, target=None):
-        if name != self.name:
-            return None
-        return importlib.util.spec_from_file_location(name, self.path, loader=self)
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module):
-        exec(self.code, module.__dict__)
-
-
-def _forget(name: str) -> None:
-    """Drop ``name`` from the imported modules, with every module of ours that holds something of it
-    (a module, function or class; until no more do), so that they import the mutant afresh."""
-    doomed = {name}
-    while True:
-        more = {n for n, m in list(sys.modules.items())
-                if n not in doomed and n.startswith(("autograder", "tests")) and _holds(m, doomed)}
-        if not more:
-            break
-        doomed |= more
-    for n in doomed:
-        sys.modules.pop(n, None)
-        parent, _, child = n.rpartition(".")
-        if parent in sys.modules and getattr(sys.modules[parent], child, None) is not None:
-            delattr(sys.modules[parent], child)
-
-
-def _holds(module, doomed: set[str]) -> bool:
-    for value in list(vars(module).values()):
-        if isinstance(value, types.ModuleType):
-            if value.__name__ in doomed:
-                return True
-        elif isinstance(value, (type, types.FunctionType)) and getattr(value, "__module__", None) in doomed:
-            return True
-    return False
-
-
-def run_tests(target: Target, mutant: "Mutant | tuple[str, str] | None") -> tuple[str, float]:
-    """"killed", "survived" or "timeout" for one mutant (None: the unmutated code must pass: "survived")."""
-    code = mutated_code(target, mutant)
-    start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # the child: import the mutant, run the tests, report through the exit status
-        status = 3
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            if mutant is not None:
-                os.dup2(devnull, 1)
-                os.dup2(devnull, 2)
-            _forget(target.module)
-            sys.meta_path.insert(0, _Finder(target.module, str(ROOT / target.path), code))
-            import pytest
-
-            select = ["-m", target.select] if target.select else []
-            status = int(pytest.main([*target.tests, *PYTEST_ARGS, *select]))
-        finally:
-            os._exit(status)
-    deadline = start + TIMEOUT
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return "timeout", time.monotonic() - start
-        time.sleep(0.05)
-    code = os.waitstatus_to_exitcode(status)
-    seconds = time.monotonic() - start
-    if code == 0:
-        return "survived", seconds
-    if code in (1, 2):  # tests failed, or the mutant broke their collection
-        return "killed", seconds
-    raise SystemExit(f"pytest exited {code} on {mutant or 'the unmutated code'}: "
-                     f"run `python -m pytest {' '.join(target.tests)}` and fix that first")
-
-
-def equivalent() -> dict[str, str]:
-    """name -> reason, from tools/mutation-equivalent.txt (`name` line, then an indented `why:` line)."""
-    known, name = {}, None
-    for line in EQUIVALENT.read_text().splitlines() if EQUIVALENT.exists() else []:
-        if line.startswith("#") or not line.strip():
+def equivalents() -> list[Equivalent]:
+    """tools/mutation-equivalent.txt: a mutant's name, its changed lines indented by four spaces, then ``why:``."""
+    known, name, diff = [], None, []
+    for line in EQUIVALENT.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
             continue
-        if line.startswith("    why: ") and name:
-            known[name] = line.removeprefix("    why: ").strip()
-        else:
-            name = line.strip()
+        if not line.startswith(" "):
+            name, diff = line.strip(), []
+        elif line.strip().startswith("why:") and name:
+            known.append(Equivalent(name, tuple(diff), line.strip().removeprefix("why:").strip()))
+            name = None
+        elif name:
+            diff.append(line[4:].rstrip())
     return known
+
+
+def report(targets: list[str]) -> int:
+    """Print each target's score over its mutants that mutmut ran; 1 when an unlisted mutant survived.
+
+    A survivor is equivalent when a listed entry names a mutant of the same function with the same changed
+    lines: an edit elsewhere in the function renumbers its mutants without making the entry wrong."""
+    status = results()
+    listed = {e.key: e for e in equivalents()}
+    problems, matched = [], set()
+    for target in targets:
+        names = [n for n in status if in_target(n, target)]
+        counts: dict[str, int] = {}
+        for name in names:
+            s = status[name]
+            if s == "survived":
+                key = function_of(name), tuple(diff_of(name))
+                if key in listed:
+                    matched.add(key)
+                    s = "equivalent"
+            counts[s] = counts.get(s, 0) + 1
+            if s not in (*KILLED, "equivalent", "not checked"):  # survived, no tests (none reaches it), suspicious...
+                problems.append(f"{s.upper()}: {name}  (mutmut show {name})")
+        run_functions = {function_of(n) for n in names if status[n] != "not checked"}
+        for key, entry in listed.items():
+            if key not in matched and key[0] in run_functions:
+                problems.append(f"LISTED, BUT NO SURVIVOR OF {key[0]} MAKES THAT CHANGE: {entry.name} (killed now, "
+                                f"or the code changed): remove or update its entry")
+        run = sum(v for k, v in counts.items() if k != "not checked")
+        killed = sum(counts.get(k, 0) for k in KILLED)
+        killable = run - counts.get("equivalent", 0)
+        score = f"{killed / killable:.1%}" if killable else "n/a"
+        detail = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        print(f"{target} ({TARGETS[target][0]}): {killed} of {killable} non-equivalent mutants killed: {score} "
+              f"[{detail}]", flush=True)
+    for p in problems:
+        print(f"  {p}", file=sys.stderr)
+    if problems:
+        print(f"Kill each survivor with a test, or list it with its changed lines and the reason in "
+              f"{EQUIVALENT.relative_to(ROOT)}.", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def run_hand_written(mutant: HandWritten | None) -> bool:
+    """Run the fast tests against one hand-written mutant (None: the code as it is, which must pass), in a copy
+    of the package as mutmut would; True if killed.
+
+    The copy is a folder of its own holding the package, the tests and pyproject.toml: pytest inserts the
+    folder of the tests' package first on sys.path, so running the checkout's tests would import the
+    checkout's package, not the copy."""
+    path = ROOT / TARGETS[mutant.target if mutant else "judge"][0]
+    text = path.read_text()
+    if mutant and text.count(mutant.old) != 1:
+        raise SystemExit(f"{mutant.old!r} occurs {text.count(mutant.old)} times in {path.relative_to(ROOT)}; "
+                         "give text that occurs exactly once")
+    tests = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["pytest_add_cli_args_test_selection"]
+    with tempfile.TemporaryDirectory(prefix="hand-mutant-") as tmp:
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(ROOT / "autograder", Path(tmp) / "autograder", ignore=ignore)
+        shutil.copytree(ROOT / "tests", Path(tmp) / "tests", ignore=ignore)
+        shutil.copy2(ROOT / "pyproject.toml", tmp)
+        if mutant:
+            (Path(tmp) / path.relative_to(ROOT)).write_text(text.replace(mutant.old, mutant.new))
+        env = {**os.environ, "AUTOGRADER_ROOT": str(ROOT)}
+        where = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"],
+                               cwd=tmp, env=env, capture_output=True, text=True).stdout.strip()
+        if not where.startswith(tmp):
+            raise SystemExit(f"the copy would import the package from {where}, not the mutant in {tmp}")
+        done = subprocess.run([sys.executable, "-m", "pytest", *tests, "-x", "-q", "-n", "0", "-p", "no:cacheprovider"],
+                              cwd=tmp, env=env, capture_output=True, text=True)
+    if done.returncode not in (0, 1) or (mutant is None and done.returncode):
+        raise SystemExit(f"pytest exited {done.returncode} on {mutant.what if mutant else 'the unmutated code'}:\n"
+                         f"{done.stdout[-3000:]}")
+    return done.returncode == 1
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Mutation testing of the grader's judge (138 mutants), sanitizer (161) and verdict/comparators "
-                    "(326). Each mutant runs the target's fast tests in a forked child: 10 to 40 s a mutant on 2 "
-                    "busy cores (measured: judge's first 110 mutants took 50 minutes at load 9-14), so every "
-                    "target takes several hours there; --sample 50 gives an estimate in 15-30 minutes, "
-                    "--match and --replace one mutant in under a minute; --list is instant.",
-        epilog="Survivors not listed in tools/mutation-equivalent.txt make the exit status 1.")
-    parser.add_argument("targets", nargs="*", metavar="TARGET",
-                        help=f"which targets, of {', '.join(TARGETS)} (default: all)")
-    parser.add_argument("--list", action="store_true", help="print the mutants and stop")
-    parser.add_argument("--sample", type=int, default=0, metavar="N",
-                        help="run N mutants of each target drawn at random (seeded by --seed), not all: a quicker "
-                             "estimate of the score")
-    parser.add_argument("--seed", type=int, default=0, help="which sample --sample draws")
+        description="Mutation testing, with mutmut, of the grader's judge, sanitizer and verdict/comparators. "
+                    "Measured on this machine (2 cores shared with other jobs, load 5 to 10, --max-children 2): "
+                    "judge (307 mutants) TBD, sanitize (265) TBD, core (619 of core.py's 1266) TBD; "
+                    "the first run of a checkout adds about 40 s to generate the mutants and 30 s to learn which "
+                    "tests reach which function. --mutant runs one mutant in about a minute; --hand-written "
+                    "runs the 10 hand-written bugs in about TBD.",
+        epilog=f"Survivors not listed in {EQUIVALENT.relative_to(ROOT)} make the exit status 1. mutmut's own "
+               "commands work here too (`mutmut browse`, `mutmut show NAME`) with AUTOGRADER_ROOT=$PWD set.")
+    parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"of {', '.join(TARGETS)} (default: all)")
+    parser.add_argument("--report", action="store_true", help="print the last run's scores and survivors, run nothing")
+    parser.add_argument("--survivors", action="store_true", help="re-run the targets' mutants that survived last time")
+    parser.add_argument("--mutant", nargs="+", metavar="NAME", help="run these mutants only (names or globs)")
     parser.add_argument("--replace", nargs=2, metavar=("OLD", "NEW"),
-                        help="run one hand-written mutant instead: the text OLD (once in the target) replaced by NEW")
-    parser.add_argument("--from", dest="start", type=int, default=1, metavar="N",
-                        help="start at the N-th mutant of each target (to finish a run that was stopped)")
-    parser.add_argument("--match", default="", metavar="TEXT",
-                        help="run only the mutants whose printed name contains TEXT (to re-run a survivor)")
+                        help="run one hand-written mutant of one target: the text OLD (once in it) replaced by NEW")
+    parser.add_argument("--hand-written", action="store_true", help="run the hand-written bugs of HAND_WRITTEN")
+    parser.add_argument("--max-children", type=int, default=2, metavar="N", help="mutants run at once (default 2)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.targets) - set(TARGETS))
     if unknown:
         parser.error(f"no target {', '.join(unknown)}; the targets are {', '.join(TARGETS)}")
-    os.chdir(ROOT)
-    sys.path.insert(0, str(ROOT))  # tests/ is a package of the checkout, as under pytest
-    known = equivalent()
-    survivors, totals = [], {}
-    for name in args.targets or list(TARGETS):
-        target = TARGETS[name]
-        if args.replace:
-            if len(args.targets) != 1:
-                parser.error("--replace needs exactly one target")
-            for module in target.preload:
-                __import__(module)
-            verdict, seconds = run_tests(target, tuple(args.replace))
-            print(f"{target.path}: the mutant {args.replace[0]!r} -> {args.replace[1]!r} was {verdict} "
-                  f"({seconds:.1f} s)")
-            return 0 if verdict != "survived" else 1
-        found = [m for m in mutants(target) if args.match in f"{target.path} | {m.name}"]
-        found = found[args.start - 1:]
-        if args.sample and args.sample < len(found):
-            found = sorted(random.Random(args.seed).sample(found, args.sample), key=found.index)
-        if not args.list:
-            for module in target.preload:  # once here, not in every child
-                __import__(module)
-        if args.list:
-            for m in found:
-                print(f"{target.path} | {m.name}")
-            continue
-        verdict, seconds = run_tests(target, None)
-        if verdict != "survived":
-            raise SystemExit(f"the unmutated {target.path} fails its own tests ({verdict}); fix that first")
-        print(f"{target.path}: {len(found)} mutants; the unmutated tests take {seconds:.1f} s", flush=True)
-        counts = {"killed": 0, "timeout": 0, "equivalent": 0, "survived": 0}
-        for i, m in enumerate(found, 1):
-            verdict, _ = run_tests(target, m)
-            if i % 10 == 0:
-                print(f"  {i}/{len(found)} mutants run", flush=True)
-            if verdict == "survived" and f"{target.path} | {m.name}" in known:
-                verdict = "equivalent"
-            counts[verdict] += 1
-            if verdict == "survived":
-                survivors.append(f"{target.path} | {m.name}")
-                print(f"  SURVIVED {target.path} | {m.name}", flush=True)
-        killable = len(found) - counts["equivalent"]
-        score = (counts["killed"] + counts["timeout"]) / killable if killable else 1.0
-        totals[name] = (score, counts)
-        print(f"{target.path}: score {score:.1%} ({counts})", flush=True)
-    if args.list:
-        return 0
-    for name, (score, counts) in totals.items():
-        print(f"{name}: {score:.1%} of the non-equivalent mutants killed {counts}")
-    if survivors:
-        print(f"{len(survivors)} mutant(s) survived; kill each with a test, or list it with the reason in "
-              f"{EQUIVALENT.relative_to(ROOT)}:", file=sys.stderr)
-        for s in survivors:
-            print(f"  {s}", file=sys.stderr)
-        return 1
-    return 0
+    targets = args.targets or list(TARGETS)
+    if args.replace or args.hand_written:
+        if args.replace and len(args.targets) != 1:
+            parser.error("--replace needs exactly one target")
+        chosen = [HandWritten(targets[0], *args.replace, "by hand")] if args.replace else \
+            [m for m in HAND_WRITTEN if m.target in targets]
+        run_hand_written(None)  # the tests pass as the code stands, so a failure below is the mutant's doing
+        survived = 0
+        for m in chosen:
+            start = time.monotonic()
+            killed = run_hand_written(m)
+            survived += not killed
+            print(f"{'killed  ' if killed else 'SURVIVED'} {m.target}: {m.what} ({time.monotonic() - start:.0f} s)",
+                  flush=True)
+        return 1 if survived else 0
+    require_pinned_mutmut()
+    if not args.report:
+        if args.mutant:
+            batches = [("the mutants asked for", args.mutant)]
+        elif args.survivors:
+            last = results()
+            names = [n for n, s in last.items() if s == "survived" and any(in_target(n, t) for t in targets)]
+            if not names:
+                print("no survivors to re-run")
+            batches = [("the last survivors", names)] if names else []
+        else:
+            batches = [(t, list(TARGETS[t][1])) for t in targets]
+        for what, patterns in batches:
+            start = time.monotonic()
+            done = mutmut("run", "--max-children", str(args.max_children), *patterns)
+            if done.returncode:
+                raise SystemExit(f"mutmut run exited {done.returncode} on {what}")
+            print(f"{what}: mutmut ran in {time.monotonic() - start:.0f} s", flush=True)
+    return report(targets)
 
 
 if __name__ == "__main__":

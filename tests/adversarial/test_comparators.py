@@ -153,6 +153,68 @@ def test_close_names_the_first_wrong_entry_and_the_likely_cause():
     assert "Expected [1., 2.], got [1., 5.]" in message and "sign" not in message
 
 
+def test_close_with_none_due_passes_none_and_names_anything_else():
+    """A function that only changes its input returns None: there is no tolerance to apply (this raised
+    AttributeError from inside the check instead of a failure a learner can read)."""
+    assert verdict(close(), None, None) is None
+    assert verdict(close(), 1.5, None) == "case: expected no value (None), got a float (1.5)."
+    assert verdict(close(), np.zeros(2), None) == ("case: expected no value (None), got an array of shape (2,) "
+                                                   "([0., 0.]).")
+    assert verdict(close(), (None, 1.0 + 1e-9), (None, 1.0)) is None, "the tolerance still applies to the numbers"
+
+
+def test_a_learners_check_expecting_none_fails_with_a_message():
+    case = core.Case("shuffle_in_place(x)", core.call_with([3, 1, 2]), core.const(None))
+    with pytest.raises(core.CheckFailure) as raised:
+        core.run_cases([case], lambda x: sorted(x))
+    assert str(raised.value) == "shuffle_in_place(x): expected no value (None), got a list ([1, 2, 3])."
+    core.run_cases([case], lambda x: x.sort())  # returns None, as due: passes
+
+
+def test_close_with_text_or_a_record_due_compares_it_exactly():
+    assert verdict(close(), "abc", "abc") is None
+    assert verdict(close(), "abd", "abc") == "case: expected 'abc', got 'abd'."
+    assert verdict(close(), ("a", 1.0 + 1e-9), ("a", 1.0)) is None
+    assert verdict(close(), {"k": 1}, {"k": 2}) == "case: 'k' maps to 1, expected 2."
+
+
+# --------------------------------------------------------------------------- close: each message, word for word
+
+@pytest.mark.parametrize("comparator, got, want, message", [
+    (close(), (1.0,), (1.0, 2.0), "expected 2 values (a tuple), got a tuple."),
+    (close(), 1.0, (1.0, 2.0), "expected 2 values (a tuple), got a float."),
+    (close(), np.array([True, False]), np.array([1.0, 0.0]), "expected numbers, got booleans [ True, False]."),
+    (close(dtype="b"), np.array([1.0]), np.array([1.0]), "expected booleans, got dtype float64."),
+    (close(dtype="c"), np.array([1.0]), np.array([1.0]), "expected complex numbers, got dtype float64."),
+    (close(), np.zeros((2, 3)), np.zeros((3, 2)),
+     "wrong shape: expected (3, 2), got (2, 3). The axes look swapped: is something transposed?"),
+    (close(), np.zeros((1, 6)), np.zeros((2, 3)),
+     "wrong shape: expected (2, 3), got (1, 6). Same number of elements: check the order of a reshape or transpose."),
+    (close(), np.array([0, 1]), np.array([0.5, 1.0]),
+     "got integers [0, 1] where [0.5, 1. ] was expected: an integer division or an integer dtype?"),
+    (close(), np.array([1.0, 2.0]), np.array([1 + 1j, 2 + 0j]), "expected [1.+1.j, 2.+0.j], got [1., 2.]."),
+    (close(), np.array([1 + 1j, 2 + 0j]), np.array([1.0, 2.0]), "expected [1., 2.], got [1.+1.j, 2.+0.j]."),
+    (close(), 1 / 3 + 1e-4, 1 / 3, "expected 0.333333, got 0.333433."),
+    (close(), np.array([[1.0, 5.0, 3.0]]), np.array([[1.0, 2.0, 3.0]]),  # one row: no row to point at
+     "wrong values: 1 of 3 differ, first at row 0, column 1 (expected 2, got 5)."),
+    (close(), np.array([[1.0], [5.0], [3.0]]), np.array([[1.0], [2.0], [3.0]]),
+     "wrong values: 1 of 3 differ, first at row 1, column 0 (expected 2, got 5). Row 1: expected [2.], got [5.]."),
+    (close(), np.arange(12.0) + (np.arange(12) == 11), np.arange(12.0),  # 12 entries: all are shown
+     "wrong values: 1 of 12 differ, first at position 11 (expected 11, got 12). Expected [ 0.,  1.,  2.,  3.,  "
+     "4.,  5.,  6.,  7.,  8.,  9., 10., 11.], got [ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 12.]."),
+    (close(), np.arange(13.0) + (np.arange(13) == 12), np.arange(13.0),  # 13: too many to show
+     "wrong values: 1 of 13 differ, first at position 12 (expected 12, got 13)."),
+])
+def test_close_says_exactly_what_is_wrong(comparator, got, want, message):
+    assert verdict(comparator, got, want) == f"case: {message}"
+
+
+def test_close_compares_complex_with_real_at_its_own_tolerance():
+    assert verdict(close(atol=1e-3, rtol=0), 1.0 + 5e-4j, 1.0) is None
+    assert verdict(close(atol=0, rtol=1e-3), 1000.0 + 0.5j, 1000.0) is None
+    assert verdict(close(atol=1e-3, rtol=0), 1.0 + 2e-3j, 1.0) == "case: expected 1, got (1+0.002j)."
+
+
 # --------------------------------------------------------------------------- equal
 
 @pytest.mark.parametrize("got, want", [
@@ -167,15 +229,20 @@ def test_equal_accepts_the_same_plain_data(got, want):
 @pytest.mark.parametrize("got, want, phrase", [
     (1.0, 1, "expected an int 1, got a float 1"),
     (True, 1, "expected an int"),
+    (1 + 0j, 1.0, "expected a float 1, got a complex (1+0j)."),  # equal in Python, not the same type of answer
     ([1, True], [1, 1], "item 1 differs"),
     ([1.0, 2], [1, 2], "item 0 differs"),
     ((1, 2), [1, 2], "expected a list, got a tuple"),
-    ([1, 2, 3], [1, 2], "expected 2 items, got 3"),
-    ([2, 1], [1, 2], "The right items in the wrong order."),
-    ([1, 3], [1, 2], "item 1 differs (expected 2, got 3)"),
-    ({"a": 1}, {"a": 1, "b": 2}, "missing key 'b'"),
-    ({"a": 1, "b": 2}, {"a": 1}, "unexpected key 'b'"),
+    ([1, 2, 3], [1, 2], "expected 2 items, got 3: expected [1, 2], got [1, 2, 3]."),
+    ([2, 1], [1, 2], "item 0 differs (expected 1, got 2); expected [1, 2], got [2, 1]. "
+                     "The right items in the wrong order."),
+    ([1, 3], [1, 2], "item 1 differs (expected 2, got 3); expected [1, 2], got [1, 3]."),
+    ((1, 3), (1, 2), "item 1 differs (expected 2, got 3); expected (1, 2), got (1, 3)."),
+    (np.array([1, 3]), np.array([1, 2]), "item 1 differs (expected 2, got 3); expected [1, 2], got [1, 3]."),
+    ({"a": 1}, {"a": 1, "b": 2}, "missing key 'b' (expected {'a': 1, 'b': 2}, got {'a': 1})."),
+    ({"a": 1, "b": 2}, {"a": 1}, "unexpected key 'b' (expected {'a': 1}, got {'a': 1, 'b': 2})."),
     ({"a": 2}, {"a": 1}, "'a' maps to 2, expected 1"),
+    ({"a": 1, "b": 3}, {"a": 1, "b": 2}, "'b' maps to 3, expected 2."),  # the key that differs, not the first
     ({"a": 1.0}, {"a": 1}, "'a' maps to 1"),
     ("Text", "text", "expected 'text', got 'Text'"),
     (np.array([[1, 2]]), np.array([[1], [2]]), "wrong shape: expected (2, 1), got (1, 2)"),

@@ -17,7 +17,7 @@ from autograder.checks import core, nb01
 from autograder.grade.engine import Limits
 from autograder.grade.submission import grade_one, run_reference
 from autograder.nbio import exercise_of
-from tests.adversarial.evidence import payload, right_decode, right_encode, wrong_encode
+from tests.adversarial.evidence import payload, right_decode, right_encode, stub_encode, wrong_encode
 from tests.builders import A, right_notebook, solutions, solution_index, solve, write_submission
 
 # one worker runs this module, so its module-scoped fixture (a reference run and a graded notebook) is built once
@@ -58,8 +58,7 @@ def test_a_reference_with_a_wrong_number_of_outcomes_fails_too():
                                       "02_x:encode:visible", "", None])
 def test_evidence_labelled_for_another_check_fails_even_when_its_values_would_pass(check_id):
     v = verdict({"check": check_id, "outcomes": ENCODE["outcomes"]})
-    assert not v.ok
-    assert v.message == f"expected results of 01_tokens_and_ids:encode:visible, found {check_id!r}"
+    assert v == core.Verdict(False, f"expected results of 01_tokens_and_ids:encode:visible, found {check_id!r}")
 
 
 def test_the_payloads_of_two_checks_swapped_both_fail():
@@ -71,15 +70,37 @@ def test_a_payload_without_a_check_id_fails():
     assert not v.ok and "found None" in v.message
 
 
-@pytest.mark.parametrize("outcomes", [
-    None, "all passed", [{"value": [1, 0, 5]}, {}], [{"value": [1, 0, 5]}, {"passed": True}],
-    [{"value": [1, 0, 5]}, {"raised": "ValueError"}], [{"value": [1, 0, 5]}, {"raised": [1]}],
-    [{"value": [1, 0, 5]}, "value"], [{"value": {"__mystery__": 1}}, {"value": []}],
+MALFORMED = "unreadable results (ValueError: malformed outcome)"
+
+
+@pytest.mark.parametrize("outcomes, message", [
+    (None, "unreadable results (TypeError: 'NoneType' object is not iterable)"),
+    ("all passed", MALFORMED),  # a string is read letter by letter, and a letter is not a record
+    ([{"value": [1, 0, 5]}, {}], MALFORMED),
+    ([{"value": [1, 0, 5]}, {"passed": True}], MALFORMED),
+    ([{"value": [1, 0, 5]}, {"raised": "ValueError"}], MALFORMED),
+    ([{"value": [1, 0, 5]}, {"raised": [1]}], MALFORMED),
+    ([{"value": [1, 0, 5]}, "value"], MALFORMED),  # a record's key, not a record
+    ([{"value": [1, 0, 5]}, ["value"]], MALFORMED),
+    ([{"value": {"__mystery__": 1}}, {"value": []}], "unreadable results (ValueError: unknown evidence record: "
+                                                     "['__mystery__'])"),
 ])
-def test_malformed_outcomes_never_pass(outcomes):
+def test_malformed_outcomes_never_pass(outcomes, message):
     v = verdict({"check": ENCODE["check"], "outcomes": outcomes})
-    assert not v.ok
-    assert v.message.startswith("unreadable results") or v.message.startswith("expected 2 results"), v.message
+    assert (v.ok, v.message) == (False, message)
+
+
+@pytest.mark.parametrize("data, outcome", [
+    ({"value": [1, 0, 5]}, core.Outcome(value=[1, 0, 5])),
+    ({"value": None}, core.Outcome(value=None)),
+    ({"raised": ["KeyError", "LookupError", "Exception"], "message": "'dog'"},
+     core.Outcome(raised=("KeyError", "LookupError", "Exception"), message="'dog'")),
+    ({"raised": ["ValueError"]}, core.Outcome(raised=("ValueError",), message="")),
+    ({"raised": ["ValueError"], "message": 3}, core.Outcome(raised=("ValueError",), message="3")),
+    ({"raised": [], "value": 1}, core.Outcome(raised=(), message="")),  # "raised" decides, even when empty
+])
+def test_an_outcome_is_read_as_recorded(data, outcome):
+    assert core.Outcome.from_json(data) == outcome
 
 
 def test_a_reference_with_an_unreadable_check_id_fails_closed():
@@ -90,8 +111,15 @@ def test_a_reference_with_an_unreadable_check_id_fails_closed():
 
 
 def test_a_wrong_value_fails_with_the_cases_message():
-    v = verdict(payload(nb01.encode, wrong_encode))
-    assert not v.ok and v.attempted and "item 0 differs (expected 1, got 2)" in v.message
+    assert verdict(payload(nb01.encode, wrong_encode)) == core.Verdict(
+        False, 'encode(["the", "dog", "sat"], vocab): item 0 differs (expected 1, got 2); expected [1, 0, 5], '
+               'got [2, 1, 6].')
+
+
+def test_the_stub_fails_as_not_attempted():
+    assert verdict(payload(nb01.encode, stub_encode)) == core.Verdict(
+        False, "not attempted yet: the function still raises NotImplementedError. Replace "
+               "`raise NotImplementedError()` with your code.", attempted=False)
 
 
 def test_the_verdict_imports_the_checks_of_an_assignment_not_imported_yet(monkeypatch):
@@ -101,6 +129,16 @@ def test_the_verdict_imports_the_checks_of_an_assignment_not_imported_yet(monkey
     monkeypatch.delitem(sys.modules, "autograder.checks.nb01")
     assert verdict(ENCODE).ok
     assert "01_tokens_and_ids:decode" in core.REGISTRY
+
+
+def test_the_verdict_takes_a_registered_check_as_it_is(monkeypatch):
+    """The registry first: an assignment is imported only when none of its checks is registered (a check
+    registered for an assignment that has no module of its own is found, not looked for in a module)."""
+    echo = core.Check("99_made_up", "echo",
+                      lambda hidden, rng: [core.Case("echo(2)", core.call_with(2), core.const(2))])
+    monkeypatch.setitem(core.REGISTRY, "99_made_up:echo", echo)
+    evidence = {"check": "99_made_up:echo:visible", "outcomes": [{"value": 2.0}]}
+    assert verdict(evidence, evidence) == core.Verdict(True, "echo: 1 checks passed")
 
 
 def test_judge_is_the_verdict_as_a_pair():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 
 from autograder.checks import core, nb01
@@ -52,18 +53,18 @@ def test_a_cell_whose_evidence_matches_the_reference_earns_exactly_its_points():
 
 
 @pytest.mark.parametrize("status, detail, want_status, want_message", [
-    ("timeout", "", "timeout", "it ran too long"),
+    ("timeout", "", "timeout", "the test was interrupted: it ran too long (an infinite loop?)"),
     ("timeout", "interrupted after 60 s", "timeout", "interrupted after 60 s"),
-    ("crashed", "", "error", "the kernel died"),
+    ("crashed", "", "error", "the kernel died while running this test"),
     ("crashed", "killed: out of memory", "error", "killed: out of memory"),
     ("skipped", "", "missing", "this test did not run"),
-    ("skipped", "not run: could not get this far", "missing", "could not get this far"),
+    ("skipped", "not run: could not get this far", "missing", "not run: could not get this far"),
 ])
 def test_a_cell_that_did_not_finish_earns_nothing_even_with_the_right_evidence(status, detail, want_status,
                                                                                want_message):
     s = one(cell(status, display(ENCODE), detail=detail))
     assert (s.points, s.max_points, s.status) == (0.0, 2.0, want_status)
-    assert want_message in s.message
+    assert s.message == want_message
 
 
 def test_a_cell_that_raised_earns_nothing_even_after_showing_the_right_evidence():
@@ -81,6 +82,16 @@ def test_an_error_output_in_a_cell_reported_ok_still_earns_nothing():
 def test_an_error_status_without_an_error_output_still_says_the_cell_raised():
     s = one(cell("error", display(ENCODE)))
     assert (s.points, s.status, s.message) == (0.0, "error", "the cell raised an error")
+
+
+@pytest.mark.parametrize("output, message", [
+    ({"output_type": "error"}, "Error:"),  # a kernel's error record with no name and no value
+    ({"output_type": "error", "ename": "KeyboardInterrupt"}, "KeyboardInterrupt:"),
+    ({"output_type": "error", "evalue": "no name"}, "Error: no name"),
+])
+def test_an_error_output_without_a_name_or_value_is_still_named(output, message):
+    s = one(cell("error", output))
+    assert (s.points, s.status, s.message) == (0.0, "error", message)
 
 
 def test_an_unknown_cell_status_earns_nothing():
@@ -162,6 +173,22 @@ def test_the_mistake_a_failed_check_recognised_is_kept_for_the_class_report():
         core.REGISTRY["01_tokens_and_ids:encode"] = saved
     assert (s.points, s.status, s.mistake) == (0.0, "failed", mistake)
     assert s.message.endswith(mistake)
+
+
+def test_a_score_is_saved_and_read_back_with_its_prediction():
+    prediction = core.Prediction("(80, 80)", False, "rows")
+    score = judge.TestScore("q_shape", 1.0, 1.0, "passed", "recorded", prediction=prediction)
+    saved = {"grade_id": "q_shape", "points": 1.0, "max_points": 1.0, "status": "passed", "message": "recorded",
+             "mistake": "", "prediction": {"answer": "(80, 80)", "right": False, "why": "rows"}}
+    assert score.to_json() == saved
+    assert judge.TestScore.from_json(saved) == score
+
+
+def test_a_score_saved_without_a_prediction_reads_back_without_one():
+    saved = {"grade_id": "test_encode", "points": 0.0, "max_points": 2.0, "status": "failed", "message": "m",
+             "mistake": "off by one"}
+    assert judge.TestScore.from_json(saved) == judge.TestScore("test_encode", 0.0, 2.0, "failed", "m", "off by one")
+    assert judge.TestScore.from_json(saved).to_json() == saved, "no prediction key is written for a plain test"
 
 
 # --------------------------------------------------------------------------- what a cell displayed
@@ -255,6 +282,78 @@ def test_the_reference_error_names_the_first_cell_that_failed_and_the_runs_probl
         judge.reference_evidence(run, Plan(["x"] * 3, {2: "test_encode"}), seed=SEED)
     assert str(raised.value) == ("the solution's test cell test_encode did not pass (skipped: not run); "
                                  "the first cell that failed is cell 1 (ok: OSError: disk); out of memory")
+
+
+def test_the_reference_error_lists_every_problem_of_the_run():
+    run = RunResult([cell("skipped", detail="not run", index=0)], isolation="x",
+                    problems=["out of memory", "the time budget is spent"])
+    with pytest.raises(judge.ReferenceError) as raised:
+        judge.reference_evidence(run, Plan(["x"], {0: "test_encode"}), seed=SEED)
+    assert str(raised.value).endswith("(skipped: not run); out of memory; the time budget is spent")
+
+
+def seeded_check() -> core.Check:
+    """A check whose hidden case draws its input from the run's seed, as hidden tests do, and whose predicate
+    accepts only the answer for that input: evidence judged with another seed does not fit."""
+    def build(hidden, rng):
+        drawn = int(rng.integers(10**9))
+        return [core.Case("a draw", core.call_with(), core.const(drawn),
+                          core.predicate(lambda got, want: None if got == drawn else "not this seed's draw"))]
+    return core.Check("01_tokens_and_ids", "encode", build)
+
+
+def seeded_payload(seed: int) -> dict:
+    """What the seeded check records for the right answer under ``seed`` (the draw, computed here from the seed)."""
+    check_id = "01_tokens_and_ids:encode:hidden"
+    draw = int(np.random.default_rng(core.seed_for(check_id, seed)).integers(10**9))
+    return {"check": check_id, "outcomes": [{"value": draw}]}
+
+
+def test_the_reference_is_judged_with_the_runs_seed(monkeypatch):
+    monkeypatch.setitem(core.REGISTRY, "01_tokens_and_ids:encode", seeded_check())
+    run = run_of(cell("ok", display(seeded_payload(7)), index=0))
+    plan = Plan(["x"], {0: "test_encode"})
+    assert judge.reference_evidence(run, plan, seed=7) == {"test_encode": [seeded_payload(7)]}
+    with pytest.raises(judge.ReferenceError, match="not this seed's draw"):
+        judge.reference_evidence(run, plan, seed=8)
+
+
+def test_a_student_is_judged_with_the_runs_seed(monkeypatch):
+    monkeypatch.setitem(core.REGISTRY, "01_tokens_and_ids:encode", seeded_check())
+    run = run_of(cell("ok", display(seeded_payload(7)), index=0))
+    plan = Plan(["x"], {0: "test_encode"})
+    reference = {"test_encode": [seeded_payload(7)]}
+    assert [(s.points, s.status) for s in judge.score(run, plan, TESTS[:1], reference, seed=7)] == [(1.0, "passed")]
+    assert [s.status for s in judge.score(run, plan, TESTS[:1], reference, seed=8)] == ["failed"]
+
+
+# --------------------------------------------------------------------------- a question's prediction
+
+class Predicted(core.Check):
+    """A check that records the learner's prediction beside a passing verdict, as a question does: any
+    well-formed answer passes, and whether it was right is kept."""
+
+    def recorded(self, got, want):
+        answer, truth = got[0].decoded, want[0].decoded
+        return core.Prediction(str(answer), answer == truth, "" if answer == truth else "the reason")
+
+
+def predicted_payload(answer) -> dict:
+    return {"check": "01_tokens_and_ids:decode:visible", "outcomes": [{"value": answer}]}
+
+
+@pytest.mark.parametrize("answer, message, prediction", [
+    (3, "decode: prediction recorded (right)", core.Prediction("3", True, "")),
+    (4, "decode: prediction recorded (wrong)", core.Prediction("4", False, "the reason")),
+])
+def test_a_predictions_points_are_for_its_form_and_its_answer_is_kept(monkeypatch, answer, message, prediction):
+    question = Predicted("01_tokens_and_ids", "decode", lambda hidden, rng: [
+        core.Case("your prediction", core.call_with(), core.const(3), core.predicate(lambda got, want: None))])
+    monkeypatch.setitem(core.REGISTRY, "01_tokens_and_ids:decode", question)
+    s = one(cell("ok", display(ENCODE), display(predicted_payload(answer))), [ENCODE, predicted_payload(3)])
+    assert (s.points, s.status, s.prediction) == (2.0, "passed", prediction)
+    assert s.message == f"encode: 2 checks passed; {message}"
+    assert one(cell("ok", display(ENCODE))).prediction is None, "a plain check records no prediction"
 
 
 # --------------------------------------------------------------------------- an exercise's status

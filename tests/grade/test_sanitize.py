@@ -55,6 +55,64 @@ def test_the_source_order_is_what_the_notebook_shows(order, tests):
     assert [t.grade_id for t in tests] == order
 
 
+def nbgrader_cells(path) -> list[dict]:
+    """The cells of a notebook file as JSON, read without the package, with their text joined."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [{**c, "source": "".join(c["source"]) if isinstance(c["source"], list) else c["source"]} for c in cells]
+
+
+def test_each_test_carries_the_sources_text_points_and_exercise_and_what_the_student_was_given(tests):
+    given = {c["metadata"]["nbgrader"]["grade_id"]: c for c in nbgrader_cells(paths.notebooks_dir() / f"{A}.ipynb")
+             if c["metadata"].get("nbgrader", {}).get("grade")}
+    want, exercise = [], None
+    for c in nbgrader_cells(paths.solutions_dir() / f"{A}.ipynb"):
+        meta = c["metadata"].get("nbgrader", {})
+        if meta.get("solution"):
+            exercise = meta["grade_id"]
+        elif meta.get("grade"):
+            mine = given[meta["grade_id"]]
+            want.append((meta["grade_id"], c["id"], c["source"], mine["source"], mine["metadata"]["nbgrader"],
+                         float(meta["points"]), exercise))
+    assert [(t.grade_id, t.cell_id, t.source, t.released, t.released_meta, t.points, t.anchor) for t in tests] == want
+    assert any(t.released != t.source for t in tests), "hidden tests are cleared in what the student was given"
+
+
+def hand_made(test_source: str) -> nbformat.NotebookNode:
+    """A notebook of one exercise, ``f``, and its test cell ``test_f`` holding ``test_source``."""
+    solution = nbformat.v4.new_code_cell("def f():\n    return 1\n")
+    solution.metadata["nbgrader"] = {"grade": False, "solution": True, "grade_id": "f", "locked": False}
+    test = nbformat.v4.new_code_cell(test_source)
+    test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_f", "locked": True, "points": 1}
+    return nbformat.v4.new_notebook(cells=[solution, test])
+
+
+def test_a_test_the_student_was_not_given_is_compared_with_the_source():
+    source = hand_made("assert f() == 1")
+    (only,) = source_tests(source, nbformat.v4.new_notebook())
+    assert (only.source, only.released, only.released_meta) == ("assert f() == 1", "assert f() == 1",
+                                                                source.cells[1].metadata["nbgrader"])
+
+
+def test_spaces_at_line_ends_are_not_an_edit_but_indentation_is():
+    given = hand_made("for x in [1]:\n    assert f() == x\n")
+    tests = source_tests(given, given)
+    assert plan(hand_made("for x in [1]:   \n    assert f() == x  \n\n"), tests).tampered == {}
+    assert plan(hand_made("for x in [1]:\n  assert f() == x\n"), tests).tampered == {"test_f": "its code was edited"}
+
+
+def test_a_deleted_test_with_no_exercise_above_it_runs_last():
+    """Last, when the most is defined: not after a cell that claims to be a solution without naming one."""
+    source = hand_made("assert f() == 1")
+    source.cells.reverse()  # the test first, above any exercise
+    (test,) = source_tests(source, source)
+    assert test.anchor is None
+    nameless = nbformat.v4.new_code_cell("def f():\n    return 1\n")
+    nameless.metadata["nbgrader"] = {"solution": True}
+    student = nbformat.v4.new_notebook(cells=[nameless, nbformat.v4.new_code_cell("x = 1")])
+    p = plan(student, [test])
+    assert (p.tests, p.tampered) == ({2: "test_f"}, {"test_f": "deleted; restored from the source"})
+
+
 def test_honest_submission_runs_its_own_cells_with_source_tests_and_no_problem(g, source, tests, order,
                                                                              source_cells):
     nb = g.right_notebook()
@@ -78,9 +136,21 @@ def test_a_deleted_test_cell_is_restored_after_its_exercise_and_flagged(g, tests
     del nb.cells[g.cell_index(nb, "test_encode_hidden")]
     p = plan(nb, tests)
     assert ran_tests(p) == order
-    assert "deleted" in p.tampered["test_encode_hidden"]
+    assert p.tampered["test_encode_hidden"] == "deleted; restored from the source"
     pos = {gid: i for i, gid in p.tests.items()}
     assert pos["test_encode"] < pos["test_encode_hidden"] < pos["test_decode"]
+    shown = p.items.index(("test", "test_encode_hidden"))
+    assert p.items[shown - 1] == ("test", "test_encode"), "right after it, above the next exercise's text too"
+
+
+def test_every_deleted_test_of_an_exercise_is_restored_in_the_sources_order(g, tests, order):
+    nb = g.right_notebook()
+    del nb.cells[g.cell_index(nb, "test_encode_hidden")]
+    del nb.cells[g.cell_index(nb, "test_encode")]
+    p = plan(nb, tests)
+    assert ran_tests(p) == order
+    solution = next(i for i, (kind, what) in enumerate(p.items) if kind == "code" and what.source.startswith("def encode"))
+    assert p.items[solution + 1:solution + 3] == [("test", "test_encode"), ("test", "test_encode_hidden")]
 
 
 def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
@@ -89,7 +159,7 @@ def test_an_edited_test_cell_runs_the_source_and_is_flagged(g, tests):
     p = plan(nb, tests)
     i = next(i for i, gid in p.tests.items() if gid == "test_encode")
     assert p.sources[i] == "check.encode(encode)"
-    assert "edited" in p.tampered["test_encode"]
+    assert p.tampered["test_encode"] == "its code was edited"
     assert not any("nothing to see" in s for s in p.sources)
 
 
@@ -161,17 +231,19 @@ def test_swapped_test_cells_run_in_the_source_order(g, tests, order):
     nb.cells[a], nb.cells[b] = nb.cells[b], nb.cells[a]
     p = plan(nb, tests)
     assert ran_tests(p) == order
-    assert p.tampered
+    assert p.tampered == {"test_merge_pair": "moved out of order; put back in the source's order"}
+    assert p.notes == [("tampered", "test cell test_merge_pair: moved out of order; put back in the source's order")]
 
 
-@pytest.mark.parametrize("key, value", [("points", 100), ("grade", False), ("grade_id", "test_mine"),
-                                        ("locked", False)])
+@pytest.mark.parametrize("key, value", [("points", 100), ("points", "many"), ("grade", False),
+                                        ("grade_id", "test_mine"), ("locked", False)])
 def test_changed_metadata_is_undone_and_flagged(g, tests, key, value, order):
     nb = g.right_notebook()
-    nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader[key] = value
+    meta = nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader
+    given, meta[key] = meta[key], value
     p = plan(nb, tests)
     assert ran_tests(p) == order, "the source's test cells run, whatever the metadata says"
-    assert key in p.tampered["test_build_vocab"]
+    assert p.tampered["test_build_vocab"] == f"metadata {key} changed from {given!r} to {value!r}"
 
 
 def test_the_same_points_written_as_a_float_or_a_string_are_not_a_change(g, tests):
@@ -202,14 +274,18 @@ def test_a_test_cell_turned_into_markdown_still_runs(g, tests, order):
     assert "markdown" in p.tampered["test_decode_hidden"]
 
 
-def test_a_graded_cell_unknown_to_the_source_never_runs(g, tests):
+@pytest.mark.parametrize("at", [1, -1], ids=["first", "last"])
+def test_a_graded_cell_unknown_to_the_source_never_runs(g, tests, order, at):
+    """Removed and noted, and only it: the cells after it are planned as if it were not there."""
     nb = g.right_notebook()
+    honest = plan(nb, tests)
     fake = nbformat.v4.new_code_cell("print('free points')")
     fake.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "bonus", "points": 50}
-    nb.cells.append(fake)
+    nb.cells.insert(at if at > 0 else len(nb.cells), fake)
     p = plan(nb, tests)
     assert not any("free points" in s for s in p.sources)
-    assert any("bonus" in detail for _, detail in p.notes)
+    assert p.notes == [("tampered", "a graded cell 'bonus' that is not in the source was removed")]
+    assert (p.sources, p.tests, p.tampered) == (honest.sources, honest.tests, {})
 
 
 def test_the_submission_object_is_not_modified(g, tests):
