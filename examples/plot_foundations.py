@@ -85,9 +85,9 @@ CAPTIONS = {
     "loss_curve": (
         "The tiny GPT's loss against its baselines",
         "Validation cross-entropy (nats per token) of notebook 10's tiny GPT (2 layers, about 105k "
-        "parameters) over 400 AdamW steps on its 27-word grammar. Guessing uniformly costs ln 27 = 3.30; "
+        "parameters) over 200 AdamW steps on its 27-word grammar. Guessing uniformly costs ln 27 = 3.30; "
         "knowing word frequencies (unigram) 2.74; knowing the previous word (bigram) 1.44. The model "
-        "passes the unigram baseline within 25 steps and the bigram one by step 75, which takes more "
+        "passes the unigram baseline within 25 steps and the bigram one by step 50, which takes more "
         "than the previous word (verb agreement reaches several tokens back), then levels off at "
         "1.08, just above the grammar's entropy rate of 1.057, below which no model can go.",
     ),
@@ -294,13 +294,13 @@ NB10_NEEDS = ("make_corpus", "train_tiny_gpt", "ngram_baselines", "entropy_rate"
 
 def _plot_loss_curve(nb10) -> plt.Figure:
     # The corpus and run of notebook 10 itself: 30,000 training sentences, 3,000 fresh ones
-    # (another seed) to validate on, 400 AdamW steps (about 20 s on one core).
+    # (another seed) to validate on, train_tiny_gpt's defaults (200 AdamW steps, about 6 s on one core).
     train_ids, vocab = nb10.make_corpus(30_000, seed=1)
     val_ids, _ = nb10.make_corpus(3_000, seed=2)
     V = len(vocab)
     baselines = nb10.ngram_baselines(train_ids, val_ids, V)  # {"uniform", "unigram", "bigram"}
     best = nb10.entropy_rate()
-    history = nb10.train_tiny_gpt(train_ids, val_ids, V, steps=400, seed=0)
+    history = nb10.train_tiny_gpt(train_ids, val_ids, V, seed=0)
     steps, val = history["step"], history["val_loss"]
     print(f"loss curve: uniform {baselines['uniform']:.3f}, unigram {baselines['unigram']:.3f}, "
           f"bigram {baselines['bigram']:.3f}, entropy rate {best:.3f}; final validation {val[-1]:.3f} nats",

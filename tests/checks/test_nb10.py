@@ -23,8 +23,9 @@ class LayerNorm(nn.Module):
 
 FF = '''
 class FeedForward(nn.Module):
-    def __init__(self, d_model, d_ff):
+    def __init__(self, d_model, d_ff, gelu="exact"):
         super().__init__()
+        self.approximate = "none" if gelu == "exact" else "tanh"
         self.fc1 = nn.Linear(d_model, d_ff)
         self.fc2 = nn.Linear(d_ff, d_model)
 
@@ -34,12 +35,13 @@ class FeedForward(nn.Module):
 
 BLOCK = '''
 class DecoderBlock(nn.Module):
-    def __init__(self, d_model, n_heads, d_ff):
+    def __init__(self, d_model, n_heads, d_ff, rope=False, gelu="exact", dropout=0.0):
         super().__init__()
         self.ln1 = LayerNorm(d_model)
-        self.attn = MultiHeadAttention(d_model, n_heads)
+        self.attn = MultiHeadAttention(d_model, n_heads, rope=rope)
         self.ln2 = LayerNorm(d_model)
-        self.ff = FeedForward(d_model, d_ff)
+        self.ff = FeedForward(d_model, d_ff, gelu)
+        self.drop = nn.Dropout(dropout)
 
     def forward(self, x):
         T = x.shape[1]
@@ -49,15 +51,17 @@ class DecoderBlock(nn.Module):
 
 GPT = '''
 class TinyGPT(nn.Module):
-    def __init__(self, vocab_size, context_len, d_model, n_heads, d_ff, n_layers, pos="learned"):
+    def __init__(self, vocab_size, context_len, d_model, n_heads, d_ff, n_layers, pos="learned", tie_weights=False,
+                 gelu="exact", dropout=0.0):
         super().__init__()
 {init}
         self.context_len, self.pos = context_len, pos
         self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.blocks = nn.ModuleList([DecoderBlock(d_model, n_heads, d_ff, rope=pos == "rope")
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList([DecoderBlock(d_model, n_heads, d_ff, rope=pos == "rope", BLOCK_OPTIONS)
                                      for _ in range(n_layers)])
         self.ln_f = LayerNorm(d_model)
-        self.head = nn.Linear(d_model, vocab_size)
+{head}
 
     def embed(self, ids, start=0):
 {embed}
@@ -104,8 +108,17 @@ def block(body):
     return BLOCK.format(body=indent(body, 8))
 
 
-def gpt(body=None, init=INIT_OK, embed=EMBED_OK):
-    return GPT.format(body=indent(body or GPT_OK, 8), init=indent(init, 8), embed=indent(embed, 8))
+HEAD_OK = '''
+self.head = nn.Linear(d_model, vocab_size, bias=not tie_weights)
+if tie_weights:
+    self.head.weight = self.tok_emb.weight
+'''
+
+
+def gpt(body=None, init=INIT_OK, embed=EMBED_OK, head=HEAD_OK, block_options="gelu=gelu, dropout=dropout"):
+    """A TinyGPT with the given code of the notebook (the options' plumbing) and these pieces in place."""
+    return GPT.format(body=indent(body or GPT_OK, 8), init=indent(init, 8), embed=indent(embed, 8),
+                      head=indent(head, 8)).replace("BLOCK_OPTIONS", block_options)
 
 
 def gen(body):
@@ -115,7 +128,7 @@ def gen(body):
 GPT_OK = '''
 if T > self.context_len:
     raise ValueError("too long")
-x = self.embed(ids)
+x = self.drop(self.embed(ids))
 for b in self.blocks:
     x = b(x)
 return self.head(self.ln_f(x))
@@ -148,6 +161,8 @@ return (x - mu) / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + self.eps)
     Mistake("FeedForward", "relu", FF.format(body="self.fc2(torch.relu(self.fc1(x)))"), "this is relu"),
     Mistake("FeedForward", "no_activation", FF.format(body="self.fc2(self.fc1(x))"), "no activation"),
     Mistake("FeedForward", "gelu_after_fc2", FF.format(body="F.gelu(self.fc2(self.fc1(x)))"), "after fc2"),
+    Mistake("FeedForward", "ignores_the_gelu_choice", FF.format(body="self.fc2(F.gelu(self.fc1(x)))"),
+            "gelu='tanh' was asked for"),
     Mistake("DecoderBlock", "post_norm", block('''
 x = self.ln1(x + self.attn(x, mask=allowed))
 return self.ln2(x + self.ff(x))
@@ -170,6 +185,28 @@ return h + self.ff(h)
 x = self.attn(self.ln1(x), mask=allowed)
 return self.ff(self.ln2(x))
 '''), "residual connections are missing"),
+    Mistake("DecoderBlock", "no_dropout", block('''
+x = x + self.attn(self.ln1(x), mask=allowed)
+return x + self.ff(self.ln2(x))
+'''), "output is not dropped"),
+    Mistake("DecoderBlock", "dropout_on_the_residual_stream", block('''
+x = self.drop(x + self.attn(self.ln1(x), mask=allowed))
+return self.drop(x + self.ff(self.ln2(x)))
+'''), "drop only the sub-layer's output"),
+    Mistake("DecoderBlock", "dropout_on_the_sublayer_input", block('''
+x = x + self.attn(self.drop(self.ln1(x)), mask=allowed)
+return x + self.ff(self.drop(self.ln2(x)))
+'''), "never its input"),
+    Mistake("DecoderBlock", "dropout_also_in_eval_mode", block('''
+x = x + F.dropout(self.attn(self.ln1(x), mask=allowed), self.drop.p)
+return x + F.dropout(self.ff(self.ln2(x)), self.drop.p)
+'''), "training mode only"),
+    Mistake("DecoderBlock", "dropout_without_rescaling", block('''
+def drop(h):
+    return h * (torch.rand_like(h) >= self.drop.p) if self.training else h
+x = x + drop(self.attn(self.ln1(x), mask=allowed))
+return x + drop(self.ff(self.ln2(x)))
+'''), "1 / (1 - p)"),
     Mistake("count_block_params", "forgets_layernorm", '''
 def count_block_params(d_model, d_ff):
     return 4 * (d_model * d_model + d_model) + 2 * d_model * d_ff + d_ff + d_model
@@ -215,6 +252,33 @@ elif pos != "rope":
     Mistake("TinyGPT", "embed_ignores_start", gpt(embed=EMBED_OK.replace("torch.arange(start, start + ids.shape[1])",
                                                                          "torch.arange(ids.shape[1])")),
             "embed ignores start"),
+    Mistake("TinyGPT", "tied_head_keeps_its_bias", gpt(head='''
+self.head = nn.Linear(d_model, vocab_size)
+if tie_weights:
+    self.head.weight = self.tok_emb.weight
+'''), "tied head has no bias"),
+    Mistake("TinyGPT", "ties_by_copying_the_table", gpt(head='''
+self.head = nn.Linear(d_model, vocab_size, bias=not tie_weights)
+if tie_weights:
+    self.head.weight = nn.Parameter(self.tok_emb.weight.detach().clone())
+'''), "not tok_emb.weight itself"),
+    Mistake("TinyGPT", "ties_by_copying_the_values", gpt(head='''
+self.head = nn.Linear(d_model, vocab_size, bias=not tie_weights)
+if tie_weights:
+    with torch.no_grad():
+        self.head.weight.copy_(self.tok_emb.weight)
+'''), "share the parameter"),
+    Mistake("TinyGPT", "gelu_not_passed_to_the_blocks", gpt(block_options="dropout=dropout"),
+            "exact GELU although gelu='tanh'"),
+    Mistake("TinyGPT", "no_dropout_on_the_embeddings", gpt(GPT_OK.replace("self.drop(self.embed(ids))", "self.embed(ids)")),
+            "without dropout"),
+    Mistake("TinyGPT", "dropout_also_in_eval_mode", gpt(GPT_OK.replace("self.drop(self.embed(ids))",
+                                                                       "F.dropout(self.embed(ids), self.drop.p)")),
+            "training mode only"),
+    Mistake("TinyGPT", "dropout_before_the_head", gpt(GPT_OK.replace("self.head(self.ln_f(x))",
+                                                                     "self.head(self.drop(self.ln_f(x)))")),
+            "between ln_f and the head"),
+    Mistake("TinyGPT", "blocks_built_without_dropout", gpt(block_options="gelu=gelu"), "output is not dropped"),
     Mistake("TinyGPT", "own_table_with_cos_first", gpt(init=INIT_OK.replace(
         "torch.tensor(sinusoidal_positions(context_len, d_model)).float()",
         "torch.tensor(sinusoidal_positions(context_len, d_model)).float().view(context_len, -1, 2).flip(-1)"
@@ -306,12 +370,14 @@ centred = x - x.mean(dim=-1, keepdim=True)
 inv_std = torch.rsqrt((centred ** 2).mean(dim=-1, keepdim=True) + self.eps)
 return torch.addcmul(self.bias, centred * inv_std, self.weight)
 '''),
-    "FeedForward": FF.format(body="self.fc2((lambda h: 0.5 * h * (1 + torch.erf(h / math.sqrt(2))))(self.fc1(x)))"),
+    "FeedForward": FF.format(body="self.fc2((lambda h: 0.5 * h * (1 + (torch.erf(h / math.sqrt(2)) "
+                                  "if self.approximate == 'none' else torch.tanh(math.sqrt(2 / math.pi) "
+                                  "* (h + 0.044715 * h ** 3)))))(self.fc1(x)))"),
     "DecoderBlock": block('''
 T = x.size(-2)
 keep = torch.ones(T, T).tril().bool()
-attended = x + self.attn(self.ln1(x), mask=keep)
-return attended + self.ff(self.ln2(attended))
+attended = x + F.dropout(self.attn(self.ln1(x), mask=keep), self.drop.p, self.training)
+return attended + self.drop(self.ff(self.ln2(attended)))
 '''),
     "count_block_params": '''
 def count_block_params(d_model, d_ff):
@@ -320,7 +386,7 @@ def count_block_params(d_model, d_ff):
     "TinyGPT": gpt('''
 if ids.size(1) > self.context_len:
     raise ValueError(f"{ids.size(1)} tokens do not fit in a context of {self.context_len}")
-h = self.embed(ids, start=0)
+h = F.dropout(self.embed(ids, start=0), p=self.drop.p, training=self.training)
 for layer in self.blocks:
     h = layer(h)
 return self.head(self.ln_f(h))
@@ -341,6 +407,10 @@ if self.pos == "learned":
 if self.pos == "sinusoidal":
     out = out + self.pos_table[start:start + T]
 return out
+''', head='''
+self.head = nn.Linear(d_model, vocab_size, bias=False) if tie_weights else nn.Linear(d_model, vocab_size)
+if tie_weights:  # tied the other way round: the embedding takes the head's Parameter
+    self.tok_emb.weight = self.head.weight
 '''),
     "lm_loss": '''
 def lm_loss(logits, targets):
@@ -651,3 +721,31 @@ def test_known_wrong_variants_come_from_a_closed_set():
         nb10.block_np({}, np.zeros((1, 2, 4)), 2, "post_nrom")
     with pytest.raises(ValueError, match="ln_np has no variant"):
         nb10.ln_np(np.zeros((2, 4)), 1.0, 0.0, variant="eps_inside")
+
+
+@pytest.mark.parametrize("seed", range(21))
+def test_gpt2_gelu_cases_tell_tanh_from_exact_under_any_seed(seed):
+    """Under seeds 0-20, does every case that asks for gelu='tanh' (FeedForward's and TinyGPT's, visible and
+    hidden) put the exact GELU at least five times its tolerance away, so that no seed lets an ignored choice
+    through? The two forms differ by at most 4.7e-4, so the cases' inputs must reach where they part."""
+    cases = [(c, tol) for check, tol in ((nb10.FeedForward, nb10.FF_TOL), (nb10.TinyGPT, nb10.OPTIONS_TOL))
+             for hidden in (False, True) for c in check.cases(hidden, seed) if isinstance(c, nb10.ModelCase)]
+    assert len(cases) == 5, [c.label for c, _ in cases]
+    for case, tol in cases:
+        right, wrong = case.right(), case.variants["gelu ignored"]()
+        ratio = (np.abs(wrong - right) / (tol["atol"] + tol["rtol"] * np.abs(right))).max()
+        assert ratio > 5, f"seed {seed}, {case.label}: the exact GELU is only {ratio:.1f} tolerances away"
+
+
+def test_dropout_sites_are_read_from_what_the_modules_saw():
+    """Does the dropout check call a tensor dropped only when every entry is 0 or rescaled by 1 / (1 - p), and tell
+    an untouched, an unscaled and an otherwise changed tensor apart?"""
+    torch = pytest.importorskip("torch")
+    clean = torch.randn(4, 50)
+    torch.manual_seed(0)
+    assert nb10._dropout_kind(torch.nn.functional.dropout(clean, 0.3), clean, 0.3) == nb10.DROPPED
+    assert nb10._dropout_kind(clean.clone(), clean, 0.3) == nb10.UNTOUCHED
+    assert nb10._dropout_kind(clean * (torch.rand_like(clean) > 0.3), clean, 0.3) == "dropped, not rescaled"
+    assert nb10._dropout_kind(clean * 2, clean, 0.3) == "changed"
+    assert nb10._dropout_kind(None, clean, 0.3) == "not seen"
+    assert nb10._dropout_kind(clean[:2], clean, 0.3) == "another shape"

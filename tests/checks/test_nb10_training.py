@@ -23,7 +23,7 @@ def corpus(nb):
 
 
 def test_library_cells_give_the_names_the_figure_script_imports(nb):
-    for name in ("make_corpus", "train_tiny_gpt", "entropy_rate", "ngram_baselines", "MODEL_CONFIG", "windows",
+    for name in ("make_corpus", "train_tiny_gpt", "entropy_rate", "ngram_baselines", "MODEL_CONFIG", "GRADED_RUN", "windows",
                  "is_grammatical", "generate_cached", "val_loss_at", "project_heads", "agreement_pairs",
                  "after_embedding", "draw_encoder_decoder"):
         assert hasattr(nb, name), f"import_notebook('10_decoder_block') has no {name}"
@@ -69,15 +69,18 @@ def test_baselines_are_ordered_above_the_entropy_rate(nb, corpus):
     assert b["uniform"] > b["unigram"] > b["bigram"] > nb.entropy_rate() + 0.3
 
 
-def test_short_graded_run_takes_under_10_seconds_and_starts_learning(nb, corpus):
+def test_the_graded_run_is_short_and_still_learns(nb, corpus):
+    """Under grading every training run of the notebook is GRADED_RUN: does it take about half a second of CPU and
+    still take the validation loss from ln V past the unigram baseline (word frequencies learnt)?"""
     train, val, vocab = corpus
     cpu, wall = time.process_time(), time.perf_counter()
-    history = nb.train_tiny_gpt(train, val, len(vocab), steps=30, n_val_windows=128)  # as the notebook's short run
+    history = nb.train_tiny_gpt(train, val, len(vocab), **nb.GRADED_RUN)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    assert cpu < 10, f"the short run took {cpu:.1f} s of CPU ({wall:.1f} s of wall time)"
-    assert history["step"] == [0, 25, 30]
-    assert len(history["val_loss"]) == len(history["train_loss"]) == 3
-    assert history["val_loss"][-1] < math.log(27) - 0.3
+    assert cpu < 3, f"the graded run took {cpu:.1f} s of CPU ({wall:.1f} s of wall time)"
+    assert history["step"] == [0, nb.GRADED_RUN["steps"]]
+    assert len(history["val_loss"]) == len(history["train_loss"]) == 2
+    assert history["val_loss"][0] > math.log(27)  # it starts where a model that knows nothing starts
+    assert history["val_loss"][-1] < nb.ngram_baselines(train, val, len(vocab))["unigram"] - 0.5
 
 
 def test_cached_generation_gives_the_plain_loop_tokens_for_every_pos_also_past_the_window(nb):
@@ -106,7 +109,7 @@ def test_grammar_has_an_agreement_the_model_must_learn(nb):
 
 
 def test_short_runs_of_every_training_in_the_notebook_fit_the_graded_budget(nb, corpus):
-    """The graded run trains four models (three positions and the ablation) for 30 steps each."""
+    """The graded run trains four models (three positions and the ablation) with GRADED_RUN each."""
     train, val, vocab = corpus
     cpu = time.process_time()
     for pos in ("learned", "sinusoidal", "rope", "learned"):
@@ -114,16 +117,18 @@ def test_short_runs_of_every_training_in_the_notebook_fit_the_graded_budget(nb, 
 
         torch.manual_seed(0)
         model = nb.TinyGPT(len(vocab), **nb.MODEL_CONFIG, pos=pos)
-        nb.train_tiny_gpt(train, val, len(vocab), model=model, steps=30, n_val_windows=128)
+        nb.train_tiny_gpt(train, val, len(vocab), model=model, **nb.GRADED_RUN)
     cpu = time.process_time() - cpu
-    assert cpu < 15, f"four short runs took {cpu:.1f} s of CPU"
+    assert cpu < 8, f"four graded runs took {cpu:.1f} s of CPU"
 
 
 @pytest.mark.slow
-def test_full_run_meets_the_stated_bound_within_90_seconds(nb, corpus):
+def test_full_run_meets_the_stated_bound_within_20_cpu_seconds(nb, corpus):
+    """The notebook's full run (train_tiny_gpt's defaults, four of them in a Run All) must meet the bound its text
+    states, entropy rate + 0.05, and stay cheap: CPU time, not wall time, so a busy machine does not fail it."""
     train, val, vocab = corpus
-    wall = time.perf_counter()
+    cpu, wall = time.process_time(), time.perf_counter()
     history = nb.train_tiny_gpt(train, val, len(vocab))
-    wall = time.perf_counter() - wall
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     assert history["val_loss"][-1] < nb.entropy_rate() + 0.05
-    assert wall < 90, f"the full run took {wall:.0f} s"
+    assert cpu < 20, f"the full run took {cpu:.0f} s of CPU ({wall:.0f} s of wall time)"

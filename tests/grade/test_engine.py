@@ -97,6 +97,23 @@ def test_environment_scratch_and_files(honest):
     json.dumps([c.outputs for c in honest.cells])  # every output is plain JSON for nbformat
 
 
+def test_notebook_10s_transformers_comes_preloaded_and_offline():
+    """Does a submission's child find transformers' GPT-2 and Llama already imported by the warm parent (each
+    notebook-10 submission would otherwise pay about 2.5 s of CPU for them), with the model hub switched off,
+    and build a GPT-2 from a configuration?"""
+    result = run_cells([
+        "import sys\n"
+        "from huggingface_hub import constants  # read from the environment once, when the warm parent imported it\n"
+        "print(all(m in sys.modules for m in ('transformers.models.gpt2.modeling_gpt2', "
+        "'transformers.models.llama.modeling_llama')), constants.HF_HUB_OFFLINE)\n"
+        "from transformers import GPT2Config, GPT2LMHeadModel\n"
+        "model = GPT2LMHeadModel(GPT2Config(vocab_size=11, n_positions=4, n_embd=8, n_layer=1, n_head=2))\n"
+        "print(sum(p.numel() for p in model.parameters()))",
+    ], assignment="10_demo", limits=Limits(cell_timeout=60))
+    assert result.cells[0].status == "ok", result.cells[0].outputs
+    assert texts(result.cells[0]).split() == ["True", "True", "1008"]
+
+
 # ------------------------------------------------------------------------------ survival
 
 @pytest.fixture(scope="module")
