@@ -55,6 +55,7 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
                 conf.private_fs = False
         if not conf.private_fs:
             sandbox.host_scratch(conf, workdir, solutions, files, owner)
+        setup = time.process_time()  # C's part of the sandbox's start (its CPU count began at the fork)
         g = os.fork()
         if g == 0:
             os.close(status_fd)
@@ -74,7 +75,7 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
 
         signal.signal(signal.SIGUSR1, forward)
         signal.signal(signal.SIGUSR2, forward)
-        write_frame(status_fd, {"pid": g})
+        write_frame(status_fd, {"pid": g, "cpu": setup})
         cpu = 0.0
         while True:
             try:
@@ -160,14 +161,16 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
     except Exception:
         pass
     prepare_child(shell, int(req["limits"]["output_bytes"]))
-    send(msg_fd, {"hello": conf.facts, "private_fs": conf.private_fs})
+    cpu = time.process_time  # G's CPU, counted from its fork: what the run costs, for `grade --profile`
+    send(msg_fd, {"hello": conf.facts, "private_fs": conf.private_fs, "cpu": cpu()})
     clock = time.monotonic
+    sent = 0.0  # CPU spent writing the frames so far (each done frame reports the ones before it)
     for i, source in enumerate(req["sources"]):
         if i in skip:
             continue
         try:
             send(msg_fd, {"start": i})
-            t0 = clock()
+            t0, c0 = clock(), cpu()
             try:
                 in_cell[0] = True
                 status, outputs = run_cell(shell, source)
@@ -176,11 +179,12 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
                     "output_type": "error", "ename": "KeyboardInterrupt", "evalue": "", "traceback": []}]
             finally:
                 in_cell[0] = False
-            seconds = clock() - t0
+            seconds, c1 = clock() - t0, cpu()
             if os.getpid() != me:
                 os._exit(0)
             send(msg_fd, {"done": i, "status": status, "outputs": outputs, "seconds": seconds,
-                          "cut": RECORDER.cut})
+                          "cut": RECORDER.cut, "cpu": c1 - c0, "sent": sent})
+            sent += cpu() - c1
         except KeyboardInterrupt:
             continue
     os._exit(0)

@@ -20,6 +20,7 @@ from typing import Iterable
 
 from .. import paths
 from . import sandbox
+from .costs import merge, number, thread_timer
 from .frames import FrameReader, encode_frame
 
 
@@ -56,6 +57,7 @@ class RunResult:
     cells: list[CellResult]
     isolation: str  # what was in force, e.g. "bubblewrap (no network, private filesystem) + nobody + rlimits"
     problems: list[str] = field(default_factory=list)  # run-level trouble a person should read
+    costs: dict[str, float] = field(default_factory=dict)  # CPU seconds by phase (see .costs), for --profile
 
 
 def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
@@ -78,27 +80,17 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
     """
     limits = limits or Limits()
     pool = pool or default_pool()
-    request = {
-        "op": "run",
-        "sources": [str(s) for s in sources],
-        "files": {name: base64.b64encode(bytes(data)).decode("ascii") for name, data in (files or {}).items()},
-        "solutions": {name: base64.b64encode(data).decode("ascii")
-                      for name, data in earlier_solutions(assignment).items()},
-        "env": {str(k): str(v) for k, v in (env or {}).items()},
-        "limits": asdict(limits),
-        "plan": {"hide": sandbox.default_hide() + [str(Path(h).resolve()) for h in hide],
-                 "keep": sandbox.python_paths(), "memory_bytes": limits.memory_bytes,
-                 "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
-                 "file_bytes": limits.file_bytes},
-        "max_restarts": max_restarts,
-        "namespaces": pool.namespaces if namespaces is None else namespaces,
-    }
+    costs: dict[str, float] = {}
+    with thread_timer(costs, "sandbox"):  # the request stages the run's files and the earlier solutions
+        request = _request(sources, assignment, files, env, limits, hide, max_restarts,
+                           pool.namespaces if namespaces is None else namespaces)
     budget = 120 + (len(sources) * (limits.cell_timeout + limits.interrupt_grace) + 30) * (max_restarts + 1)
     problems: list[str] = []
     for _ in range(2):
         parent = pool.acquire()
         try:
-            answer = parent.request(request, timeout=budget)
+            with thread_timer(costs, "evidence"):  # encoding the request, decoding the answer
+                answer = parent.request(request, timeout=budget)
         except WarmParentError as exc:
             parent.close()
             problems.append(f"the grading process failed ({exc}); tried again")
@@ -118,10 +110,32 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
             continue
         pool.release(parent)
         isolation = describe_isolation(parent.bubblewrap, answer.get("facts") or [])
-        return RunResult(cells=cells, isolation=isolation, problems=problems + list(answer.get("problems", [])))
+        merge(costs, answer.get("costs") or {})
+        return RunResult(cells=cells, isolation=isolation, problems=problems + list(answer.get("problems", [])),
+                         costs=costs)
     cells = [CellResult(index=i, status="skipped", detail="not run: the grading process failed")
              for i in range(len(sources))]
-    return RunResult(cells=cells, isolation="unknown", problems=problems)
+    return RunResult(cells=cells, isolation="unknown", problems=problems, costs=costs)
+
+
+def _request(sources: list[str], assignment: str, files: dict[str, bytes] | None, env: dict[str, str] | None,
+             limits: Limits, hide: Iterable[str | os.PathLike], max_restarts: int, namespaces: bool) -> dict:
+    """What the warm parent needs for one run (see :mod:`.warm`)."""
+    return {
+        "op": "run",
+        "sources": [str(s) for s in sources],
+        "files": {name: base64.b64encode(bytes(data)).decode("ascii") for name, data in (files or {}).items()},
+        "solutions": {name: base64.b64encode(data).decode("ascii")
+                      for name, data in earlier_solutions(assignment).items()},
+        "env": {str(k): str(v) for k, v in (env or {}).items()},
+        "limits": asdict(limits),
+        "plan": {"hide": sandbox.default_hide() + [str(Path(h).resolve()) for h in hide],
+                 "keep": sandbox.python_paths(), "memory_bytes": limits.memory_bytes,
+                 "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
+                 "file_bytes": limits.file_bytes},
+        "max_restarts": max_restarts,
+        "namespaces": namespaces,
+    }
 
 
 def describe_isolation(bubblewrap: bool, facts: list[str]) -> str:
@@ -240,6 +254,8 @@ class WarmParent:
             self.close()
             raise WarmParentError("the warm interpreter did not start")
         self.warm_seconds = float(hello.get("seconds", 0.0))
+        self.warm_cpu = number(hello.get("cpu"))  # CPU of its start: the interpreter and the warm imports
+        self.tree_cpu = self.warm_cpu  # CPU of it and its children so far, as its latest answer said
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -248,9 +264,11 @@ class WarmParent:
         try:
             self.proc.stdin.write(encode_frame(request))
             self.proc.stdin.flush()
-            return self.reader.read_one(timeout=timeout)
+            answer = self.reader.read_one(timeout=timeout)
         except (OSError, EOFError, TimeoutError, ValueError) as exc:
             raise WarmParentError(f"{type(exc).__name__}: {exc}") from exc
+        self.tree_cpu = max(self.tree_cpu, number(answer.get("tree_cpu")))
+        return answer
 
     def close(self) -> None:
         try:
@@ -337,6 +355,12 @@ class WarmPool:
             self.release(p)
         if errors:
             raise errors[0]
+
+    def cpu(self) -> tuple[float, float]:
+        """(warm-up, everything) in CPU seconds over every warm parent this pool started, for --profile."""
+        with self._lock:
+            parents = list(self._all)
+        return sum(p.warm_cpu for p in parents), sum(p.tree_cpu for p in parents)
 
     def shutdown(self) -> None:
         with self._lock:

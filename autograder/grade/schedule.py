@@ -16,6 +16,7 @@ from ..nbio import write_atomic
 from . import cluster
 from . import engine as engine_module
 from .config import GradeConfig
+from .costs import Costs
 from .discover import Submission
 from .records import Job, NotebookFile, Reference, SubmissionResult
 from .report import Progress
@@ -63,12 +64,13 @@ def with_data(job: Job) -> Job:
 
 def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int, hashes: dict[str, str],
               on_start: Callable[[], None], on_result: Callable[[SubmissionResult], None],
-              progress: Progress) -> int:
+              progress: Progress, costs: Costs | None = None) -> int:
     """Grade ``todo`` ((submission, submission hash) pairs); returns how many were graded.
 
     ``on_start`` runs once the references are queued (the caller opens its gradebook meanwhile, which
     takes seconds); ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
-    when a solution cannot be run, before any submission of that assignment is graded."""
+    when a solution cannot be run, before any submission of that assignment is graded. ``costs``
+    (with ``--profile``) gets what each reference run cost."""
     hide = tuple(str(p.resolve()) for p in (cfg.submissions, cfg.out))
     limits = cfg.limits()
     references: dict[str, Reference] = {}
@@ -121,9 +123,12 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                 if fut in pending_refs:
                     a = pending_refs.pop(fut)
                     try:
-                        evidence = fut.result().evidence
+                        ran = fut.result()
                     except Exception as exc:  # the machine or the course is broken, not the students' work
                         raise ReferenceFailed(a, str(exc)) from exc
+                    evidence = ran.evidence
+                    if costs is not None:
+                        costs.add(a, {"reference": ran.cpu})
                     write_atomic(reference_cache(cfg.out, a, hashes[a], seed), json.dumps({"evidence": evidence}) + "\n")
                     found(a, evidence)
                     for sub, shash in waiting.pop(a, []):

@@ -24,6 +24,7 @@ import signal
 import time
 
 from .. import checks
+from .costs import tree_seconds
 from .frames import ChannelClosed, FrameReader, write_frame
 from .sandbox import THREAD_VARS
 from .supervisor import CHANNEL_FDS, supervise
@@ -88,20 +89,32 @@ def main() -> None:
     gc.collect()
     gc.freeze()  # the warm objects stay out of the children's collections: fewer copy-on-write pages per fork
     write_frame(out, {"ready": True, "seconds": time.monotonic() - t0, "pid": os.getpid(),
-                      "uid": os.getuid()})
+                      "uid": os.getuid(), "cpu": time.process_time()})
     reader = FrameReader(inp)
+    answered = 0.0  # CPU spent writing the last answer, reported with the next one
     while True:
+        c0 = time.process_time()
         try:
             req = reader.read_one()
         except (ChannelClosed, ValueError):
             break
         if req.get("op") != "run":
             break
+        read = time.process_time() - c0
         try:
             resp = supervise(shell, req)
         except Exception as exc:  # noqa: BLE001 - answer, so the engine can say what went wrong
             resp = {"error": f"{type(exc).__name__}: {exc}"}
+        # for `grade --profile`: the channel's share (the request stages the run's files; the answer carries
+        # the evidence), and this process's whole tree so far (the grader cannot count it: inside
+        # bubblewrap's PID namespace it is never reaped into the grader's own count)
+        costs = resp.setdefault("costs", {})
+        costs["sandbox"] = costs.get("sandbox", 0.0) + read
+        costs["evidence"] = costs.get("evidence", 0.0) + answered
+        resp["tree_cpu"] = tree_seconds()
+        c1 = time.process_time()
         write_frame(out, resp)
+        answered = time.process_time() - c1
     os._exit(0)
 
 

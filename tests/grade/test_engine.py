@@ -97,6 +97,13 @@ def test_environment_scratch_and_files(honest):
     json.dumps([c.outputs for c in honest.cells])  # every output is plain JSON for nbformat
 
 
+def test_a_run_says_what_it_cost(honest):
+    """Does a run report its CPU by phase (for `grade --profile`), the cells' own time among them?"""
+    costs = honest.costs
+    assert {"fork", "sandbox", "cells", "evidence"} <= set(costs)
+    assert all(v >= 0 for v in costs.values()) and costs["cells"] > 0 and costs["fork"] > 0
+
+
 # ------------------------------------------------------------------------------ survival
 
 @pytest.fixture(scope="module")
