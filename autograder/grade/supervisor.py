@@ -86,8 +86,8 @@ class Attempt:
     fork_cpu: float = 0.0  # this process's side of forking C
     c_setup: float = 0.0  # C before it forked G: namespaces, file system, staging
     g_setup: float = 0.0  # G before its first cell: confinement, seeds, the shell's streams
-    cells_cpu: float = 0.0  # G in the cells
-    sent_cpu: float = 0.0  # G writing its frames
+    g_cpu: float = 0.0  # G since its fork, as of its last done frame
+    sent_cpu: float = 0.0  # G writing its frames (all but the last)
     c_total: float = 0.0  # C and G from start to exit, as the kernel counted them when C was reaped
 
     def wait(self) -> float:
@@ -124,7 +124,7 @@ class Attempt:
                     _signal(self.pid, signal.SIGUSR2)
             elif self.current is not None and m.get("done") == self.current and type(m["done"]) is int:
                 self.done[self.current] = m
-                self.cells_cpu += number(m.get("cpu"))
+                self.g_cpu = max(self.g_cpu, number(m.get("cpu")))
                 self.sent_cpu = max(self.sent_cpu, number(m.get("sent")))
                 if self.current in self.interrupted_cells:
                     self.spent += time.monotonic() - self.started
@@ -191,9 +191,10 @@ class Attempt:
     def costs(self) -> dict[str, float]:
         """This attempt's CPU by phase; what the processes spent outside their reported steps (C waiting
         for G, both exiting, G's last frame) counts with the fork, the price of a fresh process."""
-        reported = self.c_setup + self.g_setup + self.cells_cpu + self.sent_cpu
+        cells = max(0.0, self.g_cpu - self.g_setup - self.sent_cpu)
+        reported = self.c_setup + self.g_setup + cells + self.sent_cpu
         return {"fork": self.fork_cpu + max(0.0, self.c_total - reported), "sandbox": self.c_setup + self.g_setup,
-                "cells": self.cells_cpu, "evidence": self.sent_cpu}
+                "cells": cells, "evidence": self.sent_cpu}
 
     def result(self) -> dict:
         current = None if self.current is not None and self.current in self.done else self.current

@@ -189,6 +189,6 @@ def test_costs_a_cell_reports_are_numbers_or_nothing(run):
     say(run, {"pid": 77, "cpu": 0.25}, status=True)
     say(run, {"hello": [], "cpu": "lots"}, {"start": 0},
         {"done": 0, "status": "ok", "outputs": [], "seconds": 0, "cut": False, "cpu": float("nan"), "sent": -1},
-        {"start": 1}, {"done": 1, "status": "ok", "outputs": [], "seconds": 0, "cut": False, "cpu": 0.5, "sent": 0.125})
+        {"start": 1}, {"done": 1, "status": "ok", "outputs": [], "seconds": 0, "cut": False, "cpu": 0.625, "sent": 0.125})
     assert not run.garbled
     assert run.costs() == {"fork": 0.0, "sandbox": 0.25, "cells": 0.5, "evidence": 0.125}
