@@ -83,7 +83,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
     costs: dict[str, float] = {}
     with thread_timer(costs, "sandbox"):  # the request stages the run's files and the earlier solutions
         request = _request(sources, assignment, files, env, limits, hide, max_restarts,
-                           pool.namespaces if namespaces is None else namespaces)
+                           pool.namespaces if namespaces is None else namespaces, pool.keep())
     budget = 120 + (len(sources) * (limits.cell_timeout + limits.interrupt_grace) + 30) * (max_restarts + 1)
     problems: list[str] = []
     for _ in range(2):
@@ -119,7 +119,8 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
 
 
 def _request(sources: list[str], assignment: str, files: dict[str, bytes] | None, env: dict[str, str] | None,
-             limits: Limits, hide: Iterable[str | os.PathLike], max_restarts: int, namespaces: bool) -> dict:
+             limits: Limits, hide: Iterable[str | os.PathLike], max_restarts: int, namespaces: bool,
+             keep: list[str]) -> dict:
     """What the warm parent needs for one run (see :mod:`.warm`)."""
     return {
         "op": "run",
@@ -130,7 +131,7 @@ def _request(sources: list[str], assignment: str, files: dict[str, bytes] | None
         "env": {str(k): str(v) for k, v in (env or {}).items()},
         "limits": asdict(limits),
         "plan": {"hide": sandbox.default_hide() + [str(Path(h).resolve()) for h in hide],
-                 "keep": sandbox.python_paths(), "memory_bytes": limits.memory_bytes,
+                 "keep": keep, "memory_bytes": limits.memory_bytes,
                  "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
                  "file_bytes": limits.file_bytes},
         "max_restarts": max_restarts,
@@ -300,6 +301,7 @@ class WarmPool:
         self._idle: list[WarmParent] = []
         self._all: list[WarmParent] = []
         self._bubblewrap = bubblewrap
+        self._keep: list[str] | None = None
         self.closed = False
 
     @property
@@ -308,6 +310,13 @@ class WarmPool:
 
             self._bubblewrap = os.environ.get("AUTOGRADER_NO_BWRAP", "") in ("", "0") and sandbox.bwrap_available()
         return self._bubblewrap
+
+    def keep(self) -> list[str]:
+        """The folders a child shows again under those it hides (:func:`.sandbox.python_paths`), worked out
+        once per pool: it reads /proc/self/maps and resolves every path, 10 ms or more each time."""
+        if self._keep is None:
+            self._keep = sandbox.python_paths()
+        return self._keep
 
     def acquire(self) -> WarmParent:
         with self._lock:
