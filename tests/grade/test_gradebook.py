@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from nbgrader.api import Gradebook
+from sqlalchemy import text
+from nbgrader.api import Gradebook, get_alembic_version
 from nbgrader.plugins import LateSubmissionPlugin
 
 from autograder import paths
@@ -40,6 +41,15 @@ def writer(tmp_path, monkeypatch):
 def result(student: str, points: dict[str, float], submitted_at: str = "") -> dict:
     return {"student_id": student, "assignment_id": A, "submitted_at": submitted_at,
             "scores": [{"grade_id": g, "points": p} for g, p in points.items()]}
+
+
+def test_a_new_gradebook_is_stamped_with_nbgrader_s_newest_migration(writer):
+    """The head revision is read in-process; it must be the one ``alembic heads`` names (nbgrader's own way),
+    or nbgrader's ``db upgrade`` would later run migrations on tables that already have them."""
+    _, url = writer
+    with Gradebook(url) as gb:
+        stamped = gb.db.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    assert stamped == [get_alembic_version()]
 
 
 def test_every_test_cell_gets_its_automatic_score_and_a_manual_one_survives_until_the_work_changes(writer):
