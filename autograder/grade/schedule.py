@@ -67,8 +67,11 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
               progress: Progress, costs: Costs | None = None) -> int:
     """Grade ``todo`` ((submission, submission hash) pairs); returns how many were graded.
 
-    ``on_start`` runs once the references are queued (the caller opens its gradebook meanwhile, which
-    takes seconds); ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
+    ``on_start`` runs in this thread once every submission is queued, or before the first result if that
+    comes sooner (the caller opens its gradebook then, which takes seconds: nbgrader commits each cell of
+    an assignment on its own, and a submission can only be queued once its assignment's reference has
+    run, so opening it earlier held back the queue and left the workers idle after the references);
+    ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
     when a solution cannot be run, before any submission of that assignment is graded. ``costs``
     (with ``--profile``) gets what each reference run cost."""
     hide = tuple(str(p.resolve()) for p in (cfg.submissions, cfg.out))
@@ -109,15 +112,20 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
         if isinstance(pool, ThreadPoolExecutor):  # start the other warm interpreters while the references run
             for _ in range(max(0, min(cfg.jobs, len(todo)) - len(pending_refs))):
                 pool.submit(engine_module.default_pool().warm, 1)
-        on_start()
         if not todo:
+            on_start()
             return 0
         progress.start(len(todo))
         for a in list(waiting):
             if a not in hashes or a in references:
                 for sub, shash in waiting.pop(a):
                     submit(sub, shash)
+        started = False
         while pending_refs or running:
+            if not started and not pending_refs:  # everything is queued: the workers are busy meanwhile
+                on_start()
+                started = True
+                continue
             done, _ = wait([*pending_refs, *running], return_when=FIRST_COMPLETED)
             for fut in done:
                 if fut in pending_refs:
@@ -139,6 +147,9 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                     result = fut.result()
                 except Exception as exc:  # a grader worker died: this submission is reported, the class goes on
                     result = failed_result(job, f"{type(exc).__name__}: {exc}")
+                if not started:
+                    on_start()
+                    started = True
                 on_result(result)
                 graded += 1
                 progress.advance()
