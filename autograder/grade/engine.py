@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import atexit
 import base64
+import functools
+import json
 import os
 import queue
 import subprocess
@@ -164,15 +166,30 @@ def not_isolated(isolation: str) -> list[str]:
 
 
 def earlier_solutions(assignment: str) -> dict[str, bytes]:
-    """The reference notebooks a run of ``assignment`` may read: those numbered before it."""
+    """The reference notebooks a run of ``assignment`` may read: those numbered before it, without their
+    outputs (a run imports their code cells, :func:`autograder.reference.load_cells`; the outputs, figures
+    included, were most of the bytes every submission's request carried and its run parsed)."""
     if not paths.ASSIGNMENT_RE.match(assignment or ""):
         return {}
     number = int(assignment[:2])
     out = {}
     for path in sorted(paths.solutions_dir().glob("*.ipynb")):
         if paths.ASSIGNMENT_RE.match(path.stem) and int(path.stem[:2]) < number:
-            out[path.name] = path.read_bytes()
+            st = path.stat()
+            out[path.name] = _without_outputs(str(path), st.st_mtime_ns, st.st_size)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _without_outputs(path: str, mtime_ns: int, size: int) -> bytes:
+    """The notebook at ``path`` with every code cell's outputs and execution count cleared (cached while the
+    file is unchanged: one parse per notebook and grader, not one per submission)."""
+    with open(path, "rb") as f:
+        nb = json.loads(f.read())
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    return json.dumps(nb, ensure_ascii=False).encode("utf-8")
 
 
 # ------------------------------------------------------------------------------ warm parents
@@ -225,10 +242,10 @@ def _spawn(start):
 class WarmParent:
     """One warm interpreter (inside bubblewrap when ``bubblewrap``) serving one run at a time."""
 
-    def __init__(self, bubblewrap: bool, start_timeout: float = 180.0):
+    def __init__(self, bubblewrap: bool, start_timeout: float = 180.0, preload: tuple[str, ...] = ()):
 
         self.bubblewrap = bubblewrap
-        argv = [sandbox.interpreter(), "-m", "autograder.grade.warm"]
+        argv = [sandbox.interpreter(), "-m", "autograder.grade.warm", *preload]  # see warm.NOTEBOOK_IMPORTS
         if bubblewrap:
             argv = sandbox.bwrap_command(argv)
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "AUTOGRADER_ENGINE_DEBUG")}
@@ -302,6 +319,7 @@ class WarmPool:
         self._all: list[WarmParent] = []
         self._bubblewrap = bubblewrap
         self._keep: list[str] | None = None
+        self.preload: tuple[str, ...] = ()  # modules the warm parents started from now on import besides the usual
         self.closed = False
 
     @property
@@ -310,6 +328,13 @@ class WarmPool:
 
             self._bubblewrap = os.environ.get("AUTOGRADER_NO_BWRAP", "") in ("", "0") and sandbox.bwrap_available()
         return self._bubblewrap
+
+    def expect(self, assignments) -> None:
+        """The assignments about to be graded: warm parents started from now on also import what their runs
+        would each import again (:data:`.warm.NOTEBOOK_IMPORTS`)."""
+        from .warm import preloads  # late: the warm parent's module, with the children's imports
+
+        self.preload = preloads(assignments)
 
     def keep(self) -> list[str]:
         """The folders a child shows again under those it hides (:func:`.sandbox.python_paths`), worked out
@@ -327,12 +352,12 @@ class WarmPool:
                 parent.close()
             bubblewrap = self.bubblewrap
         try:
-            parent = WarmParent(bubblewrap)
+            parent = WarmParent(bubblewrap, preload=self.preload)
         except WarmParentError:
             if not bubblewrap:
                 raise
             self._bubblewrap = False  # bubblewrap is there but cannot run here: namespaces from the child
-            parent = WarmParent(False)
+            parent = WarmParent(False, preload=self.preload)
         with self._lock:
             self._all.append(parent)
         return parent

@@ -50,6 +50,9 @@ def honest() -> RunResult:
         "from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))",
         "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]);",
         "import ipywidgets as widgets\nwidgets.IntSlider(value=3)",
+        "import json, os\nnb = json.load(open(os.path.join(os.environ['AUTOGRADER_ROOT'], 'solutions', "
+        "'01_tokens_and_ids.ipynb')))\nprint(sum(len(c.get('outputs', [])) for c in nb['cells']), "
+        "sum(c['cell_type'] == 'code' and bool(''.join(c['source']).strip()) for c in nb['cells']))",
     ], assignment="02_demo", files={"data.txt": b"given file"}, env={"AUTOGRADER_SEED": "7"}, limits=FAST)
 
 
@@ -95,6 +98,12 @@ def test_environment_scratch_and_files(honest):
     assert texts(honest.cells[7]) == "True given file\n"
     assert "text/html" in honest.cells[8].outputs[0]["data"]
     json.dumps([c.outputs for c in honest.cells])  # every output is plain JSON for nbformat
+
+
+def test_earlier_solutions_come_with_their_code_and_without_their_outputs(honest):
+    """A run of 02 may import 01's solution cells (notebooks reuse earlier ones); their outputs are left out."""
+    outputs, code = map(int, texts(honest.cells[11]).split())
+    assert outputs == 0 and code > 0
 
 
 def test_a_run_says_what_it_cost(honest):
