@@ -102,6 +102,8 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                                   evidence=evidence)
 
     graded = 0
+    if isinstance(pool, ThreadPoolExecutor):  # the warm parents this class starts import what its notebooks need
+        engine_module.default_pool().expect({s.assignment_id for s, _ in todo})
     try:
         for a in sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes}):
             cached = reference_cache(cfg.out, a, hashes[a], seed)
