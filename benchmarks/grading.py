@@ -7,12 +7,21 @@ some the blank notebook. Every per-cell score must be equal; the script prints b
 and the throughput ratio, and exits 1 when a score differs.
 
     python benchmarks/grading.py [--students 3] [--assignments 01_tokens_and_ids ...] [--keep DIR]
+                                 [--profile] [--no-stock]
+
+``--profile`` also says where our run's CPU went: per notebook, the floor (the solution's own cells,
+tests included, in one warm interpreter: benchmarks/floor.py, measured right after the class run so
+both see the same machine), the core-seconds per submission of the class run and their phases (fork,
+sandbox, cells, evidence, judging, results, autograded notebooks, feedback, gradebook, and the class's
+shared costs: start-up, warm-up, references), from ``grade --profile``'s profile.json. ``--no-stock``
+skips stock nbgrader (then there is no score comparison, only the breakdown).
 
 nbgrader needs the virtualenv's ``bin`` on ``PATH`` (it calls ``alembic``).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -30,6 +39,56 @@ if str(ROOT) not in sys.path:  # run as a script: the repository's tests/ holds 
 from tests.builders import (gradable_assignments, make_class, our_scores, stock_autograde,  # noqa: E402
                             stock_course, stock_scores, venv_env)
 
+# the table's columns: phases of one submission, then what the class shares (see autograder/grade/costs.py)
+SUBMISSION_PHASES = ("read", "fork", "sandbox", "cells", "evidence", "judge", "autograded", "results", "gradebook",
+                     "feedback")
+SHARED = "shared"  # a notebook's reference run and its share of the class's costs, per submission
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def floors(assignments: list[str]) -> dict[str, float]:
+    """benchmarks/floor.py in a process of its own: CPU seconds per assignment."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "floor.py"), *assignments],
+                          env=venv_env(), capture_output=True, text=True, check=True)
+    return {a: float(s) for a, s in (line.split() for line in proc.stdout.splitlines() if line.strip())}
+
+
+def breakdown(profile: dict, floor: dict[str, float]) -> list[str]:
+    """The table: per notebook the floor, the class run's core-seconds per submission and where they went."""
+    subs = profile["submissions"]
+    n = sum(subs.values())
+    shared = profile["phases"].get("", {})
+    per_class = (sum(shared.values()) + profile["unattributed"]) / n  # start-up, warm-up, report...: per submission
+    head = f"{'notebook':28} {'subs':>4} {'floor':>6} {'core-s':>6} {'ratio':>6} " + \
+        " ".join(f"{p[:9]:>9}" for p in (*SUBMISSION_PHASES, SHARED))
+    lines = ["core-seconds per submission (CPU of the whole process tree, by phase):", head]
+    total = floor_total = 0.0
+    for a in sorted(subs):
+        phases = profile["phases"].get(a, {})
+        k = subs[a]
+        own = {p: phases.get(p, 0.0) / k for p in SUBMISSION_PHASES}
+        own[SHARED] = phases.get("reference", 0.0) / k + per_class
+        spent = sum(own.values())
+        total += spent * k
+        floor_total += floor.get(a, 0.0) * k
+        ratio = f"{spent / floor[a]:6.2f}" if floor.get(a) else f"{'-':>6}"
+        lines.append(f"{a:28} {k:4d} {floor.get(a, 0.0):6.3f} {spent:6.3f} {ratio} " +
+                     " ".join(f"{own[p]:9.4f}" for p in (*SUBMISSION_PHASES, SHARED)))
+    lines.append("shared by the class (core-seconds in all): " + ", ".join(
+        f"{p} {v:.2f}" for p, v in sorted(shared.items(), key=lambda kv: -kv[1])) +
+        f", unattributed {profile['unattributed']:.2f}")
+    lines.append(f"timeline (wall seconds since the grade process started): " +
+                 ", ".join(f"{k} {v:.1f}" for k, v in profile.get("timeline", {}).items()) +
+                 f", exit {profile['wall']:.1f}")
+    lines.append(f"class: {total / n:.3f} core-s per submission against a floor of {floor_total / n:.3f}: "
+                 f"{total / floor_total:.2f}x the floor" if floor_total else f"class: {total / n:.3f} core-s per submission")
+    lines.append(f"cores x wall per submission: {profile['wall'] * (os.cpu_count() or 1) / n:.3f} s "
+                 f"(total CPU {profile['total_cpu']:.1f} core-s in {profile['wall']:.1f} s on {os.cpu_count()} cores)")
+    return lines
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -40,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--seed", type=int, help="the run seed (default: a random one); give the same seed to "
                                                  "compare two versions of the grader on the same hidden inputs")
+    parser.add_argument("--profile", action="store_true", help="say where our run's CPU went, against the floor")
+    parser.add_argument("--no-stock", action="store_true", help="skip stock nbgrader (no score comparison)")
     args = parser.parse_args(argv)
     assignments = args.assignments or gradable_assignments()
     work = args.keep or Path(tempfile.mkdtemp(prefix="grading-bench-"))
@@ -49,20 +110,25 @@ def main(argv: list[str] | None = None) -> int:
         n = len(kinds)
         print(f"class: {n} submissions ({args.students} right, wrong and blank students x {len(assignments)} "
               f"notebooks: {', '.join(assignments)})", flush=True)
-
-        course = work / "course"
-        stock_course(course, assignments=assignments, submissions=submissions)
         # The same hidden inputs for both: a wrong answer at the edge of a tolerance must meet the same cases.
         seed = args.seed if args.seed is not None else random.randrange(1, 2**31)
         print(f"seed: {seed}", flush=True)
-        t0 = time.perf_counter()
-        stock_autograde(course, assignments=assignments, seed=seed)
-        stock_seconds = time.perf_counter() - t0
-        print(f"stock nbgrader autograde: {stock_seconds:.1f} s ({n / stock_seconds:.2f} submissions/s)", flush=True)
+
+        course = work / "course"
+        if not args.no_stock:
+            stock_course(course, assignments=assignments, submissions=submissions)
+            print(f"stock nbgrader autograde starts ({load()})", flush=True)
+            t0 = time.perf_counter()
+            stock_autograde(course, assignments=assignments, seed=seed)
+            stock_seconds = time.perf_counter() - t0
+            print(f"stock nbgrader autograde: {stock_seconds:.1f} s ({n / stock_seconds:.2f} submissions/s; {load()})",
+                  flush=True)
 
         out = work / "graded"
         cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out), "--force",
-               "--seed", str(seed), "--engine", args.engine] + (["--jobs", str(args.jobs)] if args.jobs else [])
+               "--seed", str(seed), "--engine", args.engine] + (["--jobs", str(args.jobs)] if args.jobs else []) + \
+            (["--profile"] if args.profile else [])
+        print(f"python -m autograder grade starts ({load()})", flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=venv_env(), capture_output=True, text=True)
         ours_seconds = time.perf_counter() - t0
@@ -71,8 +137,15 @@ def main(argv: list[str] | None = None) -> int:
             print(proc.stderr[-2000:], file=sys.stderr)
             print(f"autograder grade exited {proc.returncode}", file=sys.stderr)
             return 1
-        print(f"python -m autograder grade: {ours_seconds:.1f} s ({n / ours_seconds:.2f} submissions/s)")
+        print(f"python -m autograder grade: {ours_seconds:.1f} s ({n / ours_seconds:.2f} submissions/s; {load()})",
+              flush=True)
+        if args.profile:
+            floor = floors(assignments)
+            print(f"floor measured ({load()})")
+            print("\n".join(breakdown(json.loads((out / "profile.json").read_text()), floor)))
 
+        if args.no_stock:
+            return 0
         stock, ours = stock_scores(course), our_scores(out)
         diffs = [(k, stock.get(k), ours.get(k)) for k in sorted(set(stock) | set(ours)) if stock.get(k) != ours.get(k)]
         for k, s, o in diffs[:20]:

@@ -12,6 +12,7 @@ import copy
 
 import nbformat
 from nbformat import NotebookNode
+from nbformat.corpus.words import generate_corpus_id as random_cell_id
 
 from ..checks.core import EVIDENCE_MIME
 from ..nbio import grade_id, is_solution_cell
@@ -37,11 +38,9 @@ def autograded_notebook(student: NotebookNode, plan: Plan, run: RunResult, tests
         ran = cells_run.get(position)
         if kind == "test":
             test = by_gid[what]
-            cell = nbformat.v4.new_code_cell(test.released)
-            cell.metadata = {"nbgrader": copy.deepcopy(test.released_meta)}
-            if test.cell_id:
-                cell.id = test.cell_id
-            cell.outputs = _verdict(verdicts.get(test.grade_id))
+            cell = NotebookNode(id=test.cell_id or random_cell_id(), cell_type="code", source=test.released,
+                                metadata=NotebookNode(nbgrader=nbformat.from_dict(copy.deepcopy(test.released_meta))),
+                                execution_count=None, outputs=_verdict(verdicts.get(test.grade_id)))
         else:
             cell = copy.deepcopy(what)
             if is_solution_cell(cell) and grade_id(cell) not in solution_ids:
@@ -61,11 +60,18 @@ def _verdict(score: TestScore | None) -> list[NotebookNode]:
     if score.status == "passed" and score.prediction is not None:  # points for the form: recorded, not passed
         p = score.prediction
         said = "right" if p.right else "wrong" + (f". {p.why}" if p.why else "")
-        return [nbformat.v4.new_output("stream", name="stdout", text=f"recorded: your prediction {p.answer}, {said}\n")]
+        return [_stream("stdout", f"recorded: your prediction {p.answer}, {said}\n")]
     if score.status == "passed":
-        return [nbformat.v4.new_output("stream", name="stdout", text=f"passed: {score.message}\n")]
-    return [nbformat.v4.new_output("error", ename=f"Test {score.status}", evalue=score.message,
-                                   traceback=[f"{score.status}: {score.message}"])]
+        return [_stream("stdout", f"passed: {score.message}\n")]
+    return [NotebookNode(output_type="error", ename=f"Test {score.status}", evalue=score.message,
+                         traceback=[f"{score.status}: {score.message}"])]
+
+
+# Cells and outputs are built as plain nodes: nbformat's new_code_cell and new_output check each one against
+# the schema as they are made (its slow path, jsonschema), and the whole notebook is checked once anyway
+# when it is written (nbformat.writes).
+def _stream(name: str, text: str) -> NotebookNode:
+    return NotebookNode(output_type="stream", name=name, text=text)
 
 
 def _outputs(outputs: list[dict]) -> list[NotebookNode]:
@@ -84,7 +90,7 @@ def _outputs(outputs: list[dict]) -> list[NotebookNode]:
                 out.setdefault("execution_count", None)
         size += len(str(out))
         if size > MAX_OUTPUT_CHARS:
-            kept.append(nbformat.v4.new_output("stream", name="stderr", text="[output cut for review]\n"))
+            kept.append(_stream("stderr", "[output cut for review]\n"))
             break
         kept.append(nbformat.from_dict(out))
     return kept

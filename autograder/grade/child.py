@@ -55,6 +55,7 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
                 conf.private_fs = False
         if not conf.private_fs:
             sandbox.host_scratch(conf, workdir, solutions, files, owner)
+        setup = time.process_time()  # C's part of the sandbox's start (its CPU count began at the fork)
         g = os.fork()
         if g == 0:
             os.close(status_fd)
@@ -74,7 +75,7 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
 
         signal.signal(signal.SIGUSR1, forward)
         signal.signal(signal.SIGUSR2, forward)
-        write_frame(status_fd, {"pid": g})
+        write_frame(status_fd, {"pid": g, "cpu": setup})
         cpu = 0.0
         while True:
             try:
@@ -160,13 +161,20 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
     except Exception:
         pass
     prepare_child(shell, int(req["limits"]["output_bytes"]))
-    send(msg_fd, {"hello": conf.facts, "private_fs": conf.private_fs})
+    # For `grade --profile`: G's CPU since its fork (process_time), and the part of it spent writing frames
+    # (thread_time: with RLIMIT_CPU set the process clock moves in scheduler ticks, too coarse to time one
+    # write; the thread clock stays exact).
+    cpu, thread_cpu = time.process_time, time.thread_time
+    send(msg_fd, {"hello": conf.facts, "private_fs": conf.private_fs, "cpu": cpu()})
     clock = time.monotonic
+    sent = 0.0  # CPU spent writing the frames so far (each done frame reports the ones before it)
     for i, source in enumerate(req["sources"]):
         if i in skip:
             continue
         try:
+            c0 = thread_cpu()
             send(msg_fd, {"start": i})
+            sent += thread_cpu() - c0
             t0 = clock()
             try:
                 in_cell[0] = True
@@ -179,8 +187,10 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
             seconds = clock() - t0
             if os.getpid() != me:
                 os._exit(0)
+            c1 = thread_cpu()
             send(msg_fd, {"done": i, "status": status, "outputs": outputs, "seconds": seconds,
-                          "cut": RECORDER.cut})
+                          "cut": RECORDER.cut, "cpu": cpu(), "sent": sent})
+            sent += thread_cpu() - c1
         except KeyboardInterrupt:
             continue
     os._exit(0)

@@ -33,7 +33,8 @@ def _grade(args: argparse.Namespace) -> int:
         cfg = GradeConfig(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
                           later_timeout=args.later_timeout, timeout_budget=args.time_budget,
                           db_url=args.db, force=args.force, engine=args.engine, seed=args.seed, cluster=args.cluster,
-                          students=tuple(args.student or ()), assignments=tuple(args.assignment or ()))
+                          students=tuple(args.student or ()), assignments=tuple(args.assignment or ()),
+                          profile=args.profile)
         result = grade_class(cfg)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -82,6 +83,10 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=ENGINES, default=defaults.engine,
                    help="auto or engine: the warm sandboxed engine (default); nbclient: a fresh Jupyter kernel per "
                         "notebook, as stock nbgrader runs it, with no sandbox")
+    p.add_argument("--profile", action="store_true",
+                   help="also write profile.json in --out: the CPU seconds of each phase (start-up, warm-up, "
+                        "references, forks, sandboxes, cells, evidence, judging, results, the gradebook, "
+                        "feedback), per assignment (benchmarks/grading.py --profile prints it as a table)")
     p.set_defaults(run=_grade)
 
     d = subparsers.add_parser("doctor", help="check that this machine can grade, and how isolated student code is",

@@ -39,6 +39,7 @@ class GradeConfig:
     cluster: str | None = None  # a Dask scheduler address (tcp://host:8786): grade there instead of local workers
     students: tuple[str, ...] = ()  # grade only these students (the CSVs keep everyone graded before)
     assignments: tuple[str, ...] = ()  # grade only these assignments
+    profile: bool = False  # write profile.json: where the run's CPU went, by phase and assignment (.costs)
 
     def __post_init__(self) -> None:
         self.submissions = Path(self.submissions)

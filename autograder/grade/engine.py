@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import atexit
 import base64
+import functools
+import json
 import os
 import queue
 import subprocess
@@ -20,6 +22,7 @@ from typing import Iterable
 
 from .. import paths
 from . import sandbox
+from .costs import merge, number, thread_timer
 from .frames import FrameReader, encode_frame
 
 
@@ -56,6 +59,7 @@ class RunResult:
     cells: list[CellResult]
     isolation: str  # what was in force, e.g. "bubblewrap (no network, private filesystem) + nobody + rlimits"
     problems: list[str] = field(default_factory=list)  # run-level trouble a person should read
+    costs: dict[str, float] = field(default_factory=dict)  # CPU seconds by phase (see .costs), for --profile
 
 
 def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
@@ -78,27 +82,17 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
     """
     limits = limits or Limits()
     pool = pool or default_pool()
-    request = {
-        "op": "run",
-        "sources": [str(s) for s in sources],
-        "files": {name: base64.b64encode(bytes(data)).decode("ascii") for name, data in (files or {}).items()},
-        "solutions": {name: base64.b64encode(data).decode("ascii")
-                      for name, data in earlier_solutions(assignment).items()},
-        "env": {str(k): str(v) for k, v in (env or {}).items()},
-        "limits": asdict(limits),
-        "plan": {"hide": sandbox.default_hide() + [str(Path(h).resolve()) for h in hide],
-                 "keep": sandbox.python_paths(), "memory_bytes": limits.memory_bytes,
-                 "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
-                 "file_bytes": limits.file_bytes},
-        "max_restarts": max_restarts,
-        "namespaces": pool.namespaces if namespaces is None else namespaces,
-    }
+    costs: dict[str, float] = {}
+    with thread_timer(costs, "sandbox"):  # the request stages the run's files and the earlier solutions
+        request = _request(sources, assignment, files, env, limits, hide, max_restarts,
+                           pool.namespaces if namespaces is None else namespaces, pool.keep())
     budget = 120 + (len(sources) * (limits.cell_timeout + limits.interrupt_grace) + 30) * (max_restarts + 1)
     problems: list[str] = []
     for _ in range(2):
         parent = pool.acquire()
         try:
-            answer = parent.request(request, timeout=budget)
+            with thread_timer(costs, "evidence"):  # encoding the request, decoding the answer
+                answer = parent.request(request, timeout=budget)
         except WarmParentError as exc:
             parent.close()
             problems.append(f"the grading process failed ({exc}); tried again")
@@ -118,10 +112,33 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
             continue
         pool.release(parent)
         isolation = describe_isolation(parent.bubblewrap, answer.get("facts") or [])
-        return RunResult(cells=cells, isolation=isolation, problems=problems + list(answer.get("problems", [])))
+        merge(costs, answer.get("costs") or {})
+        return RunResult(cells=cells, isolation=isolation, problems=problems + list(answer.get("problems", [])),
+                         costs=costs)
     cells = [CellResult(index=i, status="skipped", detail="not run: the grading process failed")
              for i in range(len(sources))]
-    return RunResult(cells=cells, isolation="unknown", problems=problems)
+    return RunResult(cells=cells, isolation="unknown", problems=problems, costs=costs)
+
+
+def _request(sources: list[str], assignment: str, files: dict[str, bytes] | None, env: dict[str, str] | None,
+             limits: Limits, hide: Iterable[str | os.PathLike], max_restarts: int, namespaces: bool,
+             keep: list[str]) -> dict:
+    """What the warm parent needs for one run (see :mod:`.warm`)."""
+    return {
+        "op": "run",
+        "sources": [str(s) for s in sources],
+        "files": {name: base64.b64encode(bytes(data)).decode("ascii") for name, data in (files or {}).items()},
+        "solutions": {name: base64.b64encode(data).decode("ascii")
+                      for name, data in earlier_solutions(assignment).items()},
+        "env": {str(k): str(v) for k, v in (env or {}).items()},
+        "limits": asdict(limits),
+        "plan": {"hide": sandbox.default_hide() + [str(Path(h).resolve()) for h in hide],
+                 "keep": keep, "memory_bytes": limits.memory_bytes,
+                 "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
+                 "file_bytes": limits.file_bytes},
+        "max_restarts": max_restarts,
+        "namespaces": namespaces,
+    }
 
 
 def describe_isolation(bubblewrap: bool, facts: list[str]) -> str:
@@ -149,15 +166,30 @@ def not_isolated(isolation: str) -> list[str]:
 
 
 def earlier_solutions(assignment: str) -> dict[str, bytes]:
-    """The reference notebooks a run of ``assignment`` may read: those numbered before it."""
+    """The reference notebooks a run of ``assignment`` may read: those numbered before it, without their
+    outputs (a run imports their code cells, :func:`autograder.reference.load_cells`; the outputs, figures
+    included, were most of the bytes every submission's request carried and its run parsed)."""
     if not paths.ASSIGNMENT_RE.match(assignment or ""):
         return {}
     number = int(assignment[:2])
     out = {}
     for path in sorted(paths.solutions_dir().glob("*.ipynb")):
         if paths.ASSIGNMENT_RE.match(path.stem) and int(path.stem[:2]) < number:
-            out[path.name] = path.read_bytes()
+            st = path.stat()
+            out[path.name] = _without_outputs(str(path), st.st_mtime_ns, st.st_size)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _without_outputs(path: str, mtime_ns: int, size: int) -> bytes:
+    """The notebook at ``path`` with every code cell's outputs and execution count cleared (cached while the
+    file is unchanged: one parse per notebook and grader, not one per submission)."""
+    with open(path, "rb") as f:
+        nb = json.loads(f.read())
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    return json.dumps(nb, ensure_ascii=False).encode("utf-8")
 
 
 # ------------------------------------------------------------------------------ warm parents
@@ -210,10 +242,10 @@ def _spawn(start):
 class WarmParent:
     """One warm interpreter (inside bubblewrap when ``bubblewrap``) serving one run at a time."""
 
-    def __init__(self, bubblewrap: bool, start_timeout: float = 180.0):
+    def __init__(self, bubblewrap: bool, start_timeout: float = 180.0, preload: tuple[str, ...] = ()):
 
         self.bubblewrap = bubblewrap
-        argv = [sandbox.interpreter(), "-m", "autograder.grade.warm"]
+        argv = [sandbox.interpreter(), "-m", "autograder.grade.warm", *preload]  # see warm.NOTEBOOK_IMPORTS
         if bubblewrap:
             argv = sandbox.bwrap_command(argv)
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "AUTOGRADER_ENGINE_DEBUG")}
@@ -240,6 +272,8 @@ class WarmParent:
             self.close()
             raise WarmParentError("the warm interpreter did not start")
         self.warm_seconds = float(hello.get("seconds", 0.0))
+        self.warm_cpu = number(hello.get("cpu"))  # CPU of its start: the interpreter and the warm imports
+        self.tree_cpu = self.warm_cpu  # CPU of it and its children so far, as its latest answer said
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -248,9 +282,11 @@ class WarmParent:
         try:
             self.proc.stdin.write(encode_frame(request))
             self.proc.stdin.flush()
-            return self.reader.read_one(timeout=timeout)
+            answer = self.reader.read_one(timeout=timeout)
         except (OSError, EOFError, TimeoutError, ValueError) as exc:
             raise WarmParentError(f"{type(exc).__name__}: {exc}") from exc
+        self.tree_cpu = max(self.tree_cpu, number(answer.get("tree_cpu")))
+        return answer
 
     def close(self) -> None:
         try:
@@ -282,6 +318,8 @@ class WarmPool:
         self._idle: list[WarmParent] = []
         self._all: list[WarmParent] = []
         self._bubblewrap = bubblewrap
+        self._keep: list[str] | None = None
+        self.preload: tuple[str, ...] = ()  # modules the warm parents started from now on import besides the usual
         self.closed = False
 
     @property
@@ -290,6 +328,20 @@ class WarmPool:
 
             self._bubblewrap = os.environ.get("AUTOGRADER_NO_BWRAP", "") in ("", "0") and sandbox.bwrap_available()
         return self._bubblewrap
+
+    def expect(self, assignments) -> None:
+        """The assignments about to be graded: warm parents started from now on also import what their runs
+        would each import again (:data:`.warm.NOTEBOOK_IMPORTS`)."""
+        from .warm import preloads  # late: the warm parent's module, with the children's imports
+
+        self.preload = preloads(assignments)
+
+    def keep(self) -> list[str]:
+        """The folders a child shows again under those it hides (:func:`.sandbox.python_paths`), worked out
+        once per pool: it reads /proc/self/maps and resolves every path, 10 ms or more each time."""
+        if self._keep is None:
+            self._keep = sandbox.python_paths()
+        return self._keep
 
     def acquire(self) -> WarmParent:
         with self._lock:
@@ -300,12 +352,12 @@ class WarmPool:
                 parent.close()
             bubblewrap = self.bubblewrap
         try:
-            parent = WarmParent(bubblewrap)
+            parent = WarmParent(bubblewrap, preload=self.preload)
         except WarmParentError:
             if not bubblewrap:
                 raise
             self._bubblewrap = False  # bubblewrap is there but cannot run here: namespaces from the child
-            parent = WarmParent(False)
+            parent = WarmParent(False, preload=self.preload)
         with self._lock:
             self._all.append(parent)
         return parent
@@ -337,6 +389,12 @@ class WarmPool:
             self.release(p)
         if errors:
             raise errors[0]
+
+    def cpu(self) -> tuple[float, float]:
+        """(warm-up, everything) in CPU seconds over every warm parent this pool started, for --profile."""
+        with self._lock:
+            parents = list(self._all)
+        return sum(p.warm_cpu for p in parents), sum(p.tree_cpu for p in parents)
 
     def shutdown(self) -> None:
         with self._lock:

@@ -28,6 +28,7 @@ from .config import GradeConfig, UsageError
 from .course import Course, find_course, read_timestamp
 from .discover import Submission, discover, files_beside
 from .doctor import explain_reference_failure, exposures_here
+from .costs import CLASS, Costs, process_age, timed, tree_seconds, write_profile
 from .gradebook import GradebookWriter
 from .records import RESULT_VERSION, SubmissionResult
 from .schedule import ReferenceFailed, grade_all
@@ -103,6 +104,10 @@ def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResul
 
     When ``submissions`` is an nbgrader course's ``submitted/`` folder, the course's gradebook, course id,
     ``autograded/`` folder and late-submission plugin are used (see :mod:`.course`)."""
+    costs = Costs() if cfg.profile else None
+    if costs is not None:  # everything this process did before the class: the interpreter, imports, options
+        costs.add(CLASS, {"start-up": tree_seconds()})
+        costs.mark("class started")
     course = find_course(cfg.submissions) if cfg.submissions.is_dir() else None
     root = course.root if course is not None else cfg.submissions.resolve().parent
     try:
@@ -110,15 +115,16 @@ def grade_class(cfg: GradeConfig, *, stream: TextIO | None = None) -> ClassResul
     except OSError:
         shared = False  # no such folder: cfg.check() below says so
     with private_files(shared=shared):
-        result = _grade_class(cfg, course, shared=shared, stream=stream)
+        result = _grade_class(cfg, course, shared=shared, stream=stream, costs=costs)
     result.summary += warnings_for(dataclasses.replace(cfg, db_url=cfg.db_url or (course.db_url if course else None)),
                                    course)
     return result
 
 
 def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = False,
-                 stream: TextIO | None = None) -> ClassResult:
+                 stream: TextIO | None = None, costs: Costs | None = None) -> ClassResult:
     """The class run itself, inside :func:`grade_class`'s private umask."""
+    discovering = time.thread_time()
     if course is not None:  # the course's own gradebook and id, unless the options name others
         cfg = dataclasses.replace(cfg, db_url=cfg.db_url or course.db_url,
                                   course_id=cfg.course_id or course.course_id)
@@ -162,9 +168,11 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
             reused.append(saved)
         else:
             todo.append((sub, shash))
+    if costs is not None:
+        costs.add(CLASS, {"discover": time.thread_time() - discovering})
 
     progress_line = report.Progress(stream, enabled=cfg.progress)
-    run = _Run(cfg, course, previous, submitted_at, shared=shared)
+    run = _Run(cfg, course, previous, submitted_at, shared=shared, costs=costs)
     try:
         graded = run.grade(todo, reused, hashes, run_seed, progress_line)
     except ReferenceFailed as failure:
@@ -172,10 +180,12 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
     finally:
         progress_line.close()
 
-    results = report.read_results(cfg.out)  # everyone graded into --out, not only this run's subset
-    report.write_outputs(cfg.out, results, run.recorded)
+    with timed(costs, "results"):
+        results = report.read_results(cfg.out)  # everyone graded into --out, not only this run's subset
+    report.write_outputs(cfg.out, results, run.recorded, costs=costs)
     if course is not None:
-        course_feedback(course, cfg.out, results)
+        with timed(costs, "feedback"):
+            course_feedback(course, cfg.out, results)
     failed = sum(1 for r in results if any(p.get("fatal") for p in r.get("problems", [])))
     fresh = [r for r in results if r.get("isolation")]
     isolation = sorted({r["isolation"] for r in fresh})
@@ -188,6 +198,11 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
     summary = report.summary(results, graded=graded, reused=len(results) - graded, failed=failed,
                              seconds=time.monotonic() - started, out=cfg.out,
                              isolation=sorted({r["isolation"] for r in fresh}), jobs=cfg.jobs)
+    if costs is not None:
+        costs.mark("outputs written")
+        warm, workers = engine_module.default_pool().cpu()
+        costs.add(CLASS, {"warm-up": warm})
+        write_profile(cfg.out / "profile.json", costs, grader=tree_seconds(), workers=workers, wall=process_age())
     return ClassResult(1 if failed else 0, graded, len(reused), failed, cfg.out, results, summary)
 
 
@@ -225,6 +240,7 @@ class _Run:
     previous: dict[tuple[str, str], str]  # (student, assignment) -> the submission hash graded before
     submitted_at: dict[tuple[str, str], str]
     shared: bool = False  # a staff group's course (setgid): the group may replace what this run writes
+    costs: Costs | None = None  # with --profile: where the CPU goes
     writer: GradebookWriter | None = None
     recorded: dict = field(default_factory=dict)  # what the gradebook holds for every submission
 
@@ -238,22 +254,25 @@ class _Run:
         def open_gradebook() -> None:
             # Opening a new gradebook costs seconds (nbgrader asks alembic for its version): the schedule
             # calls this once the references are running, so it overlaps with them.
-            self.writer = GradebookWriter(self.cfg.gradebook_url, course_id=self.cfg.course_id,
-                                          late_plugin=self.course.late_plugin if self.course else None)
-            db = _gradebook_file(self.cfg.gradebook_url)
-            if self.shared and db is not None:  # SQLite makes its file 0644 & ~umask: never group-writable
-                with contextlib.suppress(OSError):
-                    if db.stat().st_uid == os.geteuid():
-                        db.chmod(stat.S_IMODE(db.stat().st_mode) | 0o060)
-            for a in sorted(hashes):
-                self.writer.save_assignment(a, paths.solutions_dir() / f"{a}.ipynb")
-            for result in reused:
-                self.writer.save_result(result)  # idempotent (a person's grades stay); a new --db gets every grade
+            with timed(self.costs, "gradebook"):
+                self.writer = GradebookWriter(self.cfg.gradebook_url, course_id=self.cfg.course_id,
+                                              late_plugin=self.course.late_plugin if self.course else None)
+                db = _gradebook_file(self.cfg.gradebook_url)
+                if self.shared and db is not None:  # SQLite makes its file 0644 & ~umask: never group-writable
+                    with contextlib.suppress(OSError):
+                        if db.stat().st_uid == os.geteuid():
+                            db.chmod(stat.S_IMODE(db.stat().st_mode) | 0o060)
+                for a in sorted(hashes):
+                    self.writer.save_assignment(a, paths.solutions_dir() / f"{a}.ipynb")
+                for result in reused:
+                    self.writer.save_result(result)  # idempotent (a person's grades stay); a new --db gets every grade
 
         try:
-            graded = grade_all(todo, cfg=self.cfg, seed=seed, hashes=hashes, on_start=open_gradebook,
-                               on_result=self.keep, progress=progress_line)
-            self.recorded = self.writer.recorded()
+            graded = grade_all(todo, cfg=self.cfg, seed=seed, hashes=hashes,
+                               on_start=open_gradebook,
+                               on_result=self.keep, progress=progress_line, costs=self.costs)
+            with timed(self.costs, "gradebook"):
+                self.recorded = self.writer.recorded()
         finally:
             if self.writer is not None:
                 self.writer.close()
@@ -265,20 +284,27 @@ class _Run:
         """Save one fresh result: its autograded notebook, the gradebook (which may drop a person's
         grades of an older version) and the saved record (the CSVs and feedback are rebuilt at the end)."""
         key = result.key
+        if self.costs is not None:
+            self.costs.add(result.assignment_id, result.costs, submission=True)
+            self.costs.mark("first result", first=True)
+            self.costs.mark("last result")
         result.submitted_at = self.submitted_at.get(key, "")
         if result.autograded is not None:
-            folder = self.autograded_dir() / key[0] / key[1]
-            write_atomic(folder / f"{key[1]}.ipynb", result.autograded)
-            # as nbgrader's autograde does: the submission's other files come along (timestamp.txt and
-            # submission_secret.txt are what release_feedback needs), never another notebook
-            # (by the one rule that decided what the notebook saw: no link is followed here either)
-            for rel, data in files_beside(self.cfg.submissions / key[0] / key[1] / f"{key[1]}.ipynb").files.items():
-                write_atomic_bytes(folder / rel, data)
+            with timed(self.costs, "autograded", result.assignment_id):
+                folder = self.autograded_dir() / key[0] / key[1]
+                write_atomic(folder / f"{key[1]}.ipynb", result.autograded)
+                # as nbgrader's autograde does: the submission's other files come along (timestamp.txt and
+                # submission_secret.txt are what release_feedback needs), never another notebook
+                # (by the one rule that decided what the notebook saw: no link is followed here either)
+                for rel, data in files_beside(self.cfg.submissions / key[0] / key[1] / f"{key[1]}.ipynb").files.items():
+                    write_atomic_bytes(folder / rel, data)
         changed = key in self.previous and self.previous[key] != result.submission_hash
-        record = result.to_json()
-        dropped = self.writer.save_result(record, submission_changed=changed)
+        with timed(self.costs, "gradebook", result.assignment_id):
+            record = result.to_json()
+            dropped = self.writer.save_result(record, submission_changed=changed)
         if dropped:
             result.add_problem("manual grade dropped", "the submission changed after it was graded by hand, so these "
                                "were removed: " + "; ".join(dropped) + ". Grade it again in formgrader.")
             record = result.to_json()
-        report.save_result(self.cfg.out, record)
+        with timed(self.costs, "results", result.assignment_id):
+            report.save_result(self.cfg.out, record)

@@ -35,9 +35,12 @@ class Reference:
     source_hash: str  # of the solution and its checks (:func:`.submission.source_hash`)
     evidence: dict | None = None  # grade_id -> the reference run's payloads; None when it could not run
     problem: str = ""  # why there is no evidence, for the learner's page and problems.csv
+    cpu: float = 0.0  # the CPU seconds its run cost, for --profile; not sent
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        data.pop("cpu")
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "Reference":
@@ -93,6 +96,9 @@ class Job:
                       "notebook": NotebookFile.from_json(data["notebook"]) if data.get("notebook") else None})
 
 
+_NOT_SAVED = {"autograded", "costs"}  # SubmissionResult's fields that travel with it but are not its record
+
+
 @dataclass(kw_only=True)
 class SubmissionResult:
     """The result of grading one notebook: what is saved in ``results/<student>/<assignment>.json``
@@ -121,6 +127,7 @@ class SubmissionResult:
     submitted_at: str = ""  # from nbgrader's timestamp.txt, ISO 8601 UTC; set by the class run
     version: int = RESULT_VERSION
     autograded: str | None = None  # the notebook as it ran, with verdicts; written apart, never saved here
+    costs: dict[str, float] = field(default_factory=dict)  # CPU seconds by phase (see .costs), for --profile; not saved
 
     @property
     def key(self) -> tuple[str, str]:
@@ -134,13 +141,13 @@ class SubmissionResult:
         self.problems.append(Problem(self.student_id, self.assignment_id, kind, detail, fatal))
 
     def to_json(self) -> dict:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "autograded"}
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _NOT_SAVED}
         data.update(scores=[s.to_json() for s in self.scores], problems=[dataclasses.asdict(p) for p in self.problems])
         return data
 
     @classmethod
     def from_json(cls, data: dict) -> "SubmissionResult":
-        known = {f.name for f in dataclasses.fields(cls)} - {"autograded"}
+        known = {f.name for f in dataclasses.fields(cls)} - _NOT_SAVED
         return cls(**{**{k: v for k, v in data.items() if k in known},
                       "scores": [TestScore.from_json(s) for s in data.get("scores", [])],
                       "problems": [_problem(p) for p in data.get("problems", [])]})

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..nbio import exercise_of, write_atomic
 from . import classreport, feedback
+from .costs import CLASS, timed
 from .engine import not_isolated
 
 if TYPE_CHECKING:
+    from .costs import Costs
     from .gradebook import Recorded
 
 SCORES = ("student_id", "assignment_id", "grade_id", "points", "max_points", "status", "auto_points", "overridden",
@@ -111,9 +113,12 @@ def final(result: dict, recorded: "Recorded | None") -> dict:
     return r
 
 
-def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None) -> None:
-    """The CSVs, the LMS export and every feedback page, from the saved results and the gradebook's record."""
+def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None, *,
+                  costs: "Costs | None" = None) -> None:
+    """The CSVs, the LMS export and every feedback page, from the saved results and the gradebook's record.
+    ``costs`` (with ``--profile``) gets what the pages and the CSVs cost."""
     recorded = recorded or {}
+    csvs = time.thread_time()
     scores, grades, problems = [], [], []
     lms: dict[str, dict[str, float]] = {}
     for result in results:
@@ -134,7 +139,12 @@ def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None
             lms.setdefault(s, {})[a] = r["score"]
         for p in r.get("problems", []):
             problems.append((s, a, p["problem"], p["detail"]))
+        page = time.thread_time()
         write_feedback(out, r)
+        if costs is not None:
+            spent = time.thread_time() - page
+            costs.add(a, {"feedback": spent})
+            csvs += spent  # not the CSVs' time
     write_atomic(out / "scores.csv", _csv(scores, SCORES))
     write_atomic(out / "grades.csv", _csv(grades, GRADES))
     write_atomic(out / "problems.csv", _csv(problems, PROBLEMS))
@@ -142,7 +152,10 @@ def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None
     rows = [(spreadsheet_safe(s), *(_num(per[a]) if a in per else "" for a in columns), _num(sum(per.values())))
             for s, per in sorted(lms.items())]
     write_atomic(out / LMS, _csv(rows, ("student_id", *(spreadsheet_safe(a) for a in columns), "total")))
-    classreport.write_report(out, [final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results])
+    if costs is not None:
+        costs.add(CLASS, {"results": time.thread_time() - csvs})
+    with timed(costs, "report"):
+        classreport.write_report(out, [final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results])
 
 
 def write_feedback(out: Path, result: dict) -> None:

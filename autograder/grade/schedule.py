@@ -16,6 +16,7 @@ from ..nbio import write_atomic
 from . import cluster
 from . import engine as engine_module
 from .config import GradeConfig
+from .costs import Costs
 from .discover import Submission
 from .records import Job, NotebookFile, Reference, SubmissionResult
 from .report import Progress
@@ -63,12 +64,16 @@ def with_data(job: Job) -> Job:
 
 def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int, hashes: dict[str, str],
               on_start: Callable[[], None], on_result: Callable[[SubmissionResult], None],
-              progress: Progress) -> int:
+              progress: Progress, costs: Costs | None = None) -> int:
     """Grade ``todo`` ((submission, submission hash) pairs); returns how many were graded.
 
-    ``on_start`` runs once the references are queued (the caller opens its gradebook meanwhile, which
-    takes seconds); ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
-    when a solution cannot be run, before any submission of that assignment is graded."""
+    ``on_start`` runs in this thread once every submission is queued, or before the first result if that
+    comes sooner (the caller opens its gradebook then, which takes seconds: nbgrader commits each cell of
+    an assignment on its own, and a submission can only be queued once its assignment's reference has
+    run, so opening it earlier held back the queue and left the workers idle after the references);
+    ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
+    when a solution cannot be run, before any submission of that assignment is graded. ``costs``
+    (with ``--profile``) gets what each reference run cost."""
     hide = tuple(str(p.resolve()) for p in (cfg.submissions, cfg.out))
     limits = cfg.limits()
     references: dict[str, Reference] = {}
@@ -97,6 +102,8 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                                   evidence=evidence)
 
     graded = 0
+    if isinstance(pool, ThreadPoolExecutor):  # the warm parents this class starts import what its notebooks need
+        engine_module.default_pool().expect({s.assignment_id for s, _ in todo})
     try:
         for a in sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes}):
             cached = reference_cache(cfg.out, a, hashes[a], seed)
@@ -107,23 +114,31 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
         if isinstance(pool, ThreadPoolExecutor):  # start the other warm interpreters while the references run
             for _ in range(max(0, min(cfg.jobs, len(todo)) - len(pending_refs))):
                 pool.submit(engine_module.default_pool().warm, 1)
-        on_start()
         if not todo:
+            on_start()
             return 0
         progress.start(len(todo))
         for a in list(waiting):
             if a not in hashes or a in references:
                 for sub, shash in waiting.pop(a):
                     submit(sub, shash)
+        started = False
         while pending_refs or running:
+            if not started and not pending_refs:  # everything is queued: the workers are busy meanwhile
+                on_start()
+                started = True
+                continue
             done, _ = wait([*pending_refs, *running], return_when=FIRST_COMPLETED)
             for fut in done:
                 if fut in pending_refs:
                     a = pending_refs.pop(fut)
                     try:
-                        evidence = fut.result().evidence
+                        ran = fut.result()
                     except Exception as exc:  # the machine or the course is broken, not the students' work
                         raise ReferenceFailed(a, str(exc)) from exc
+                    evidence = ran.evidence
+                    if costs is not None:
+                        costs.add(a, {"reference": ran.cpu})
                     write_atomic(reference_cache(cfg.out, a, hashes[a], seed), json.dumps({"evidence": evidence}) + "\n")
                     found(a, evidence)
                     for sub, shash in waiting.pop(a, []):
@@ -134,6 +149,9 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                     result = fut.result()
                 except Exception as exc:  # a grader worker died: this submission is reported, the class goes on
                     result = failed_result(job, f"{type(exc).__name__}: {exc}")
+                if not started:
+                    on_start()
+                    started = True
                 on_result(result)
                 graded += 1
                 progress.advance()

@@ -24,6 +24,7 @@ from . import engine as engine_module
 from . import fallback, judge, sanitize
 from .autograded import autograded_notebook
 from .config import DEFAULT_ENGINE, ENGINES
+from .costs import Lap, merge, thread_timer
 from .discover import Refused, Submission, files_beside, read_regular
 from .engine import Limits, RunResult
 from .records import RESULT_VERSION, Job, NotebookFile, Reference, SubmissionResult
@@ -90,10 +91,15 @@ def run_reference(assignment: str, *, seed: int, limits: Limits, engine: str = D
     """Run the solution notebook itself in evidence mode: the payloads every student is judged against.
     Raises when it cannot run (the machine or the course is broken, not anyone's work)."""
     where = source or str(source_path(assignment))
-    plan = sanitize.reference_plan(read_notebook(where))
+    costs: dict[str, float] = {}
+    with thread_timer(costs, "reference"):
+        plan = sanitize.reference_plan(read_notebook(where))
     run, _ = execute(plan.sources, assignment=assignment, seed=seed, limits=limits, engine=engine, hide=hide)
-    return Reference(assignment=assignment, source_path=where, source_hash=source_hash(assignment),
-                     evidence=judge.reference_evidence(run, plan, seed=seed))
+    with thread_timer(costs, "reference"):
+        evidence = judge.reference_evidence(run, plan, seed=seed)
+        hash_ = source_hash(assignment)
+    return Reference(assignment=assignment, source_path=where, source_hash=hash_, evidence=evidence,
+                     cpu=costs["reference"] + sum(run.costs.values()))
 
 
 # --------------------------------------------------------------------------- grading
@@ -108,14 +114,17 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
     start, started_at = time.monotonic(), time.time()
     name = notebook.name
     result = SubmissionResult(assignment_id=assignment, notebook=name, source_hash=reference.source_hash, seed=seed)
+    reading = Lap(result.costs, "read")  # until the cells run: reading the file, parsing it, planning the cells
 
     def finish(scores: list[judge.TestScore]) -> SubmissionResult:
+        reading.stop()
         result.scores = scores
         result.seconds = round(time.monotonic() - start, 3)
         result.started_at, result.finished_at = round(started_at, 3), round(time.time(), 3)
         return result
 
     if _unscorable(reference, result):
+        reading.stop()
         return result
     source, tests = source_tests(reference.source_path, reference.source_hash)
 
@@ -151,19 +160,23 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
         files = beside.files
         for p in beside.skipped:
             result.add_problem(p.problem, p.detail)
+    reading.stop()
     try:
         run, result.engine = execute(plan.sources, assignment=assignment, seed=seed, limits=limits, engine=engine,
                                      hide=hide, files=files)
     except Exception as exc:  # the engine itself failed; the class goes on
         result.add_problem("not run", f"the grader could not run this notebook ({type(exc).__name__}: {exc})", True)
         return finish(all_missing("the notebook could not be run"))
-    result.isolation = run.isolation
-    for text_ in run.problems:
-        result.add_problem("run", text_)
-    scores = judge.score(run, plan, tests, reference.evidence, seed=seed)
-    solution_ids = {grade_id(c) for c in source.cells if is_solution_cell(c)}
-    # for formgrader and generate_feedback: the class run writes it beside the saved result
-    result.autograded = nbformat.writes(autograded_notebook(nb, plan, run, tests, scores, solution_ids))
+    merge(result.costs, run.costs)
+    with thread_timer(result.costs, "judge"):
+        result.isolation = run.isolation
+        for text_ in run.problems:
+            result.add_problem("run", text_)
+        scores = judge.score(run, plan, tests, reference.evidence, seed=seed)
+    with thread_timer(result.costs, "autograded"):
+        solution_ids = {grade_id(c) for c in source.cells if is_solution_cell(c)}
+        # for formgrader and generate_feedback: the class run writes it beside the saved result
+        result.autograded = nbformat.writes(autograded_notebook(nb, plan, run, tests, scores, solution_ids))
     unfinished = {exercise_of(s.grade_id) for s in scores if s.status not in ("passed", "not attempted")}
     result.code = {grade_id(c): c.source for c in nb.cells  # the learner's own code, for their feedback
                    if is_solution_cell(c) and grade_id(c) in unfinished}

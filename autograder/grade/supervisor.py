@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from .child import run_child
+from .costs import merge, number
 from .frames import FrameReader
 
 CHANNEL_FDS: list[int] = []  # the warm parent's frames to and from the engine; closed in every child
@@ -81,6 +82,13 @@ class Attempt:
     spent: float = 0.0  # seconds time-outs have cost this submission, earlier attempts included
     budget: float = float("inf")  # once spent reaches it, the next cell is not run
     budget_spent: bool = False  # the run was stopped for it: the cell that was starting and the rest did not run
+    # CPU seconds, for `grade --profile` (G's figures come from the cells' process: informative, never trusted)
+    fork_cpu: float = 0.0  # this process's side of forking C
+    c_setup: float = 0.0  # C before it forked G: namespaces, file system, staging
+    g_setup: float = 0.0  # G before its first cell: confinement, seeds, the shell's streams
+    g_cpu: float = 0.0  # G since its fork, as of its last done frame
+    sent_cpu: float = 0.0  # G writing its frames (all but the last)
+    c_total: float = 0.0  # C and G from start to exit, as the kernel counted them when C was reaped
 
     def wait(self) -> float:
         """How long select may sleep before the next deadline."""
@@ -107,6 +115,7 @@ class Attempt:
         for m in frames:
             if "hello" in m and self.facts is None:
                 self.facts = list(m["hello"])
+                self.g_setup = number(m.get("cpu"))
             elif type(m.get("start")) is int and m["start"] > self.last_start:
                 self.current, self.started, self.interrupted = m["start"], time.monotonic(), None
                 self.last_start = self.current
@@ -115,6 +124,8 @@ class Attempt:
                     _signal(self.pid, signal.SIGUSR2)
             elif self.current is not None and m.get("done") == self.current and type(m["done"]) is int:
                 self.done[self.current] = m
+                self.g_cpu = max(self.g_cpu, number(m.get("cpu")))
+                self.sent_cpu = max(self.sent_cpu, number(m.get("sent")))
                 if self.current in self.interrupted_cells:
                     self.spent += time.monotonic() - self.started
                 self.current = None
@@ -137,6 +148,7 @@ class Attempt:
         for m in self.stat.pump():
             if "pid" in m:
                 self.gpid = int(m["pid"])
+                self.c_setup = number(m.get("cpu"))
             elif "exit" in m:
                 self.exit_status = int(m["exit"])
                 self.cpu_used = float(m.get("cpu", 0.0))
@@ -174,14 +186,23 @@ class Attempt:
         os.close(self.stat.fd)
         if self.gpid and self.exit_status is None:
             _signal(self.pid, signal.SIGUSR2)  # C is not reaped yet, so its pid is still ours
-        _reap(self.pid)
+        self.c_total = _reap(self.pid)
+
+    def costs(self) -> dict[str, float]:
+        """This attempt's CPU by phase; what the processes spent outside their reported steps (C waiting
+        for G, both exiting, G's last frame) counts with the fork, the price of a fresh process."""
+        cells = max(0.0, self.g_cpu - self.g_setup - self.sent_cpu)
+        reported = self.c_setup + self.g_setup + cells + self.sent_cpu
+        return {"fork": self.fork_cpu + max(0.0, self.c_total - reported), "sandbox": self.c_setup + self.g_setup,
+                "cells": cells, "evidence": self.sent_cpu}
 
     def result(self) -> dict:
         current = None if self.current is not None and self.current in self.done else self.current
         return {"done": self.done, "facts": self.facts, "current": current, "exit": self.exit_status,
                 "setup_error": self.setup_error, "killed_for_timeout": self.killed_for_timeout,
                 "garbled": self.garbled, "cpu": self.cpu_used, "interrupted": self.interrupted_cells,
-                "budget_spent": self.budget_spent, "spent": self.spent, "timeout": self.timeout}
+                "budget_spent": self.budget_spent, "spent": self.spent, "timeout": self.timeout, "costs": self.costs(),
+                "fork_cpu": self.fork_cpu}
 
 
 def attempt(shell, req: dict, skip: set[int], *, timeout: float | None = None, spent: float = 0.0) -> dict:
@@ -192,10 +213,11 @@ def attempt(shell, req: dict, skip: set[int], *, timeout: float | None = None, s
     grace = float(limits.get("interrupt_grace", 5.0))
     workdir = tempfile.mkdtemp(prefix="ag-run-")
     os.chmod(workdir, 0o755)
+    c0 = time.process_time()
     pid, msg_r, st_r = _fork(shell, req, skip, workdir)
     run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), timeout, grace, time.monotonic() + SETUP_SECONDS,
                   after_timeout=float(limits.get("later_timeout") or 0.0), spent=spent,
-                  budget=float(limits.get("timeout_budget") or float("inf")))
+                  budget=float(limits.get("timeout_budget") or float("inf")), fork_cpu=time.process_time() - c0)
     try:
         while True:
             fds = run.open_fds()
@@ -244,20 +266,23 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
-def _reap(pid: int) -> None:
+def _reap(pid: int) -> float:
+    """Wait for C (killed after 10 s); returns the CPU it and its reaped children used."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                return
+            done, _, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return usage.ru_utime + usage.ru_stime
         except ChildProcessError:
-            return
+            return 0.0
         time.sleep(0.01)
     _signal(pid, signal.SIGKILL)
     try:
-        os.waitpid(pid, 0)
+        _, _, usage = os.wait4(pid, 0)
+        return usage.ru_utime + usage.ru_stime
     except ChildProcessError:
-        pass
+        return 0.0
 
 
 def supervise(shell, req: dict) -> dict:
@@ -270,8 +295,12 @@ def supervise(shell, req: dict) -> dict:
     restarts = 0
     facts: list[str] = []
     timeout, spent = None, 0.0  # the per-cell limit and the time-outs' cost so far, carried across attempts
+    costs: dict[str, float] = {}
+    forks, c0 = 0.0, time.process_time()
     while True:
         run = attempt(shell, req, set(skipped), timeout=timeout, spent=spent)
+        merge(costs, run["costs"])
+        forks += run["fork_cpu"]
         facts = run["facts"] if run["facts"] is not None else facts
         timeout, spent = run["timeout"], run["spent"]
         if run["setup_error"] and run["facts"] is None:
@@ -317,7 +346,9 @@ def supervise(shell, req: dict) -> dict:
             cells.append(_cell(i, "skipped", "not run: time budget spent (earlier cells of this notebook timed out)"))
         else:
             cells.append(_cell(i, "skipped", "not run: the notebook's process could not get this far"))
-    return {"cells": cells, "facts": facts, "problems": problems}
+    # this process's own time besides the forks: reading the children's frames, building the answer
+    costs["evidence"] = costs.get("evidence", 0.0) + max(0.0, time.process_time() - c0 - forks)
+    return {"cells": cells, "facts": facts, "problems": problems, "costs": costs}
 
 
 def _finished(m: dict, limits: dict, interrupted: bool) -> dict:

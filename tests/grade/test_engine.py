@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from autograder.checks.core import EVIDENCE_MIME
-from autograder.grade.engine import CellResult, Limits, RunResult, default_pool, run_cells
+from autograder.grade.engine import CellResult, Limits, RunResult, WarmPool, default_pool, run_cells
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
@@ -50,6 +50,9 @@ def honest() -> RunResult:
         "from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))",
         "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]);",
         "import ipywidgets as widgets\nwidgets.IntSlider(value=3)",
+        "import json, os\nnb = json.load(open(os.path.join(os.environ['AUTOGRADER_ROOT'], 'solutions', "
+        "'01_tokens_and_ids.ipynb')))\nprint(sum(len(c.get('outputs', [])) for c in nb['cells']), "
+        "sum(c['cell_type'] == 'code' and bool(''.join(c['source']).strip()) for c in nb['cells']))",
     ], assignment="02_demo", files={"data.txt": b"given file"}, env={"AUTOGRADER_SEED": "7"}, limits=FAST)
 
 
@@ -101,17 +104,35 @@ def test_notebook_10s_transformers_comes_preloaded_and_offline():
     """Does a submission's child find transformers' GPT-2 and Llama already imported by the warm parent (each
     notebook-10 submission would otherwise pay about 2.5 s of CPU for them), with the model hub switched off,
     and build a GPT-2 from a configuration?"""
-    result = run_cells([
-        "import sys\n"
-        "from huggingface_hub import constants  # read from the environment once, when the warm parent imported it\n"
-        "print(all(m in sys.modules for m in ('transformers.models.gpt2.modeling_gpt2', "
-        "'transformers.models.llama.modeling_llama')), constants.HF_HUB_OFFLINE)\n"
-        "from transformers import GPT2Config, GPT2LMHeadModel\n"
-        "model = GPT2LMHeadModel(GPT2Config(vocab_size=11, n_positions=4, n_embd=8, n_layer=1, n_head=2))\n"
-        "print(sum(p.numel() for p in model.parameters()))",
-    ], assignment="10_demo", limits=Limits(cell_timeout=60))
+    pool = WarmPool()
+    pool.expect(["10_decoder_block"])  # what grade does before a class with notebook 10
+    try:
+        result = run_cells([
+            "import sys\n"
+            "from huggingface_hub import constants  # read from the environment once, when the warm parent imported it\n"
+            "print(all(m in sys.modules for m in ('transformers.models.gpt2.modeling_gpt2', "
+            "'transformers.models.llama.modeling_llama')), constants.HF_HUB_OFFLINE)\n"
+            "from transformers import GPT2Config, GPT2LMHeadModel\n"
+            "model = GPT2LMHeadModel(GPT2Config(vocab_size=11, n_positions=4, n_embd=8, n_layer=1, n_head=2))\n"
+            "print(sum(p.numel() for p in model.parameters()))",
+        ], assignment="10_decoder_block", limits=Limits(cell_timeout=60), pool=pool)
+    finally:
+        pool.shutdown()
     assert result.cells[0].status == "ok", result.cells[0].outputs
     assert texts(result.cells[0]).split() == ["True", "True", "1008"]
+
+
+def test_earlier_solutions_come_with_their_code_and_without_their_outputs(honest):
+    """A run of 02 may import 01's solution cells (notebooks reuse earlier ones); their outputs are left out."""
+    outputs, code = map(int, texts(honest.cells[11]).split())
+    assert outputs == 0 and code > 0
+
+
+def test_a_run_says_what_it_cost(honest):
+    """Does a run report its CPU by phase (for `grade --profile`), the cells' own time among them?"""
+    costs = honest.costs
+    assert {"fork", "sandbox", "cells", "evidence"} <= set(costs)
+    assert all(v >= 0 for v in costs.values()) and costs["cells"] > 0 and costs["fork"] > 0
 
 
 # ------------------------------------------------------------------------------ survival

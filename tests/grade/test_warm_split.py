@@ -103,7 +103,8 @@ def test_cells_start_and_finish_in_order(run):
     assert run.sent == [] and not run.garbled
     assert run.result() == {"done": run.done, "facts": ["no network"], "current": 2, "exit": 9, "setup_error": None,
                             "killed_for_timeout": None, "garbled": False, "cpu": 1.5, "interrupted": set(),
-                            "timeout": 30.0, "spent": 0.0, "budget_spent": False}  # no cell timed out: none spent
+                            "timeout": 30.0, "spent": 0.0, "budget_spent": False,  # no cell timed out: none spent
+                            "costs": run.costs(), "fork_cpu": 0.0}
 
 
 def test_a_frame_out_of_step_stops_the_run_and_blames_the_last_cell(run):
@@ -181,3 +182,13 @@ def test_c_closing_its_pipe_ends_the_run_after_the_linger(run):
     assert run.stat.eof and run.c_gone_at is not None
     run.c_gone_at -= supervisor.LINGER
     assert run.over()
+
+
+def test_costs_a_cell_reports_are_numbers_or_nothing(run):
+    """G runs student code, so the CPU it reports is informative only: anything but a number counts as 0."""
+    say(run, {"pid": 77, "cpu": 0.25}, status=True)
+    say(run, {"hello": [], "cpu": "lots"}, {"start": 0},
+        {"done": 0, "status": "ok", "outputs": [], "seconds": 0, "cut": False, "cpu": float("nan"), "sent": -1},
+        {"start": 1}, {"done": 1, "status": "ok", "outputs": [], "seconds": 0, "cut": False, "cpu": 0.625, "sent": 0.125})
+    assert not run.garbled
+    assert run.costs() == {"fork": 0.0, "sandbox": 0.25, "cells": 0.5, "evidence": 0.125}
