@@ -306,6 +306,17 @@ def runs_for_everyone(python: str) -> bool:
     return _as_nobody([python, "-c", "import sys"]).returncode == 0
 
 
+def everyones_python() -> Path:
+    """This interpreter, which instructors' servers run: HubError when other users cannot run it."""
+    if not runs_for_everyone(sys.executable):
+        raise HubError(f"other users cannot run this Python ({sys.executable}: inside a folder they cannot open, "
+                       "such as a pyenv build in root's home), and instructors' servers run it. Install the "
+                       "course with the system's Python, in a folder everyone can read: /usr/bin/python3 -m venv "
+                       "/opt/transformer-math/venv && /opt/transformer-math/venv/bin/pip install -r requirements.txt,"
+                       " and start the Hub with that venv's python")
+    return Path(sys.executable)
+
+
 def python_for_everyone(preferred: str) -> str:
     """``preferred``, or the system's interpreter of the same version, whichever other users can run."""
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -354,9 +365,7 @@ def prepare_test_term(folder: Path, *, instructor: str = TEST_INSTRUCTOR, studen
     exchange, a students' image and the Hub's state. Users that exist are kept as they are."""
     require_root("a test term")
     proxy_command()
-    staff_python = sys.executable
-    if not runs_for_everyone(staff_python):
-        python_for_everyone(staff_python)  # raises, saying how to install the course for everyone
+    staff_python = everyones_python()
     folder = folder.resolve()
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o755)
@@ -384,7 +393,7 @@ def prepare_test_term(folder: Path, *, instructor: str = TEST_INSTRUCTOR, studen
         build_test_image(image)
     configure_image(image, course_id=COURSE_ID, exchange=exchange)
     check_image(image)
-    return Term(course=course, exchange=exchange, image=image, staff_python=Path(staff_python), state=state,
+    return Term(course=course, exchange=exchange, image=image, staff_python=staff_python, state=state,
                 instructors=(instructor,), students=tuple(students), ip=ip, port=port,
                 password=password or secrets.token_urlsafe(9))
 
@@ -420,9 +429,9 @@ def prepare_term(*, course: Path, instructors: tuple[str, ...], image: Path, stu
     if stat.S_IMODE(exchange.stat().st_mode) != 0o1777:
         raise HubError(f"the exchange {exchange} must be mode 1777 (everyone writes, nobody removes another's "
                        f"files): `sudo chmod 1777 {exchange}`")
-    staff_python = Path(sys.executable)
+    staff_python = everyones_python()
+    check_image(image)  # before writing anything into it: it must be a students' image
     configure_image(image, course_id=course_id, exchange=exchange)
-    check_image(image)
     for warning in open_homes([*students, *members]):
         out(warning)
     from .grade.doctor import exposures  # late: it pulls in the grading sandbox

@@ -43,10 +43,11 @@ status=0
 as_user bash -c "cd '$dest' && .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup ${tests[*]} $*" || status=1
 # where namespaces are refused (containers, Ubuntu 24.04): the promises that still hold there
 as_user bash -c "cd '$dest' && AUTOGRADER_TEST_NO_NAMESPACES=1 .venv/bin/python -m pytest -p no:cacheprovider -q tests/adversarial $*" || status=1
-# the whole nbgrader exchange and the staff setup with real users (an instructor, a TA, students), on the
-# installation every user can read; it creates those users, so it runs as root with this user's Python.
+# the whole nbgrader exchange, the staff setup and a term on JupyterHub in Chromium with real users (an
+# instructor, a TA, students), on the installation every user can read; it creates those users, so it runs
+# as root with this user's Python, two modules at a time (the Hub's test is the longest, about 3 minutes).
 # (tests/course/test_learner_pieces.py needs no other user and already ran in the main suite.)
-(cd "$dest" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -q \
-  tests/course/test_exchange.py tests/course/test_staff_setup.py "$@") || status=1
+(cd "$dest" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup \
+  tests/course/test_exchange.py tests/course/test_staff_setup.py tests/course/test_hub.py "$@") || status=1
 echo "instructor $user: done in $(( $(date +%s) - start )) s" >&2
 exit $status
