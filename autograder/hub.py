@@ -128,13 +128,15 @@ def prepare_server(term: Term, spawner) -> None:
         python = term.staff_python
         spawner.notebook_dir = str(term.course)
         extra = {"AUTOGRADER_ROOT": str(term.course),  # `grade` reads this course's solutions
-                 "NBGRADER_EXCHANGE": str(term.exchange)}  # the course's nbgrader_config.py reads it
+                 # the course's nbgrader_config.py reads these: the same course and exchange as the students'
+                 "NBGRADER_EXCHANGE": str(term.exchange), "AUTOGRADER_COURSE_ID": term.course_id}
     else:
         python = term.image / "bin" / "python"
         extra = {}
     # A terminal's shell is not a login shell: /etc/profile would put back Debian's PATH without the
     # installation's bin (no python, nbgrader or jupyter of the course's there).
-    spawner.cmd = [str(python), "-m", "jupyterhub.singleuser", "--ServerApp.terminado_settings=shell_command=/bin/bash"]
+    spawner.cmd = [str(python), "-m", "jupyterhub.singleuser",
+                   "--ServerApp.terminado_settings=shell_command=/bin/bash"]
     # The Hub passes on none of its own environment (JupyterHub's env_keep): say everything a server needs.
     spawner.environment = {"PATH": f"{python.parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", **extra}
     for warning in open_homes([user]):
@@ -388,9 +390,8 @@ def prepare_test_term(folder: Path, *, instructor: str = TEST_INSTRUCTOR, studen
     state.mkdir(exist_ok=True)
     state.chmod(0o700)
     image = folder / "students-image"
-    if not (image / "bin" / "python").exists():
-        out(f"building the students' image in {image} ...")
-        build_test_image(image)
+    out(f"building the students' image in {image} ...")  # each start: the course's code may have changed
+    build_test_image(image)
     configure_image(image, course_id=COURSE_ID, exchange=exchange)
     check_image(image)
     return Term(course=course, exchange=exchange, image=image, staff_python=staff_python, state=state,
@@ -454,7 +455,7 @@ def _exists(user: str) -> bool:
         return False
 
 
-CONFIG = '''# Written by `python -m autograder hub` for this start of the Hub; change the command's options, not this file.
+CONFIG = '''# Written by `python -m autograder hub` for this start of the Hub: change its options, not this file.
 from autograder.hub import Term, configure
 
 configure(c, Term.from_json({term!r}), hub_port={hub_port}, proxy_api_port={proxy_api_port})  # noqa: F821

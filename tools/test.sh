@@ -2,7 +2,8 @@
 # The project's test command: system packages first (when missing), then the whole suite on all cores.
 # As root it also runs what an instructor runs as an ordinary user (tools/test-as-instructor.sh: a user
 # created for it, the README's install as that user, grading with and without user namespaces, the
-# nbgrader exchange with real users); that user's install runs while the main suite does.
+# nbgrader exchange with real users, a term on JupyterHub in Chromium); that user's install runs while
+# the main suite does.
 # Extra arguments go to pytest, e.g. `tools/test.sh -m "nb04 and not slow"` (then only the main suite runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."

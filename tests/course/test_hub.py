@@ -54,7 +54,8 @@ EARLIER = sorted({p.assignment for p in pieces.NEEDS[A5]})  # what 05 builds on:
 RIGHT = "def sequence_probability(cond_probs):\n    return float(np.prod(cond_probs))\n"
 # a known mistake of tests/checks/test_nb04.py: the check names it "a plain average"
 WRONG = ("def expectation(values, probs):\n    probs = np.asarray(probs)\n"
-         "    if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):\n        raise ValueError('not a distribution')\n"
+         "    if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):\n"
+         "        raise ValueError('not a distribution')\n"
          "    return float(np.mean(values))\n")
 OVERRIDE_COMMENT = "Weight each value by its probability: sum(values * probs)."
 START_TIMEOUT = 240  # seconds: the test term's image build and the Hub's start on 2 busy cores
@@ -136,6 +137,14 @@ def servers_of(user: str) -> list[int]:
     import psutil
     return [p.pid for p in psutil.process_iter(["username", "cmdline"])
             if p.info["username"] == user and "jupyterhub.singleuser" in " ".join(p.info["cmdline"] or [])]
+
+
+def hub_memory_mib(pid: int) -> float:
+    """PSS of JupyterHub and its proxy in MiB (the users' servers, also its children, are counted apart)."""
+    import psutil
+    hub = psutil.Process(pid)
+    proxy = [p for p in hub.children() if p.name() == "node"]
+    return sum(p.memory_full_info().pss for p in (hub, *proxy)) / 2**20
 
 
 def memory_mib(pid: int) -> tuple[float, float]:
@@ -349,6 +358,7 @@ def played(term, tmp_path_factory):
             for person in people:
                 person.lab()
             seen["server_start_s"] = [person.server_start for person in people]
+            seen["memory_mib_hub_and_proxy"] = hub_memory_mib(term.proc.pid)
 
             phase('servers')
             # -------------------------------------------------------- the instructor releases 04
@@ -414,23 +424,23 @@ def played(term, tmp_path_factory):
             from nbgrader.api import Gradebook
             with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
                 submission = gb.find_submission_notebook(A4, A4, FIRST).id
-            fg.goto(f"{teacher.base}formgrader/submissions/{submission}")
+            fg.goto(f"{teacher.base}formgrader/submissions/{submission}", wait_until="networkidle")
             fg.wait_for_selector("input.score#test_expectation", timeout=60_000)
             seen["review"] = fg.inner_text("body")
-            score = fg.locator("input.score#test_expectation")
-            score.fill("1")
-            score.press("Tab")
-            comment = fg.locator("textarea#expectation-comment")
-            comment.fill(OVERRIDE_COMMENT)
-            comment.press("Tab")
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:  # formgrader saves in the background
-                with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
-                    saved = (gb.find_grade("test_expectation", A4, A4, FIRST).manual_score,
-                             gb.find_comment("expectation", A4, A4, FIRST).manual_comment)
+            saved = None
+            for _ in range(3):  # formgrader saves each field in the background when it loses focus
+                for field, value in (("input.score#test_expectation", "1"),
+                                     ("textarea#expectation-comment", OVERRIDE_COMMENT)):
+                    fg.locator(field).fill(value)
+                    fg.locator(field).press("Tab")
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and saved != (1, OVERRIDE_COMMENT):
+                    time.sleep(0.5)
+                    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
+                        saved = (gb.find_grade("test_expectation", A4, A4, FIRST).manual_score,
+                                 gb.find_comment("expectation", A4, A4, FIRST).manual_comment)
                 if saved == (1, OVERRIDE_COMMENT):
                     break
-                time.sleep(0.5)
             seen["saved"] = saved
             teacher.shot("override", fg)
             seen["regrade"] = teacher.terminal("python -m autograder grade submitted --jobs 1", timeout_s=600)
@@ -491,7 +501,9 @@ def played(term, tmp_path_factory):
             seen["run_05_s"] = second.run_all()
             seen["cells_05"] = second.cells()
             phase("05 ran")
-            second.shot("05")
+            setup = next(i for i, c in enumerate(seen["cells_05"]) if "setup" in c["tags"])
+            second.page.locator(".jp-Notebook .jp-Cell").nth(setup).scroll_into_view_if_needed()
+            second.shot("05-whose-pieces")
         except Exception:
             print("\nwhat the term showed before it stopped:\n" + "\n".join(
                 f"{k}: {str(v)[-3000:]}" for k, v in seen.items()), file=sys.stderr)
