@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import paths
+from .nbio import write_atomic
 
 COURSE_ID = "transformer-math"
 PROXY = "configurable-http-proxy"  # JupyterHub's proxy, from npm: tools/system-packages.sh installs it
@@ -192,20 +193,21 @@ def proxy_command() -> str:
 def configure_image(image: Path, *, course_id: str, exchange: Path) -> None:
     """The Jupyter settings of a students' image: nbgrader's student parts only, and the course's exchange."""
     etc = image / "etc" / "jupyter"
-    (etc / "jupyter_server_config.d").mkdir(parents=True, exist_ok=True)
-    (etc / "labconfig").mkdir(exist_ok=True)
-    (etc / "jupyter_server_config.d" / STUDENTS_SERVER_CONFIG).write_text(json.dumps(
+    write_atomic(etc / "jupyter_server_config.d" / STUDENTS_SERVER_CONFIG, json.dumps(
         {"ServerApp": {"jpserver_extensions": {name: False for name in STAFF_SERVER_EXTENSIONS}}}, indent=1) + "\n")
     page = etc / "labconfig" / "page_config.json"
     settings = json.loads(page.read_text()) if page.exists() else {}
     settings.setdefault("disabledExtensions", {}).update({name: True for name in STAFF_LAB_EXTENSIONS})
-    page.write_text(json.dumps(settings, indent=1) + "\n")
+    write_atomic(page, json.dumps(settings, indent=1) + "\n")
     # Students fetch and submit without naming the course (nbgrader reads this from the image's prefix)
-    (etc / "nbgrader_config.py").write_text(
-        "# Written by `python -m autograder hub`: the course students fetch from and submit to.\n"
-        "c = get_config()  # noqa: F821\n"
-        f"c.CourseDirectory.course_id = {course_id!r}\n"
-        f"c.Exchange.root = {str(exchange)!r}\n")
+    write_atomic(etc / "nbgrader_config.py",
+                 "# Written by `python -m autograder hub`: the course students fetch from and submit to.\n"
+                 "c = get_config()  # noqa: F821\n"
+                 f"c.CourseDirectory.course_id = {course_id!r}\n"
+                 f"c.Exchange.root = {str(exchange)!r}\n")
+    for written in (etc / "jupyter_server_config.d" / STUDENTS_SERVER_CONFIG, page, etc / "nbgrader_config.py"):
+        written.chmod(0o644)  # every student's server reads them, whatever root's umask
+        written.parent.chmod(0o755)
 
 
 def check_image(image: Path) -> dict:

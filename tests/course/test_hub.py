@@ -359,11 +359,22 @@ def played(term, tmp_path_factory):
                 person.lab()
             seen["server_start_s"] = [person.server_start for person in people]
             seen["memory_mib_hub_and_proxy"] = hub_memory_mib(term.proc.pid)
+            for person in (teacher, first):  # what nbgrader puts in each one's menu
+                person.menu("Nbgrader")
+                seen[f"menu_{person.user}"] = [i.inner_text() for i in person.page.locator(".lm-Menu-itemLabel").all()
+                                               if i.inner_text().strip()]
+                person.page.keyboard.press("Escape")
+            teacher.menu("Nbgrader", "Course List")
+            courses = teacher.page.locator("#nbgrader-course-list")
+            courses.get_by_text(COURSE_ID).first.wait_for(timeout=60_000)
+            seen["course_list"] = courses.inner_text()
+            teacher.shot("course-list")
 
             phase('servers')
             # -------------------------------------------------------- the instructor releases 04
             fg = teacher.context.new_page()
-            fg.goto(f"{teacher.base}formgrader/manage_assignments")
+            opened = fg.goto(f"{teacher.base}formgrader/manage_assignments")
+            seen["formgrader_frames"] = opened.headers.get("content-security-policy", "")
             for assignment in (A4, *(a for a in (*EARLIER, A5) if a != A4)):  # 04, then what 05 needs
                 row = assignment_row(fg, assignment)
                 row.wait_for(timeout=60_000)
@@ -574,6 +585,14 @@ def test_the_second_student_sees_nothing_of_the_first(played):
     assert A4 in second and "There are no downloaded assignments." in second, second
     assert "There are no submitted assignments." in second and "feedback" not in second.lower(), second
     assert played["student_formgrader"] == 404, "a student's server runs without formgrader"
+
+
+def test_instructors_get_formgrader_and_the_course_list_students_the_assignment_list(played):
+    assert played[f"menu_{TEACHER}"][:3] == ["Assignment List", "Course List", "Formgrader"], played[f"menu_{TEACHER}"]
+    assert played[f"menu_{FIRST}"] == ["Assignment List"], played[f"menu_{FIRST}"]
+    assert COURSE_ID in played["course_list"], played["course_list"]
+    # why formgrader opens in a tab of its own (docs/grading.md): JupyterHub forbids framing a server's pages
+    assert "frame-ancestors 'none'" in played["formgrader_frames"], played["formgrader_frames"]
 
 
 def test_05_runs_in_the_hub_on_the_students_own_fetched_notebooks(played):
