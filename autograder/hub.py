@@ -18,6 +18,7 @@ built in seconds from this installation. docs/grading.md, "A term on JupyterHub"
 from __future__ import annotations
 
 import functools
+import grp
 import importlib.metadata
 import json
 import os
@@ -418,7 +419,6 @@ def prepare_term(*, course: Path, instructors: tuple[str, ...], image: Path, stu
         raise HubError(f"no Unix user {', '.join(missing)} on this machine: create them first "
                        f"(`sudo useradd --create-home --key HOME_MODE=0700 NAME`)")
     if students_group:
-        import grp
         try:
             members = grp.getgrnam(students_group).gr_mem
         except KeyError:
