@@ -57,6 +57,50 @@ def _site(args: argparse.Namespace) -> int:
     return 0
 
 
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one user, e.g. alice,bob")
+    return names
+
+
+def _hub(args: argparse.Namespace) -> int:
+    from . import hub  # late: see above
+
+    extra = args.jupyterhub_args[1:] if args.jupyterhub_args[:1] == ["--"] else args.jupyterhub_args
+    try:
+        if args.test:
+            for option in ("course", "image", "students_group", "exchange", "state"):
+                if getattr(args, option):
+                    raise hub.HubError(f"--{option.replace('_', '-')} is for a real term; a test term makes its "
+                                       "own under --dir")
+            term = hub.prepare_test_term(args.dir, instructor=(args.instructor or [hub.TEST_INSTRUCTOR])[0],
+                                         students=args.students or hub.TEST_STUDENTS, port=args.port, ip=args.ip,
+                                         password=args.password or "")
+            who = ", ".join((*term.instructors, *term.students))
+            print(f"Test term on http://{term.ip}:{term.port}/ : log in as {who} with the password {term.password}\n"
+                  f"instructor: formgrader at http://{term.ip}:{term.port}/user/{term.instructors[0]}/formgrader ; "
+                  f"the course is {term.course}. Ctrl-C stops the Hub and every server.", flush=True)
+        else:
+            missing = [o for o in ("course", "instructor", "image") if not getattr(args, o)]
+            if missing:
+                raise hub.HubError("a real term needs " + ", ".join(f"--{m}" for m in missing)
+                                   + " (or try --test for a test term)")
+            if args.password:
+                raise hub.HubError("--password is for a test term; a real term logs in with the server's "
+                                   "accounts (PAM)")
+            term = hub.prepare_term(course=args.course, instructors=tuple(args.instructor), image=args.image,
+                                    students=args.students or (), students_group=args.students_group or "",
+                                    exchange=args.exchange or Path("/srv/nbgrader/exchange"),
+                                    state=args.state or Path("/srv/jupyterhub"), ip=args.ip, port=args.port)
+            print(f"JupyterHub for {term.course} on http://{term.ip}:{term.port}/", flush=True)
+        hub.start(term, extra)
+    except hub.HubError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0  # not reached: start() becomes JupyterHub
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m autograder",
                                      description="Release, self-check and grade the Transformer-math notebooks.")
@@ -78,6 +122,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_site)
 
     add_grade_parser(sub)
+
+    p = sub.add_parser("hub", help="run a term on JupyterHub (as root): --test for a test term on this machine",
+                       description="Start JupyterHub for the course: instructors' servers run the course with "
+                                   "formgrader, students' servers run the students' image (the course from its "
+                                   "wheel, no solutions) with the assignment list and Validate. A real term logs "
+                                   "in with the server's accounts (PAM); --test makes a test term (users, a copy "
+                                   "of the course, an exchange, a students' image) under --dir with one shared "
+                                   "password. Arguments after -- go to jupyterhub. See docs/grading.md.")
+    p.add_argument("--test", action="store_true", help="a test term: make the users, course, exchange and image")
+    p.add_argument("--dir", type=Path, default=Path("/srv/transformer-math/test-term"),
+                   help="a test term's folder (default /srv/transformer-math/test-term)")
+    p.add_argument("--password", help="a test term's shared password (default: a random one, printed)")
+    p.add_argument("--course", type=Path, help="the course folder (with nbgrader_config.py)")
+    p.add_argument("--instructor", action="append", metavar="USER",
+                   help="an instructor's Unix user (repeat for more); a test term's default is tm-instructor")
+    p.add_argument("--students", type=_names, metavar="USER,USER",
+                   help="students allowed to log in; a test term's default is tm-student1,tm-student2")
+    p.add_argument("--students-group", metavar="GROUP", help="or: every member of this Unix group")
+    p.add_argument("--image", type=Path, metavar="PREFIX", help="the students' image (a virtualenv)")
+    p.add_argument("--exchange", type=Path, help="nbgrader's exchange (default /srv/nbgrader/exchange)")
+    p.add_argument("--state", type=Path, help="the Hub's own files (default /srv/jupyterhub)")
+    p.add_argument("--ip", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
+    p.add_argument("jupyterhub_args", nargs=argparse.REMAINDER, metavar="-- JUPYTERHUB-ARGS")
+    p.set_defaults(run=_hub)
     return parser
 
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Debian packages the full test suite needs: chromium (browser tests), bubblewrap (the grading
 # sandbox) and postgresql (a shared gradebook); the site's MathJax comes from requirements.txt.
+# Then JupyterHub's proxy, configurable-http-proxy, from npm at the version below (a term on JupyterHub
+# and its test, docs/grading.md; JupyterHub itself is in requirements.txt). It needs Node.js 20 or newer.
 # Installs only what is missing; needs root or sudo.
 # Exits non-zero, with the command to run, when something stays missing: the tests that need it
 # would otherwise skip without a word (the database tests skip when PostgreSQL is absent).
 set -euo pipefail
+PROXY_VERSION=5.2.0  # the newest whose dependencies all run on Node.js 20 (5.3.0's commander asks for 22)
 
 missing() {
   need=()
@@ -14,28 +17,53 @@ missing() {
   local fonts
   fonts=$(fc-list 2>/dev/null | wc -l || echo 0)
   [ "${fonts:-0}" -gt 0 ] || need+=(fonts-dejavu-core)
+  command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
   return 0
+}
+
+proxy_missing() {
+  [ "$(configurable-http-proxy --version 2>/dev/null)" != "$PROXY_VERSION" ]
 }
 
 fail() {
   echo "tools/system-packages.sh: $1" >&2
-  echo "the tests need these Debian packages; install them as root and run the tests again:" >&2
-  echo "  apt-get update && apt-get install -y --no-install-recommends ${need[*]}" >&2
+  echo "the tests need these; install them as root and run the tests again:" >&2
+  [ ${#need[@]} -eq 0 ] || echo "  apt-get update && apt-get install -y --no-install-recommends ${need[*]}" >&2
+  ! proxy_missing || echo "  npm install --global configurable-http-proxy@$PROXY_VERSION" >&2
   exit 1
 }
 
 missing
-[ ${#need[@]} -eq 0 ] && exit 0
+if [ ${#need[@]} -eq 0 ] && ! proxy_missing; then exit 0; fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   # -n: never wait for a password that nobody will type (CI has no terminal)
   if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else
-    fail "missing ${need[*]}, and this user can neither install packages nor use sudo without a password"
+    fail "something is missing, and this user can neither install packages nor use sudo without a password"
   fi
 fi
-echo "installing Debian packages: ${need[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq || fail "apt-get update failed"
-$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null || fail "apt-get install failed"
-missing
-[ ${#need[@]} -eq 0 ] || fail "still missing after apt-get install: ${need[*]}"
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing Debian packages: ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq || fail "apt-get update failed"
+  $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null || fail "apt-get install failed"
+  missing
+  [ ${#need[@]} -eq 0 ] || fail "still missing after apt-get install: ${need[*]}"
+fi
+if proxy_missing; then
+  node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if [ "$node_major" -lt 20 ]; then
+    echo "tools/system-packages.sh: configurable-http-proxy $PROXY_VERSION (JupyterHub's proxy) needs Node.js 20 or" \
+         "newer; this machine has $(node --version 2>/dev/null || echo none). Install Node.js 20 (Debian 13's nodejs," \
+         "or NodeSource's packages on Debian 12) and run this again." >&2
+    exit 1
+  fi
+  echo "installing configurable-http-proxy $PROXY_VERSION (npm)" >&2
+  $sudo npm install --global --no-fund --no-audit --loglevel=error "configurable-http-proxy@$PROXY_VERSION" >/dev/null \
+    || { echo "tools/system-packages.sh: npm install -g configurable-http-proxy@$PROXY_VERSION failed" >&2; exit 1; }
+  if proxy_missing; then
+    echo "tools/system-packages.sh: configurable-http-proxy $PROXY_VERSION is still not on PATH after npm install -g" \
+         "(npm's global bin: $(npm prefix -g 2>/dev/null)/bin)" >&2
+    exit 1
+  fi
+fi

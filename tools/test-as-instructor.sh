@@ -41,21 +41,26 @@ fi
 tests=(tests/grade/test_setups.py tests/adversarial tests/test_validate.py)
 log="$dest/build"
 as_user mkdir -p "$log"
-# Two runs at once: with namespaces (two workers), and, beside it, where namespaces are refused (containers,
-# Ubuntu 24.04: the promises that still hold there) followed by the whole nbgrader exchange and the staff
-# setup with real users (an instructor, a TA, students) on the installation every user can read. That last
-# one creates those users, so it runs as root with this user's Python. Each writes its own log, shown in order.
+# Three runs at once, each with its own log, shown in order at the end:
+# - with the namespaces this machine allows (two workers);
+# - the whole nbgrader exchange, the staff setup and a term on JupyterHub in Chromium with real users (an
+#   instructor, a TA, students), on the installation every user can read; it creates those users, so it runs
+#   as root with this user's Python, two modules at a time (the Hub's test is the longest);
+# - where namespaces are refused (containers, Ubuntu 24.04): the promises that still hold there.
+# (tests/course/test_learner_pieces.py needs no other user and already ran in the main suite.)
 as_user bash -c "cd '$dest' && .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup --no-loadscope-reorder ${tests[*]} $*" \
   > "$log/namespaces.log" 2>&1 &
 with_namespaces=$!
+(cd "$dest" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup \
+  --no-loadscope-reorder tests/course/test_hub.py tests/course/test_exchange.py tests/course/test_staff_setup.py "$@") \
+  > "$log/course.log" 2>&1 &
+course=$!
 status=0
 as_user bash -c "cd '$dest' && AUTOGRADER_TEST_NO_NAMESPACES=1 .venv/bin/python -m pytest -p no:cacheprovider -q tests/adversarial $*" \
   > "$log/no-namespaces.log" 2>&1 || status=1
-# (tests/course/test_learner_pieces.py needs no other user and already ran in the main suite.)
-(cd "$dest" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -q \
-  tests/course/test_exchange.py tests/course/test_staff_setup.py "$@") > "$log/exchange.log" 2>&1 || status=1
 wait "$with_namespaces" || status=1
-for part in namespaces no-namespaces exchange; do
+wait "$course" || status=1
+for part in namespaces course no-namespaces; do
   echo "--- $part ($log/$part.log)"
   cat "$log/$part.log"
 done

@@ -2,8 +2,9 @@
 # The project's test command: system packages first (when missing), then the whole suite on all cores.
 # As root it also runs what an instructor runs as an ordinary user (tools/test-as-instructor.sh: a user
 # created for it, the README's install as that user, grading with and without user namespaces, the
-# nbgrader exchange with real users). That phase runs beside the main suite rather than after it: its
-# install waits on the network and disk, and its serial parts would otherwise leave a core idle at the end.
+# nbgrader exchange with real users, a term on JupyterHub in Chromium). That phase runs beside the main
+# suite rather than after it: its install waits on the network and disk, and its serial parts would
+# otherwise leave a core idle at the end.
 # Extra arguments go to pytest, e.g. `tools/test.sh -m "nb04 and not slow"` (then only the main suite runs).
 # TEST_CPU_LOG=<file> records every test's core-seconds (tools/test_cpu.py sums them).
 set -euo pipefail

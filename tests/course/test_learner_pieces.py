@@ -24,6 +24,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from autograder import paths, pieces, reference
+from autograder.hub import build_wheel  # the wheel the Hub's students' image is made from
 from autograder.checks import core
 from autograder.nbio import grade_id, is_solution_cell
 
@@ -357,18 +358,6 @@ def test_a_failing_check_in_a_kernel_shows_its_message_not_our_frames_and_stops_
 
 
 # ----------------------------------------------- slow: the students' image, nbgrader's layout, whole notebooks
-
-def build_wheel(out: Path) -> Path:
-    """A wheel of the course built from a copy of its sources (building in place would leave build/ behind)."""
-    src = out / "src"
-    shutil.copytree(paths.root() / "autograder", src / "autograder",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(paths.root() / name, src / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "-w", str(out), str(src)], check=True, capture_output=True, timeout=300)
-    return next(out.glob("*.whl"))
-
 
 @pytest.fixture(scope="module")
 def students(tmp_path_factory):
