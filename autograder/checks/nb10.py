@@ -498,6 +498,7 @@ def DecoderBlock(hidden, rng):
         _block_case("DecoderBlock(16, 4, 64) on x (2, 9, 16)", make_params(rng, block_shapes(16, 64)), 4,
                     normal(rng, 2, 9, 16)),
         _block_dropout_case(make_params(rng, block_shapes(12, 24)), 3, normal(rng, 2, 6, 12), 0.3),
+        _block_eval_case(make_params(rng, block_shapes(8, 16)), 2, normal(rng, 1, 4, 8), 0.3),
     ]
 
 

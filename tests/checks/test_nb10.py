@@ -749,3 +749,24 @@ def test_dropout_sites_are_read_from_what_the_modules_saw():
     assert nb10._dropout_kind(clean * 2, clean, 0.3) == "changed"
     assert nb10._dropout_kind(None, clean, 0.3) == "not seen"
     assert nb10._dropout_kind(clean[:2], clean, 0.3) == "another shape"
+
+
+OPTION_MISTAKES = [m for m in MISTAKES if isinstance(m, Mistake) and m.label in {
+    "ignores_the_gelu_choice", "no_dropout", "dropout_on_the_residual_stream", "dropout_on_the_sublayer_input",
+    "dropout_also_in_eval_mode", "dropout_without_rescaling", "tied_head_keeps_its_bias", "ties_by_copying_the_table",
+    "ties_by_copying_the_values", "gelu_not_passed_to_the_blocks", "no_dropout_on_the_embeddings",
+    "dropout_before_the_head", "blocks_built_without_dropout"}]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", OPTION_MISTAKES, ids=str)
+def test_the_hidden_checks_reject_each_option_mistake_under_any_seed(mistake):
+    """tests/checks/test_hidden_seeds.py covers 01-09; here the mistakes of TinyGPT's options (tie_weights, gelu,
+    dropout) and of the pieces they reach (FeedForward, DecoderBlock) meet the hidden check of their exercise under
+    seeds 0-7: each must fail under every one, so that no seed gives a hidden test's points back."""
+    from tests.checks.test_hidden_seeds import Entry, _check, _implementation, _verdict
+
+    entry = Entry(A, mistake.exercise, mistake.label, mistake.source, True)
+    check, wrong = _check(A, mistake.exercise), _implementation(entry)
+    passed = [seed for seed in range(8) if _verdict(check, wrong, seed) is None]
+    assert not passed, f"{mistake} passes the hidden check of {mistake.exercise} under seeds {passed}"
