@@ -90,7 +90,7 @@ def test_close_refuses_a_wrong_shape_and_says_which():
 
 def test_close_refuses_a_value_that_is_not_a_number():
     assert "expected a float, got a str ('1.0')" in verdict(close(), "1.0", 1.0)
-    assert "returned None" in verdict(close(), None, np.zeros(2))
+    assert verdict(close(), None, np.zeros(2)) == "case: returned None. Did you forget the `return` statement?"
     assert verdict(close(), {"a": 1.0}, 1.0) is not None
     assert verdict(close(), [], np.zeros(0)) is not None
 
@@ -209,6 +209,37 @@ def test_close_says_exactly_what_is_wrong(comparator, got, want, message):
     assert verdict(comparator, got, want) == f"case: {message}"
 
 
+TRANSPOSED = " It equals the expected result transposed: are the last two axes swapped?"
+FLIPPED = " It is the expected result with the sign flipped."
+SQUARE = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize("got, want, message", [
+    (SQUARE.T, SQUARE, "wrong values: 2 of 4 differ, first at row 0, column 1 (expected 2, got 3). "
+                       "Row 0: expected [1., 2.], got [1., 3.]." + TRANSPOSED),
+    (-SQUARE, SQUARE, "wrong values: 4 of 4 differ, first at row 0, column 0 (expected 1, got -1). "
+                      "Row 0: expected [1., 2.], got [-1., -2.]." + FLIPPED),
+    (np.swapaxes(np.arange(18.0).reshape(2, 3, 3), -1, -2), np.arange(18.0).reshape(2, 3, 3),
+     "wrong values: 12 of 18 differ, first at index [0, 0, 1] (expected 1, got 3)." + TRANSPOSED),
+    (np.swapaxes(np.arange(24.0).reshape(2, 3, 2, 2), -1, -2), np.arange(24.0).reshape(2, 3, 2, 2),
+     "wrong values: 12 of 24 differ, first at index [0, 0, 0, 1] (expected 1, got 2)." + TRANSPOSED),
+    (np.array([[1.0, 7.0, 3.0], [4.0, 5.0, 6.0]]), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),  # not square
+     "wrong values: 1 of 6 differ, first at row 0, column 1 (expected 2, got 7). Row 0: expected [1., 2., 3.], "
+     "got [1., 7., 3.]."),
+])
+def test_close_names_a_transposed_or_flipped_answer_in_any_number_of_dimensions(got, want, message):
+    assert verdict(close(), got, want) == f"case: {message}"
+
+
+def test_an_answer_is_called_transposed_or_flipped_only_within_the_comparators_tolerance():
+    loose = close(atol=1e-3, rtol=0)
+    assert verdict(loose, SQUARE.T + 5e-4, SQUARE).endswith(TRANSPOSED)
+    assert verdict(loose, -SQUARE + 5e-4, SQUARE).endswith(FLIPPED)
+    off = 1 + 5e-6  # outside close()'s relative 1e-6 (and inside NumPy's default 1e-5)
+    assert not verdict(close(), SQUARE.T * off, SQUARE).endswith(TRANSPOSED)
+    assert not verdict(close(), -SQUARE * off, SQUARE).endswith(FLIPPED)
+
+
 def test_close_compares_complex_with_real_at_its_own_tolerance():
     assert verdict(close(atol=1e-3, rtol=0), 1.0 + 5e-4j, 1.0) is None
     assert verdict(close(atol=0, rtol=1e-3), 1000.0 + 0.5j, 1000.0) is None
@@ -312,7 +343,7 @@ def test_a_value_the_check_cannot_read_fails():
             return True
 
     message = verdict(equal(), Anything(), 1)
-    assert "returned a Anything object, which is not a value the check can read" in message
+    assert message == "case: returned a Anything object, which is not a value the check can read; expected an int."
     assert verdict(close(), Anything(), 1.0) is not None
 
 
@@ -332,6 +363,13 @@ def test_a_hint_names_the_mistake_and_a_broken_hint_is_ignored():
     assert raised.value.mistake == "you added one"
     assert verdict(equal(), 2, 1, hints=[broken]) == "case: expected 1, got 2."
     assert verdict(equal(), 1, 1, hints=[lambda g, w: "never asked"]) is None, "a hint is read only on a mismatch"
+
+
+def test_a_hint_is_given_the_decoded_answer_and_expected_value():
+    seen = []
+    verdict(close(), np.array([1.0, 3.0]), np.array([1.0, 2.0]), hints=[lambda got, want: seen.append((got, want))])
+    ((got, want),) = seen
+    assert (got.data.tolist(), want.data.tolist()) == ([1.0, 3.0], [1.0, 2.0])
 
 
 def test_a_mismatch_without_a_hint_has_no_mistake():
