@@ -245,11 +245,13 @@ def run_hand_written(mutant: HandWritten | None) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Mutation testing, with mutmut, of the grader's judge, sanitizer and verdict/comparators. "
-                    "Measured on this machine (2 cores shared with other jobs, load 5 to 10, --max-children 2): "
-                    "judge (307 mutants) TBD, sanitize (265) TBD, core (619 of core.py's 1266) TBD; "
-                    "the first run of a checkout adds about 40 s to generate the mutants and 30 s to learn which "
-                    "tests reach which function. --mutant runs one mutant in about a minute; --hand-written "
-                    "runs the 10 hand-written bugs in about TBD.",
+                    "Targets: judge (307 mutants), sanitize (265), core (619 of core.py's 1266). Each mutant "
+                    "runs the fast tests that reach its function, about a minute each on 2 busy cores, two at "
+                    "a time (--max-children 2): a whole target takes hours, so run one target, or --survivors "
+                    "after a change (full runs were not yet timed on a quiet machine). The first run of a "
+                    "checkout adds about 40 s to generate the mutants and 30 s to learn which tests reach which "
+                    "function. --mutant runs one mutant in about a minute; --hand-written runs the 10 "
+                    "hand-written bugs, one at a time.",
         epilog=f"Survivors not listed in {EQUIVALENT.relative_to(ROOT)} make the exit status 1. mutmut's own "
                "commands work here too (`mutmut browse`, `mutmut show NAME`) with AUTOGRADER_ROOT=$PWD set.")
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"of {', '.join(TARGETS)} (default: all)")
