@@ -246,9 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Mutation testing, with mutmut, of the grader's judge, sanitizer and verdict/comparators. "
                     "Targets: judge (307 mutants), sanitize (265), core (619 of core.py's 1266). Each mutant "
-                    "runs the fast tests that reach its function, about a minute each on 2 busy cores, two at "
-                    "a time (--max-children 2): a whole target takes hours, so run one target, or --survivors "
-                    "after a change (full runs were not yet timed on a quiet machine). The first run of a "
+                    "runs the fast tests that reach its function, two at a time (--max-children 2); a whole "
+                    "target is a long run (judge and sanitize ran in full on 2 busy cores within this round's "
+                    "two hours; no quiet timing yet), so run one target, or --survivors after a change. The first run of a "
                     "checkout adds about 40 s to generate the mutants and 30 s to learn which tests reach which "
                     "function. --mutant runs one mutant in about a minute; --hand-written runs the 10 "
                     "hand-written bugs, one at a time.",
