@@ -135,7 +135,7 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
         nb = parse_notebook(read_regular(path).decode("utf-8"), path.name)
     except Exception as exc:  # noqa: BLE001 - the local run reports an unreadable notebook its own way
         raise LocalOnly(f"the notebook could not be read ({exc})") from exc
-    limits = Limits(cell_timeout=timeout)
+    limits = Limits(cell_timeout=timeout, draw_figures=False)  # Validate shows messages, never figures
     try:
         reference = submission.run_reference(assignment, seed=seed, limits=limits, engine="engine")
     except Exception as exc:  # noqa: BLE001 - said, then the local run still tells the student something

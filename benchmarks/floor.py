@@ -23,21 +23,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def floor(assignments: list[str], runs: int = 5, seed: int = 1) -> dict[str, float]:
+def floor(assignments: list[str], runs: int = 5, seed: int = 1, draw_figures: bool = False) -> dict[str, float]:
     """CPU seconds of each assignment's solution cells (median of ``runs``), in this process: call it in
-    a process of its own (``python benchmarks/floor.py``), since it imports and runs everything."""
+    a process of its own (``python benchmarks/floor.py``), since it imports and runs everything.
+    Figures are drawn only with ``draw_figures``, as `grade` draws them only with --draw-figures."""
     os.environ.update({"AUTOGRADER_SEED": str(seed), "AUTOGRADER_MODE": "evidence",
                        "NBGRADER_EXECUTION": "autograde"})
     from autograder import paths, reference
     from autograder.checks import core
     from autograder.grade import sanitize
-    from autograder.grade.shell import prepare_child, run_cell
+    from autograder.grade.shell import figures_as_text, prepare_child, run_cell
     from autograder.grade.warm import warm_up
     from autograder.nbio import read_notebook
 
     shell = warm_up()
     core.configure_from_environment()
     prepare_child(shell, 2 * 2**20)  # outputs to the recorder, as in a graded run, not to this terminal
+    if not draw_figures:
+        figures_as_text(shell)
     os.chdir(tempfile.mkdtemp(prefix="floor-"))
     out = {}
     for a in assignments:
@@ -60,12 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("assignments", nargs="*", help="default: every notebook with a solution")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--draw-figures", action="store_true", help="draw the figures, as grade --draw-figures")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from autograder import paths
 
     stdout = os.fdopen(os.dup(1), "w")  # the cells' prints go to the recorder; the figures come here
-    for a, seconds in floor(args.assignments or paths.assignments(), args.runs, args.seed).items():
+    for a, seconds in floor(args.assignments or paths.assignments(), args.runs, args.seed,
+                           args.draw_figures).items():
         print(f"{a} {seconds:.4f}", file=stdout, flush=True)
     return 0
 

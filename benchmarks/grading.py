@@ -11,7 +11,7 @@ and the throughput ratio, and exits 1 when a score differs.
 
 ``--profile`` also says where our run's CPU went: per notebook, the floor (the solution's own cells,
 tests included, in one warm interpreter: benchmarks/floor.py, measured right after the class run so
-both see the same machine), the core-seconds per submission of the class run and their phases (fork,
+both see the same machine; figures not drawn, as ``grade`` does not draw them; stock nbgrader does), the core-seconds per submission of the class run and their phases (fork,
 sandbox, cells, evidence, judging, results, autograded notebooks, feedback, gradebook, and the class's
 shared costs: start-up, warm-up, references), from ``grade --profile``'s profile.json. ``--no-stock``
 skips stock nbgrader (then there is no score comparison, only the breakdown).

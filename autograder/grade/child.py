@@ -103,7 +103,7 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
 def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan) -> None:
     """G: confine, then run the cells. Writes frames {"hello"}, {"start": i}, {"done": i, ...}."""
     # late: shell imports IPython, which only G needs (C and the warm parent's other code run without it)
-    from .shell import RECORDER, prepare_child, run_cell
+    from .shell import RECORDER, figures_as_text, prepare_child, run_cell
 
     send = write_frame  # bound before any student code runs
     me = os.getpid()
@@ -161,6 +161,8 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
     except Exception:
         pass
     prepare_child(shell, int(req["limits"]["output_bytes"]))
+    if not req["limits"]["draw_figures"]:
+        figures_as_text(shell)
     # For `grade --profile`: G's CPU since its fork (process_time), and the part of it spent writing frames
     # (thread_time: with RLIMIT_CPU set the process clock moves in scheduler ticks, too coarse to time one
     # write; the thread clock stays exact).

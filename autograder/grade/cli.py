@@ -34,7 +34,7 @@ def _grade(args: argparse.Namespace) -> int:
                           later_timeout=args.later_timeout, timeout_budget=args.time_budget,
                           db_url=args.db, force=args.force, engine=args.engine, seed=args.seed, cluster=args.cluster,
                           students=tuple(args.student or ()), assignments=tuple(args.assignment or ()),
-                          profile=args.profile)
+                          draw_figures=args.draw_figures, profile=args.profile)
         result = grade_class(cfg)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -83,6 +83,10 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=ENGINES, default=defaults.engine,
                    help="auto or engine: the warm sandboxed engine (default); nbclient: a fresh Jupyter kernel per "
                         "notebook, as stock nbgrader runs it, with no sandbox")
+    p.add_argument("--draw-figures", action="store_true",
+                   help="draw the students' matplotlib figures into the autograded notebooks and feedback "
+                        "(default: one line of text each; no test reads a figure, and drawing them was most "
+                        "of the CPU of grading the early notebooks)")
     p.add_argument("--profile", action="store_true",
                    help="also write profile.json in --out: the CPU seconds of each phase (start-up, warm-up, "
                         "references, forks, sandboxes, cells, evidence, judging, results, the gradebook, "

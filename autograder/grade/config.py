@@ -39,6 +39,10 @@ class GradeConfig:
     cluster: str | None = None  # a Dask scheduler address (tcp://host:8786): grade there instead of local workers
     students: tuple[str, ...] = ()  # grade only these students (the CSVs keep everyone graded before)
     assignments: tuple[str, ...] = ()  # grade only these assignments
+    # Figures are not drawn while grading: no test reads them, and drawing was most of the CPU of grading
+    # notebooks 01-04. Autograded notebooks and feedback then show "<Figure size 640x480 with 1 Axes (not
+    # drawn while grading)>" where the student's notebook has the picture. --draw-figures draws them.
+    draw_figures: bool = False
     profile: bool = False  # write profile.json: where the run's CPU went, by phase and assignment (.costs)
 
     def __post_init__(self) -> None:
@@ -71,7 +75,8 @@ class GradeConfig:
         return Limits(cell_timeout=self.timeout,
                       later_timeout=self.later_timeout if self.later_timeout is not None else
                       min(self.timeout, max(5.0, self.timeout / 4)),
-                      timeout_budget=self.timeout_budget if self.timeout_budget is not None else max(3 * self.timeout, 120.0))
+                      timeout_budget=self.timeout_budget if self.timeout_budget is not None else max(3 * self.timeout, 120.0),
+                      draw_figures=self.draw_figures)
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)

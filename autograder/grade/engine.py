@@ -43,6 +43,10 @@ class Limits:
     # (the engine's own default); `grade` sets both (config.GradeConfig.limits).
     later_timeout: float = 0.0
     timeout_budget: float = 0.0
+    # False: a matplotlib figure shows as one line of text instead of a PNG. No test reads a figure, and
+    # drawing one (text layout, then PNG) was most of the CPU of notebooks 01-04's cells; `grade` says False
+    # unless --draw-figures (config.GradeConfig.draw_figures). The student's own notebook keeps its figures.
+    draw_figures: bool = True
 
 
 @dataclass

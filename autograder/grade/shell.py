@@ -220,6 +220,25 @@ def make_shell() -> GradingShell:
     return shell
 
 
+NOT_DRAWN = " (not drawn while grading)"
+
+
+def figures_as_text(shell: GradingShell) -> None:
+    """Show every matplotlib figure as its one-line repr instead of drawing it (Limits.draw_figures=False).
+
+    Both ways a figure reaches the output, ``plt.show()`` and the inline backend's flush after a cell,
+    go through the display formatters: without an image formatter for Figure, nothing is drawn."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:  # no matplotlib: no figures
+        return
+    formatters = shell.display_formatter.formatters
+    for mime, formatter in formatters.items():
+        if mime != "text/plain":
+            formatter.pop(Figure, None)
+    formatters["text/plain"].for_type(Figure, lambda fig, p, cycle: p.text(repr(fig).rstrip(">") + NOT_DRAWN + ">"))
+
+
 def no_input(prompt: str = "") -> str:
     raise StdinNotImplementedError(INPUT_MESSAGE)
 

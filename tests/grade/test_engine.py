@@ -5,6 +5,7 @@ paid once); hostile cells share a notebook so each run is a few seconds.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import threading
@@ -306,3 +307,18 @@ def test_an_interrupt_after_the_cell_returned_does_not_lose_its_result():
     run = run_cells([STALE_INTERRUPT, "print('next')"], assignment="02_demo", limits=FAST)
     assert [c.status for c in run.cells] == ["ok", "ok"], run.cells  # it was "skipped: could not get this far"
     assert texts(run.cells[1]) == "next\n"
+
+
+def test_a_run_that_does_not_draw_figures_shows_each_as_one_line():
+    """Limits(draw_figures=False), what `grade` asks by default: both ways a figure reaches the output
+    (plt.show() and the flush after a cell) give one text line naming the figure, and no image."""
+    run = run_cells([
+        "import matplotlib.pyplot as plt\nplt.figure()\nplt.plot([3, 2, 1])\nplt.show()",
+        "fig, axes = plt.subplots(1, 2)\naxes[0].plot([1, 2])",
+        "print('after')",
+    ], assignment="02_demo", limits=dataclasses.replace(FAST, draw_figures=False))
+    assert [c.status for c in run.cells] == ["ok", "ok", "ok"]
+    shown, flushed = ([o["data"] for o in c.outputs if o["output_type"] == "display_data"] for c in run.cells[:2])
+    assert shown == [{"text/plain": "<Figure size 640x480 with 1 Axes (not drawn while grading)>"}]
+    assert flushed == [{"text/plain": "<Figure size 640x480 with 2 Axes (not drawn while grading)>"}]
+    assert texts(run.cells[2]) == "after\n"
