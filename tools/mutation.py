@@ -14,8 +14,9 @@ its encoding and hints have tests of their own, so only the mutants of the funct
 What this driver adds to ``mutmut run``:
 - it points AUTOGRADER_ROOT at this checkout: the tests import the mutated package from ``mutants/`` (mutmut
   puts it first on sys.path, before the editable install's finder), whose own root would have no solutions;
-- a score per target with the listed equivalents taken out, and a check that each listed mutant is still
-  the change it was listed for (mutmut numbers a function's mutants; an edit to it renumbers them);
+- a score per target with the listed equivalents taken out; a survivor is matched to an entry by its function
+  and its changed lines, not by mutmut's number alone (an edit to a function renumbers its mutants), and an
+  entry that no survivor matches any more is reported;
 - ``--replace OLD NEW``: a hand-written mutant, which mutmut cannot run; HAND_WRITTEN are the grader bugs
   of issue 29 written that way (``--hand-written`` runs them all; each must be killed on its own).
 
@@ -26,7 +27,8 @@ Run it from the repository's root, after ``.venv/bin/pip install -r requirements
     .venv/bin/python tools/mutation.py --survivors        # re-run the last run's survivors (after a new test)
     .venv/bin/python tools/mutation.py --mutant NAME      # one mutant (a glob too); `mutmut show NAME` shows it
     .venv/bin/python tools/mutation.py --report           # the last run's scores, running nothing
-    .venv/bin/python tools/mutation.py core --replace "1e-8, rtol" "1e-2, rtol"   # a hand-written mutant
+    .venv/bin/python tools/mutation.py --hand-written     # the issue's bugs, written by hand
+    .venv/bin/python tools/mutation.py judge --replace "len(got) != len(reference)" "len(got) < len(reference)"
 """
 from __future__ import annotations
 
