@@ -18,10 +18,12 @@ import numpy as np
 
 from .. import pieces
 from ..reference import available, import_notebook
-from .core import (Array, Case, close, const, describe, equal, exercise, fmt, known_mistakes,
-                   known_variant, numbers, predicate, raises)
+from .compare import Case, close, const, describe, equal, fmt, predicate, raises
+from .evidence import Array
+from .hints import known_mistakes, known_variant, numbers
 from .nb09 import TOL, _torch, causal, diagnose, mha_np, normal, rope_np, softmax, tensor
 from .questions import NB06, int_in, is_, near, number_in, one_of, question
+from .registry import exercise
 
 A = "10_decoder_block"
 check = exercise(A)
