@@ -218,12 +218,14 @@ class close(Comparator):
         ok = np.isclose(g, w, atol=self.atol, rtol=self.rtol, equal_nan=True)
         if ok.all():
             return None
+        worst, gap, allowed = self.largest_difference(g, w, ok)
         if w.ndim == 0:
-            return f"expected {fmt(w.item(), 6)}, got {fmt(g.item(), 6)}."
+            return f"expected {fmt(w.item(), 6)}, got {fmt(g.item(), 6)} (a difference of {fmt(gap)}; {allowed})."
         first = int(np.flatnonzero(~ok)[0])
         where = _where(w.shape, first)
         msg = f"wrong values: {int((~ok).sum())} of {w.size} differ, first at {where} (expected " \
-              f"{fmt(w.ravel()[first], 6)}, got {fmt(g.ravel()[first], 6)})."
+              f"{fmt(w.ravel()[first], 6)}, got {fmt(g.ravel()[first], 6)}); the largest difference is " \
+              f"{fmt(gap)}, at {_where(w.shape, worst)} ({allowed} there)."
         if w.ndim == 2 and w.shape[0] > 1:
             r = int(np.unravel_index(first, w.shape)[0])
             msg += f" Row {r}: expected {fmt(w[r])}, got {fmt(g[r])}."
@@ -234,6 +236,19 @@ class close(Comparator):
         elif np.allclose(-g, w, atol=self.atol, rtol=self.rtol):
             msg += " It is the expected result with the sign flipped."
         return msg
+
+    def largest_difference(self, g: np.ndarray, w: np.ndarray, ok: np.ndarray) -> tuple[int, float, str]:
+        """Where the values that differ differ most (a flat index), by how much, and what the tolerance allows
+        there: an instructor can tell a near miss from a wrong formula."""
+        kind = np.result_type(g.dtype, w.dtype, np.float64)  # float64 or complex128: no unsigned wrap-around
+        with np.errstate(all="ignore"):
+            gap = np.abs(g.astype(kind) - w.astype(kind)).ravel()
+        rank = np.where(ok.ravel(), -1.0, np.where(np.isnan(gap), np.inf, gap))  # nan: as bad as it gets
+        worst = int(np.argmax(rank))
+        expected = abs(w.ravel()[worst])
+        allowed = f"atol {fmt(self.atol)} + rtol {fmt(self.rtol)} × |expected| allows " \
+                  f"{fmt(float(self.atol + self.rtol * expected))}"
+        return worst, float(gap[worst]), allowed
 
 
 def _as_array(value: Any) -> np.ndarray | None:
