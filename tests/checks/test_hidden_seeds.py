@@ -44,7 +44,7 @@ def _module(nn: str):
 
 
 def _check(assignment: str, exercise: str) -> core.Check:
-    importlib.import_module(f"autograder.checks.nb{assignment[:2]}")
+    core.checks_module(assignment)
     return core.REGISTRY[f"{assignment}:{exercise}"]
 
 
