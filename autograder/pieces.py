@@ -18,7 +18,6 @@ another's. From a learner's saved notebook only the set-up, library and solution
 """
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -247,7 +246,7 @@ def _load_learner(assignment: str, search: _Search) -> "tuple[Path, Any] | str":
 def _verdict(piece: Piece, value: Any, search: _Search) -> str:
     """"" when the learner's ``value`` passes every visible case of its check that needs no course
     solution, else what went wrong. The same cases a learner's check cell shows, so no hidden input leaks."""
-    check = getattr(importlib.import_module(f"autograder.checks.nb{piece.assignment[:2]}"), piece.name)
+    check = getattr(core.checks_module(piece.assignment), piece.name)
     ran = 0
     try:
         for case in check.cases(hidden=False):

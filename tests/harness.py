@@ -136,7 +136,7 @@ def run_exercise(assignment: str, exercise: str, source: str | None = None) -> l
 def is_question(assignment: str, exercise: str) -> bool:
     from autograder.checks.questions import Question
 
-    core._load_assignment(assignment)
+    core.checks_module(assignment)
     return isinstance(core.REGISTRY.get(f"{assignment}:{exercise}"), Question)
 
 

@@ -8,8 +8,9 @@ change that cannot alter behaviour: the latter are listed, with the reason, in
 tools/mutation-equivalent.txt; any other survivor makes the exit status 1.
 
 The targets: ``judge`` (autograder/grade/judge.py), ``sanitize`` (autograder/grade/sanitize.py) and
-``core``, the verdict and the comparators of autograder/checks/core.py (mutmut mutates the whole file;
-its encoding and hints have tests of their own, so only the mutants of the functions in CORE are run).
+``core``, the verdict (autograder/checks/verdict.py), the comparators (autograder/checks/compare.py) and the
+reading of outcomes (autograder/checks/evidence.py). mutmut mutates those whole files; their messages and
+encoding have tests of their own, so only the mutants of the functions in CORE are run.
 
 What this driver adds to ``mutmut run``:
 - it points AUTOGRADER_ROOT at this checkout: the tests import the mutated package from ``mutants/`` (mutmut
@@ -51,15 +52,18 @@ EQUIVALENT = Path(__file__).with_name("mutation-equivalent.txt")
 REQUIREMENTS = ROOT / "requirements-mutation.txt"
 MUTMUT = Path(sys.executable).with_name("mutmut")  # the console script: `python -m mutmut` imports twice
 
-_CORE = "autograder.checks.core."
 # the verdict and everything it calls to compare: the comparators, the reading of outcomes, the (ok, message) form
-CORE = tuple(_CORE + name for name in (
-    "xǁComparatorǁ*", "xǁcloseǁ*", "xǁequalǁ*", "xǁpredicateǁ*", "x__as_array__mutmut_*", "x__plain__mutmut_*",
-    "x__types__mutmut_*", "xǁOutcomeǁfrom_json__mutmut_*", "x_verdict__mutmut_*", "x_judge__mutmut_*"))
+CORE = (
+    *(f"autograder.checks.compare.{name}" for name in (
+        "xǁComparatorǁ*", "xǁcloseǁ*", "xǁequalǁ*", "xǁpredicateǁ*", "x__as_array__mutmut_*", "x__plain__mutmut_*",
+        "x__types__mutmut_*")),
+    "autograder.checks.evidence.xǁOutcomeǁfrom_json__mutmut_*",
+    "autograder.checks.verdict.x_verdict__mutmut_*", "autograder.checks.verdict.x_judge__mutmut_*")
+# a target: the files mutmut mutates for it (a hand-written mutant's text is found in one of them) and the mutants run
 TARGETS = {
-    "judge": ("autograder/grade/judge.py", ("autograder.grade.judge.*",)),
-    "sanitize": ("autograder/grade/sanitize.py", ("autograder.grade.sanitize.*",)),
-    "core": ("autograder/checks/core.py", CORE),
+    "judge": (("autograder/grade/judge.py",), ("autograder.grade.judge.*",)),
+    "sanitize": (("autograder/grade/sanitize.py",), ("autograder.grade.sanitize.*",)),
+    "core": (("autograder/checks/verdict.py", "autograder/checks/compare.py", "autograder/checks/evidence.py"), CORE),
 }
 KILLED = ("killed", "timeout", "caught by type check", "segfault")  # the tests (or the machine) noticed
 
@@ -201,8 +205,8 @@ def report(targets: list[str]) -> int:
         killable = run - counts.get("equivalent", 0)
         score = f"{killed / killable:.1%}" if killable else "n/a"
         detail = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-        print(f"{target} ({TARGETS[target][0]}): {killed} of {killable} non-equivalent mutants killed: {score} "
-              f"[{detail}]", flush=True)
+        print(f"{target} ({', '.join(TARGETS[target][0])}): {killed} of {killable} non-equivalent mutants killed: "
+              f"{score} [{detail}]", flush=True)
     for p in problems:
         print(f"  {p}", file=sys.stderr)
     if problems:
@@ -218,11 +222,14 @@ def run_hand_written(mutant: HandWritten | None) -> bool:
     The copy is a folder of its own holding the package, the tests and pyproject.toml: pytest inserts the
     folder of the tests' package first on sys.path, so running the checkout's tests would import the
     checkout's package, not the copy."""
-    path = ROOT / TARGETS[mutant.target if mutant else "judge"][0]
+    files = [ROOT / f for f in TARGETS[mutant.target if mutant else "judge"][0]]
+    found = [p for p in files if mutant and mutant.old in p.read_text()]
+    if mutant and (len(found) != 1 or found[0].read_text().count(mutant.old) != 1):
+        where = ", ".join(str(p.relative_to(ROOT)) for p in files)
+        raise SystemExit(f"{mutant.old!r} occurs {sum(p.read_text().count(mutant.old) for p in files)} times in "
+                         f"{where}; give text that occurs exactly once")
+    path = found[0] if mutant else files[0]
     text = path.read_text()
-    if mutant and text.count(mutant.old) != 1:
-        raise SystemExit(f"{mutant.old!r} occurs {text.count(mutant.old)} times in {path.relative_to(ROOT)}; "
-                         "give text that occurs exactly once")
     tests = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["pytest_add_cli_args_test_selection"]
     with tempfile.TemporaryDirectory(prefix="hand-mutant-") as tmp:
         ignore = shutil.ignore_patterns("__pycache__")
@@ -247,7 +254,8 @@ def run_hand_written(mutant: HandWritten | None) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Mutation testing, with mutmut, of the grader's judge, sanitizer and verdict/comparators. "
-                    "Targets: judge (307 mutants), sanitize (265), core (619 of core.py's 1266). Each mutant "
+                    "Targets: judge (307 mutants), sanitize (265), core (619 of the old core.py's 1266, before "
+                    "it was split into verdict.py, compare.py and evidence.py; not recounted since). Each mutant "
                     "runs the fast tests that reach its function, two at a time (--max-children 2); a whole "
                     "target is a long run (judge and sanitize ran in full on 2 busy cores within this round's "
                     "two hours; no quiet timing yet), so run one target, or --survivors after a change. The first run of a "

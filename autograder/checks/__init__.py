@@ -1,5 +1,9 @@
-"""Checks that teach: one module per notebook (``nb01`` ... ``nb10``), one shared core.
+"""Checks that teach: one module per notebook (``nb01`` ... ``nb10``) on a shared core.
 
-A test cell reads ``check.softmax(softmax)``; see :mod:`autograder.checks.core`.
+A test cell reads ``check.softmax(softmax)``. The core, by concern: :mod:`.evidence` (what a call
+returned, as data for the grader), :mod:`.compare` (cases, comparators and their messages),
+:mod:`.hints` (known mistakes), :mod:`.registry` (the checks by name) and :mod:`.verdict` (the
+grader's decision); :mod:`.core` re-exports them all. :mod:`.questions` holds the prediction
+questions and :mod:`.models` the reference models (and their known-wrong variants) of notebook 10.
 """
-from .core import CheckFailure, NotAttempted  # noqa: F401
+from .compare import CheckFailure, NotAttempted  # noqa: F401

@@ -6,8 +6,10 @@ from functools import partial
 import numpy as np
 
 from ..reference import lazy
-from .core import Case, call_with, close, const, exercise, known_mistakes, raises
+from .compare import Case, call_with, close, const, raises
+from .hints import known_mistakes
 from .questions import NB01, a_number, as_tuple, described, is_scalar, question, scalar_tuple
+from .registry import exercise
 
 A = "03_dot_and_outer_products"
 check = exercise(A)

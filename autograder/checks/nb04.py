@@ -13,9 +13,10 @@ from functools import partial
 
 import numpy as np
 
-from .core import (Case, call_with, close, const, equal, exercise, known_mistakes, numbers, predicate, raises,
-                   same_numbers)
+from .compare import Case, call_with, close, const, equal, predicate, raises
+from .hints import known_mistakes, numbers, same_numbers
 from .questions import NB04, a_number, numbers_tuple, one_of, question
+from .registry import exercise
 
 A = "04_softmax_and_probability"
 check = exercise(A)

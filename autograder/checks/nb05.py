@@ -10,9 +10,11 @@ from functools import partial
 
 import numpy as np
 
-from .core import Case, call_with, close, const, exercise, known_mistakes, known_variant, numbers, raises, same_numbers
+from .compare import Case, call_with, close, const, raises
+from .hints import known_mistakes, known_variant, numbers, same_numbers
 from .nb04 import _sm, nonfinite_hint
 from .questions import NB04, a_number, numbers_tuple, question
+from .registry import exercise
 
 A = "05_gradients_and_chain_rule"
 check = exercise(A)

@@ -6,8 +6,10 @@ from functools import partial
 import numpy as np
 
 from ..reference import lazy
-from .core import Case, call_with, close, const, equal, exercise, fmt, known_mistakes, numbers, raises
+from .compare import Case, call_with, close, const, equal, fmt, raises
+from .hints import known_mistakes, numbers
 from .questions import NB06, int_in, is_, one_of, question
+from .registry import exercise
 
 A = "06_sinusoids_and_positions"
 check = exercise(A)

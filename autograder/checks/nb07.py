@@ -6,10 +6,11 @@ from functools import partial
 import numpy as np
 
 from ..reference import lazy
-from .core import (Case, call_with, close, const, describe, equal, exercise, fmt, known_mistakes, numbers, predicate,
-                   raises)
+from .compare import Case, call_with, close, const, describe, equal, fmt, predicate, raises
+from .hints import known_mistakes, numbers
 from .nb06 import MATCH
 from .questions import NB06, is_, near, number_in, one_of, question
+from .registry import exercise
 
 A = "07_complex_rotations_and_rope"
 check = exercise(A)

@@ -11,9 +11,11 @@ from functools import partial
 
 import numpy as np
 
-from .core import Case, close, exercise, known_mistakes, known_variant, numbers, raises
+from .compare import Case, close, raises
+from .hints import known_mistakes, known_variant, numbers
 from .nb08 import names_row
 from .questions import NB09, a_number, numbers_tuple, question
+from .registry import exercise
 
 A = "09_attention"
 check = exercise(A)

@@ -3,276 +3,37 @@
 Weights and inputs are NumPy arrays made when the cases are built (the grader judges
 evidence without importing torch); they are copied by parameter name into the learner's
 module and into PyTorch's. Hints rerun known wrong variants in NumPy and name the one
-an answer matches. The attention pieces reuse notebook 09's NumPy models.
+an answer matches. The reference models and their variants are in :mod:`autograder.checks.models`;
+the attention pieces reuse notebook 09's NumPy models.
 """
 from __future__ import annotations
 
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
-from functools import lru_cache, partial
-from types import SimpleNamespace
 
 import numpy as np
 
-from .. import pieces
-from ..reference import available, import_notebook
-from .core import (Array, Case, close, const, describe, equal, exercise, fmt, known_mistakes,
-                   known_variant, numbers, predicate, raises)
-from .nb09 import TOL, _torch, causal, diagnose, mha_np, normal, rope_np, softmax, tensor
+from .compare import Case, close, const, describe, equal, fmt, predicate, raises
+from .evidence import Array
+from .hints import known_mistakes, numbers
+from .models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
+from .models.llama import halves_np, llama_attention, llama_np, llama_state_np
+from .models.numpy_gpt import block_np, embed_np, ff_np, gpt_np, ln_np, maps_np
+from .models.stand_ins import fake_models, sum_rule
+from .models.torch_gpt import (attention09, cached_variant, check_model, gpt_class, plain_generate, run_torch_block,
+                               torch_block, torch_gpt)
+from .models.training import flat_params, reference_step, step_setup
+from .models.weights import block_shapes, gpt_shapes, load, make_params
+from .nb09 import TOL, _torch, causal, diagnose, normal, softmax, tensor
 from .questions import NB06, int_in, is_, near, number_in, one_of, question
+from .registry import exercise
 
 A = "10_decoder_block"
 check = exercise(A)
 ask = partial(question, A, wording=NB06)
-_erf = np.vectorize(math.erf)
-
-
-# ------------------------------------------------------------------ weights, by parameter name
-
-def block_shapes(d, d_ff, prefix=""):
-    shapes = {}
-    for n in "qkvo":
-        shapes[f"attn.w_{n}.weight"], shapes[f"attn.w_{n}.bias"] = (d, d), (d,)
-    shapes.update({"ff.fc1.weight": (d_ff, d), "ff.fc1.bias": (d_ff,), "ff.fc2.weight": (d, d_ff),
-                   "ff.fc2.bias": (d,), "ln1.weight": (d,), "ln1.bias": (d,), "ln2.weight": (d,), "ln2.bias": (d,)})
-    return {prefix + k: v for k, v in shapes.items()}
-
-
-def gpt_shapes(V, ctx, d, d_ff, L, pos="learned", tied=False):
-    """The parameters of TinyGPT(V, ctx, d, H, d_ff, L, pos): a tied model's head is tok_emb, with no bias."""
-    shapes = {"tok_emb.weight": (V, d)}
-    if pos == "learned":
-        shapes["pos_emb.weight"] = (ctx, d)
-    for i in range(L):
-        shapes.update(block_shapes(d, d_ff, f"blocks.{i}."))
-    shapes.update({"ln_f.weight": (d,), "ln_f.bias": (d,)})
-    if not tied:
-        shapes.update({"head.weight": (V, d), "head.bias": (V,)})
-    return shapes
-
-
-def make_params(rng, shapes):
-    """Random weights at sensible scales: LayerNorm gains near 1, matrices ~ 1/sqrt(fan_in)."""
-    params = {}
-    for name, shape in shapes.items():
-        owner = name.split(".")[-2]
-        if name.endswith("emb.weight"):
-            params[name] = normal(rng, *shape)
-        elif len(shape) == 2:
-            params[name] = normal(rng, *shape, scale=1 / np.sqrt(shape[1]))
-        elif owner.startswith("ln") and name.endswith("weight"):
-            params[name] = (1 + normal(rng, *shape, scale=0.3)).astype(np.float32)
-        else:
-            params[name] = normal(rng, *shape, scale=0.2)
-    return params
-
-
-def load(module, params):
-    """Copy the NumPy weights into the module's parameters of the same names."""
-    torch = _torch()
-    with torch.no_grad():
-        for name, value in params.items():
-            module.get_parameter(name).copy_(tensor(value))
-    return module
-
-
-# ------------------------------------------------------------------------ NumPy models
-
-LN_VARIANTS = ("eps_outside", "unbiased", "std_default", "no_eps", "wrong_axis_0", "wrong_axis_-2", "wrong_axis_all",
-               "no_affine")
-GELU_VARIANTS = ("tanh_gelu", "relu", "no_activation")
-FF_VARIANTS = (*GELU_VARIANTS, "activation_after_fc2")
-BLOCK_VARIANTS = ("post_norm", "no_mask", "pytorch_mask", "residual_around_norm", "no_residual", "one_norm", "relu",
-                  "tanh_gelu")
-EMBED_VARIANTS = ("embed_no_start", "no_positions", "sin_cos_swapped")
-GPT_VARIANTS = (*EMBED_VARIANTS, "rope_ignored", "no_final_norm")
-MAPS_VARIANTS = ("no_mask", "no_ln1", "no_advance", "rope_ignored", "no_scale", "query_axis")
-
-
-def ln_np(x, w, b, eps=1e-5, variant=None):
-    known_variant(variant, LN_VARIANTS, "ln_np")
-    x = np.asarray(x, dtype=np.float64)
-    if variant == "wrong_axis_0":
-        axes = 0
-    elif variant == "wrong_axis_all":
-        axes = tuple(range(x.ndim))
-    elif variant == "wrong_axis_-2":
-        axes = -2
-    else:
-        axes = -1
-    mu = x.mean(axis=axes, keepdims=True)
-    var = x.var(axis=axes, keepdims=True, ddof=1 if variant in ("unbiased", "std_default") else 0)
-    if variant in ("eps_outside", "std_default"):
-        y = (x - mu) / (np.sqrt(var) + eps)
-    elif variant == "no_eps":
-        y = (x - mu) / np.sqrt(var)
-    else:
-        y = (x - mu) / np.sqrt(var + eps)
-    return y if variant == "no_affine" else y * w + b
-
-
-def gelu_np(x, variant=None):
-    known_variant(variant, GELU_VARIANTS, "gelu_np")
-    if variant == "tanh_gelu":
-        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
-    if variant == "relu":
-        return np.maximum(x, 0)
-    if variant == "no_activation":
-        return x
-    return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
-
-
-def linear_np(x, p, name):
-    return x @ p[name + ".weight"].T.astype(np.float64) + p[name + ".bias"]
-
-
-def ff_np(p, x, variant=None, prefix=""):
-    known_variant(variant, FF_VARIANTS, "ff_np")
-    h = linear_np(np.asarray(x, dtype=np.float64), p, prefix + "fc1")
-    if variant == "activation_after_fc2":
-        return gelu_np(linear_np(h, p, prefix + "fc2"))
-    return linear_np(gelu_np(h, variant), p, prefix + "fc2")
-
-
-def block_np(p, x, H, variant=None, prefix="", rope=False, gelu="exact"):
-    known_variant(variant, BLOCK_VARIANTS, "block_np")
-    g = lambda n: p[prefix + n]
-    x = np.asarray(x, dtype=np.float64)
-    T = x.shape[1]
-    ln = lambda t, i: ln_np(t, g(f"ln{i}.weight"), g(f"ln{i}.bias"))
-    weights = {"H": H, **{f"{k}{n}": g(f"attn.w_{n}.{'weight' if k == 'W' else 'bias'}") for n in "qkvo" for k in "Wb"}}
-    mask = {"no_mask": None, "pytorch_mask": ~causal(T)}.get(variant, causal(T))
-    attn = lambda t: mha_np(weights, t, None, mask, rope=rope)
-    form = variant if variant in GELU_VARIANTS else ("tanh_gelu" if gelu == "tanh" else None)
-    ff = lambda t: ff_np(p, t, form, prefix + "ff.")
-    if variant == "post_norm":
-        x = ln(x + attn(x), 1)
-        return ln(x + ff(x), 2)
-    if variant == "residual_around_norm":
-        h = ln(x, 1)
-        x = h + attn(h)
-        h = ln(x, 2)
-        return h + ff(h)
-    if variant == "no_residual":
-        return ff(ln(attn(ln(x, 1)), 2))
-    if variant == "one_norm":
-        x = x + attn(ln(x, 1))
-        return x + ff(ln(x, 1))
-    x = x + attn(ln(x, 1))
-    return x + ff(ln(x, 2))
-
-
-def sinusoids_np(T, d, base=10000.0, start=0):
-    """Notebook 06's table for positions start .. start + T - 1: sin at even features, cos at odd ones."""
-    angles = np.arange(start, start + T)[:, None] * base ** (-2.0 * np.arange(d // 2) / d)  # (T, d/2)
-    pe = np.empty((T, d))
-    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
-    return pe
-
-
-def embed_np(p, cfg, ids, pos="learned", start=0, variant=None):
-    known_variant(variant, EMBED_VARIANTS, "embed_np")
-    d = cfg[2]
-    T = ids.shape[1]
-    x = p["tok_emb.weight"][ids].astype(np.float64)
-    s = 0 if variant == "embed_no_start" else start
-    if variant == "no_positions":
-        return x
-    if pos == "learned":
-        return x + p["pos_emb.weight"][s:s + T]
-    if pos == "sinusoidal":
-        table = sinusoids_np(T, d, start=s)
-        if variant == "sin_cos_swapped":
-            table = table.reshape(T, d // 2, 2)[..., ::-1].reshape(T, d)
-        return x + table
-    return x
-
-
-def gpt_np(p, cfg, ids, variant=None, pos="learned", gelu="exact"):
-    """TinyGPT's logits in float64 (a tied model's p has no head: its head is tok_emb), or a known wrong variant."""
-    known_variant(variant, GPT_VARIANTS, "gpt_np")
-    V, ctx, d, H, d_ff, L = cfg
-    x = embed_np(p, cfg, ids, pos, 0, variant if variant in EMBED_VARIANTS else None)
-    for i in range(L):
-        x = block_np(p, x, H, prefix=f"blocks.{i}.", rope=pos == "rope" and variant != "rope_ignored", gelu=gelu)
-    if variant != "no_final_norm":
-        x = ln_np(x, p["ln_f.weight"], p["ln_f.bias"])
-    if "head.weight" not in p:  # tied
-        return x @ p["tok_emb.weight"].T.astype(np.float64)
-    return linear_np(x, p, "head")
-
-
-def maps_np(p, cfg, ids, pos="learned", variant=None):
-    """The attention weights (L, H, T, T) of every head on one sequence ids (T,), or a known wrong variant."""
-    known_variant(variant, MAPS_VARIANTS, "maps_np")
-    V, ctx, d, H, d_ff, L = cfg
-    T, D = len(ids), d // H
-    x = embed_np(p, cfg, np.asarray(ids)[None], pos)  # (1, T, d)
-    x0 = x
-    maps = []
-    for i in range(L):
-        g = lambda n: p[f"blocks.{i}.{n}"]
-        src = x0 if variant == "no_advance" else x
-        h = src if variant == "no_ln1" else ln_np(src, g("ln1.weight"), g("ln1.bias"))
-        q = (h @ g("attn.w_q.weight").T.astype(np.float64) + g("attn.w_q.bias")).reshape(1, T, H, D).transpose(0, 2, 1, 3)
-        k = (h @ g("attn.w_k.weight").T.astype(np.float64) + g("attn.w_k.bias")).reshape(1, T, H, D).transpose(0, 2, 1, 3)
-        if pos == "rope" and variant != "rope_ignored":
-            q, k = rope_np(q, np.arange(T)), rope_np(k, np.arange(T))
-        scores = q @ np.swapaxes(k, -1, -2) / (1.0 if variant == "no_scale" else np.sqrt(D))  # (1, H, T, T)
-        if variant != "no_mask":
-            scores = np.where(causal(T), scores, -np.inf)
-        maps.append(softmax(scores, axis=-2 if variant == "query_axis" else -1)[0])
-        x = block_np(p, x, H, prefix=f"blocks.{i}.", rope=pos == "rope")
-    return np.stack(maps)  # (L, H, T, T)
-
-
-# ------------------------------------------------------------------ PyTorch references
-
-def torch_block(p, d, H, d_ff, prefix="", gelu="exact"):
-    """nn.TransformerEncoderLayer(norm_first=True, GELU, no dropout) holding the weights p; gelu="tanh" is GPT-2's."""
-    torch = _torch()
-    activation = "gelu" if gelu == "exact" else partial(torch.nn.functional.gelu, approximate="tanh")
-    layer = torch.nn.TransformerEncoderLayer(d, H, d_ff, dropout=0.0, activation=activation, batch_first=True,
-                                             norm_first=True)
-    g = lambda n: tensor(p[prefix + n])
-    with torch.no_grad():
-        layer.self_attn.in_proj_weight.copy_(torch.cat([g(f"attn.w_{n}.weight") for n in "qkv"]))  # (3 d, d)
-        layer.self_attn.in_proj_bias.copy_(torch.cat([g(f"attn.w_{n}.bias") for n in "qkv"]))
-        for theirs, ours in [("self_attn.out_proj", "attn.w_o"), ("linear1", "ff.fc1"), ("linear2", "ff.fc2"),
-                             ("norm1", "ln1"), ("norm2", "ln2")]:
-            layer.get_parameter(theirs + ".weight").copy_(g(ours + ".weight"))
-            layer.get_parameter(theirs + ".bias").copy_(g(ours + ".bias"))
-    return layer.eval()
-
-
-def run_torch_block(layer, x):
-    torch = _torch()
-    T = x.shape[1]
-    not_allowed = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # PyTorch: True = NOT allowed
-    with torch.no_grad():
-        return layer(x, src_mask=not_allowed)
-
-
-def torch_gpt(p, cfg, ids, pos="learned", gelu="exact"):
-    """Logits from PyTorch's own layers (learned or sinusoidal positions); RoPE has no PyTorch layer: NumPy.
-    A p without head weights is a tied model: its head is the token table."""
-    torch = _torch()
-    F = torch.nn.functional
-    V, ctx, d, H, d_ff, L = cfg
-    if pos == "rope":
-        return tensor(gpt_np(p, cfg, np.asarray(ids), pos="rope", gelu=gelu))
-    ids = torch.tensor(ids)
-    T = ids.shape[1]
-    table = tensor(p["pos_emb.weight"])[:T] if pos == "learned" else tensor(sinusoids_np(T, d))
-    x = F.embedding(ids, tensor(p["tok_emb.weight"])) + table
-    for i in range(L):
-        x = run_torch_block(torch_block(p, d, H, d_ff, f"blocks.{i}.", gelu), x)
-    x = F.layer_norm(x, (d,), tensor(p["ln_f.weight"]), tensor(p["ln_f.bias"]), 1e-5)
-    if "head.weight" not in p:  # tied
-        return F.linear(x, tensor(p["tok_emb.weight"]))
-    return F.linear(x, tensor(p["head.weight"]), tensor(p["head.bias"]))
 
 
 # --------------------------------------------------------------------------- LayerNorm
@@ -1064,50 +825,6 @@ def lm_loss(hidden, rng):
 
 # ------------------------------------------------------------------------------ generate
 
-@lru_cache(maxsize=None)
-def fake_models():
-    """Two stand-ins for a TinyGPT whose next token is known, built when torch is at hand."""
-    torch = _torch()
-
-    class Window(torch.nn.Module):
-        def __init__(self, vocab_size, context_len):
-            super().__init__()
-            self.vocab_size, self.context_len = vocab_size, context_len
-
-        def check(self, ids):
-            if ids.shape[1] > self.context_len:
-                raise ValueError(f"the model got {ids.shape[1]} positions, more than its context_len="
-                                 f"{self.context_len}: crop ids to their last context_len tokens")
-
-    class SumModel(Window):
-        """At every position, one sure logit (20) on (sum of the tokens so far) mod vocab_size."""
-
-        def forward(self, ids):
-            self.check(ids)
-            return torch.nn.functional.one_hot(ids.cumsum(1) % self.vocab_size, self.vocab_size).float() * 20.0
-
-    class FixedModel(Window):
-        """The same logits at every position, whatever the tokens."""
-
-        def __init__(self, logits, context_len=8):
-            super().__init__(len(logits), context_len)
-            self.logits = torch.tensor(logits, dtype=torch.float32)
-
-        def forward(self, ids):
-            self.check(ids)
-            return self.logits.expand(*ids.shape, self.vocab_size).clone()
-
-    return SumModel, FixedModel
-
-
-def sum_rule(prompt, n, V, ctx):
-    rows = [list(map(int, r)) for r in prompt]
-    for row in rows:
-        for _ in range(n):
-            row.append(sum(row[-ctx:]) % V)
-    return rows
-
-
 def _greedy_case(label, prompt, n, V, ctx):
     def call(fn):
         torch = _torch()
@@ -1303,69 +1020,6 @@ predict_no_positions = ask(
 
 # --------------------------------------------------------------------------- train_step
 
-class _SGD:
-    """Plain SGD with an optimizer's two methods. Not torch.optim: importing it reaches torch's compiler, which
-    wants a writable cache folder that a grading sandbox may not give (the reference would then fail too)."""
-
-    def __init__(self, params, lr):
-        self.params, self.lr = list(params), lr
-
-    def zero_grad(self, set_to_none=True):
-        for p in self.params:
-            p.grad = None
-
-    def step(self):
-        torch = _torch()
-        with torch.no_grad():
-            for p in self.params:
-                if p.grad is not None:
-                    p -= self.lr * p.grad
-
-
-def _step_setup(seed, V=7, T=5, B=3):
-    """A small model (an embedding and a linear layer), stale gradients on it, an SGD optimiser and a batch."""
-    torch = _torch()
-    g = torch.Generator().manual_seed(seed)
-    model = torch.nn.Sequential(torch.nn.Embedding(V, 6), torch.nn.Linear(6, V))
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 2.0)
-            p.grad = torch.full_like(p, 0.5)  # left over from an earlier step
-    opt = _SGD(model.parameters(), lr=0.1)
-    xb = torch.randint(0, V, (B, T), generator=g)
-    yb = torch.randint(0, V, (B, T), generator=g)
-    return model, opt, xb, yb
-
-
-def _flat(model):
-    torch = _torch()
-    return torch.cat([p.detach().flatten() for p in model.parameters()])
-
-
-STEP_VARIANTS = ("no_zero_grad", "clip_value", "clip_after_step", "no_clip")
-
-
-def _reference_step(seed, max_norm, variant=None):
-    known_variant(variant, STEP_VARIANTS, "_reference_step")
-    torch = _torch()
-    model, opt, xb, yb = _step_setup(seed)
-    if variant != "no_zero_grad":
-        opt.zero_grad()
-    logits = model(xb)
-    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1))
-    loss.backward()
-    if variant == "clip_value":
-        torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)
-    elif variant == "clip_after_step":
-        opt.step()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        return loss.item(), _flat(model)
-    elif variant != "no_clip":
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    opt.step()
-    return loss.item(), _flat(model)
-
-
 STEP_MESSAGES = {
     "no_zero_grad": "The old gradients were not cleared: PyTorch adds new gradients to .grad, so call "
                     "optimizer.zero_grad() before backward.",
@@ -1379,9 +1033,9 @@ STEP_MESSAGES = {
 
 def _step_case(label, seed, max_norm):
     def call(fn):
-        model, opt, xb, yb = _step_setup(seed)
+        model, opt, xb, yb = step_setup(seed)
         loss = fn(model, opt, xb, yb, max_norm)
-        return loss, _flat(model)
+        return loss, flat_params(model)
 
     def test(got, want):
         if not (isinstance(got, tuple) and len(got) == 2):
@@ -1400,9 +1054,9 @@ def _step_case(label, seed, max_norm):
             return None
         return "the parameters after the step differ from one clipped step."
 
-    hint = known_mistakes(*((lambda n=n: _reference_step(seed, max_norm, n)[1], STEP_MESSAGES[n])
+    hint = known_mistakes(*((lambda n=n: reference_step(seed, max_norm, n)[1], STEP_MESSAGES[n])
                             for n in STEP_MESSAGES), atol=1e-5, rtol=1e-4)
-    return Case(label, call, lambda: _reference_step(seed, max_norm), predicate(test),
+    return Case(label, call, lambda: reference_step(seed, max_norm), predicate(test),
                 hints=[lambda got, want: hint(got[1], want[1]) if isinstance(got, tuple) and len(got) == 2 else None])
 
 
@@ -1457,152 +1111,7 @@ def kv_cache_bytes(hidden, rng):
             _kv_case("kv_cache_bytes(5, 7, 6, 4, 2)", (5, 7, 6), dict(bytes_per_value=4, batch=2))]
 
 
-# ------------------------------------------------- a TinyGPT of our own, to run cached generation on
-
-
-@lru_cache(maxsize=None)
-def attention09():
-    """Notebook 09's attention (MultiHeadAttention, scaled_dot_product_attention, apply_rope_torch) for the
-    checks' own models: the course's where its solutions are installed (the grader's sandbox, this repository),
-    else the learner's own from their saved 09, which its checks have passed. A student's machine holds no
-    solutions, and 10's checks must still run there."""
-    if available("09_attention"):
-        return import_notebook("09_attention")
-    found = pieces.use_pieces("10_decoder_block", quiet=True)  # raises one message naming what to finish
-    return SimpleNamespace(**{name: found[name] for name in
-                              ("MultiHeadAttention", "scaled_dot_product_attention", "apply_rope_torch")})
-
-
-@lru_cache(maxsize=None)
-def gpt_class():
-    """A TinyGPT like the notebook's (same attribute names, notebook 09's attention), built when torch is at
-    hand: the grader's sandbox holds the reference of 09 but not of 10, so the checks bring their own model."""
-    torch = _torch()
-    nn, F = torch.nn, torch.nn.functional
-    MHA = attention09().MultiHeadAttention
-
-    class FeedForward(nn.Module):
-        def __init__(self, d, d_ff):
-            super().__init__()
-            self.fc1, self.fc2 = nn.Linear(d, d_ff), nn.Linear(d_ff, d)
-
-        def forward(self, x):
-            return self.fc2(F.gelu(self.fc1(x)))
-
-    class Block(nn.Module):
-        def __init__(self, d, H, d_ff, rope):
-            super().__init__()
-            self.ln1, self.attn = nn.LayerNorm(d), MHA(d, H, rope=rope)
-            self.ln2, self.ff = nn.LayerNorm(d), FeedForward(d, d_ff)
-
-        def forward(self, x):
-            T = x.shape[1]
-            x = x + self.attn(self.ln1(x), mask=torch.ones(T, T, dtype=torch.bool).tril())
-            return x + self.ff(self.ln2(x))
-
-    class GPT(nn.Module):
-        def __init__(self, V, ctx, d, H, d_ff, L, pos="learned"):
-            super().__init__()
-            self.context_len, self.pos = ctx, pos
-            if pos == "learned":
-                self.pos_emb = nn.Embedding(ctx, d)
-            elif pos == "sinusoidal":
-                self.register_buffer("pos_table", tensor(sinusoids_np(ctx, d)), persistent=False)
-            self.tok_emb = nn.Embedding(V, d)
-            self.blocks = nn.ModuleList([Block(d, H, d_ff, pos == "rope") for _ in range(L)])
-            self.ln_f, self.head = nn.LayerNorm(d), nn.Linear(d, V)
-            self.embedded = 0  # positions that went through embed: the work a cache saves
-
-        def embed(self, ids, start=0):
-            self.embedded += ids.numel()
-            x = self.tok_emb(ids)
-            positions = torch.arange(start, start + ids.shape[1])
-            if self.pos == "learned":
-                x = x + self.pos_emb(positions)
-            elif self.pos == "sinusoidal":
-                x = x + self.pos_table[positions]
-            return x
-
-        def forward(self, ids):
-            if ids.shape[1] > self.context_len:
-                raise ValueError(f"sequence length {ids.shape[1]} exceeds context_len={self.context_len}")
-            x = self.embed(ids)
-            for block in self.blocks:
-                x = block(x)
-            return self.head(self.ln_f(x))
-
-    return GPT
-
-
-def check_model(cfg, pos, seed):
-    """A GPT of gpt_class made the same way every time from seed, its queries and keys scaled up so that
-    attention is sharp and depends on positions: a wrong offset then changes the tokens."""
-    V, ctx, d, H, d_ff, L = cfg
-    params = make_params(np.random.default_rng(seed), gpt_shapes(V, ctx, d, d_ff, L, pos))
-    for name in params:
-        if ".attn.w_q." in name or ".attn.w_k." in name:
-            params[name] = params[name] * np.float32(3.0)
-        if name.startswith("head."):
-            params[name] = params[name] * np.float32(0.5)  # softer logits: sampling sees every change
-    return load(gpt_class()(*cfg, pos=pos), params).eval()
-
-
-def plain_generate(model, ids, n, temperature, generator):
-    """generate, the reference loop: rerun the last context_len tokens at every step."""
-    torch = _torch()
-    with torch.no_grad():
-        for _ in range(n):
-            logits = model(ids[:, -model.context_len:])[:, -1]
-            if temperature == 0:
-                nxt = logits.argmax(-1, keepdim=True)
-            else:
-                nxt = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator)
-            ids = torch.cat([ids, nxt], 1)
-    return ids
-
-
-CACHE_VARIANTS = ("embed_offset", "rope_offset", "mask_offset", "no_cache")
-
-
-def cached_variant(model, ids, n, temperature, generator, variant):
-    """Known wrong caches: the offset forgotten in the positions, the mask or the rotation; the cache not kept."""
-    known_variant(variant, CACHE_VARIANTS, "cached_variant")
-    torch = _torch()
-    nb09 = attention09()
-    caches = []
-
-    def step(new, start):
-        B, m = new.shape
-        x = model.embed(new, 0 if variant == "embed_offset" else start)
-        allowed = torch.ones(m, start + m, dtype=torch.bool).tril(diagonal=0 if variant == "mask_offset" else start)
-        for i, block in enumerate(model.blocks):
-            a, h = block.attn, block.ln1(x)
-            H = a.n_heads
-            q, k, v = (w(h).view(B, m, H, -1).transpose(1, 2) for w in (a.w_q, a.w_k, a.w_v))
-            if a.rope:
-                positions = np.arange(m) + (0 if variant == "rope_offset" else start)
-                q, k = nb09.apply_rope_torch(q, positions, a.rope_base), nb09.apply_rope_torch(k, positions, a.rope_base)
-            if start > 0 and variant != "no_cache":
-                k, v = torch.cat([caches[i][0], k], 2), torch.cat([caches[i][1], v], 2)
-            caches[i:i + 1] = [(k, v)]
-            mask = allowed if variant != "no_cache" or start == 0 else None
-            out, _ = nb09.scaled_dot_product_attention(q, k, v, mask)
-            x = x + a.w_o(out.transpose(1, 2).reshape(B, m, -1))
-            x = x + block.ff(block.ln2(x))
-        return model.head(model.ln_f(x[:, -1]))
-
-    with torch.no_grad():
-        logits, cached = step(ids, 0), ids.shape[1]
-        for _ in range(n):
-            nxt = (logits.argmax(-1, keepdim=True) if temperature == 0 else
-                   torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator))
-            ids = torch.cat([ids, nxt], 1)
-            if cached < model.context_len:
-                logits, cached = step(nxt, cached), cached + 1
-            else:
-                logits = step(ids[:, -model.context_len:], 0)
-    return ids
-
+# ---------------------------------------------------------------------------- generate_cached
 
 CACHE_MESSAGES = {
     "embed_offset": "The new token was embedded at position 0: embed it at its own position, "
@@ -1808,116 +1317,6 @@ def agreement_scores(hidden, rng):
 
 # ------------------------------------------------------------------ your model is GPT-2 (and its attention Llama's)
 
-def transformers_module():
-    """Hugging Face transformers, imported by the checks that need it and never at module level (importing this
-    checks module stays cheap for every caller). The models are built from configs; autograder.offline_models
-    sets the offline switches first, so any attempt to download fails at once."""
-    from ..offline_models import transformers  # lazy, see above
-
-    return transformers
-
-
-@dataclass(frozen=True)
-class Gpt2Shape:
-    """A small GPT-2 configuration, the fields from_gpt2 reads (with transformers' names in the comments)."""
-
-    vocab_size: int
-    n_positions: int
-    n_embd: int
-    n_head: int
-    n_layer: int
-    n_inner: "int | None" = None  # None: 4 * n_embd, as in GPT-2
-    layer_norm_epsilon: float = 1e-5
-    activation_function: str = "gelu_new"  # GPT-2's tanh approximation of GELU
-    extra: tuple = ()  # (field, value) pairs a TinyGPT cannot represent
-
-    @property
-    def d_ff(self) -> int:
-        return self.n_inner or 4 * self.n_embd
-
-    def hf_model(self, params: dict):
-        """transformers' GPT2LMHeadModel of this configuration holding params (NumPy, by parameter name)."""
-        tf = transformers_module()
-        config = tf.GPT2Config(vocab_size=self.vocab_size, n_positions=self.n_positions, n_embd=self.n_embd,
-                               n_head=self.n_head, n_layer=self.n_layer, n_inner=self.n_inner,
-                               layer_norm_epsilon=self.layer_norm_epsilon,
-                               activation_function=self.activation_function, bos_token_id=0, eos_token_id=0,
-                               attn_implementation="eager", **dict(self.extra))
-        model = tf.GPT2LMHeadModel(config)
-        load(model, params)
-        return model.eval()
-
-
-def gpt2_shapes(c: Gpt2Shape) -> dict:
-    """transformers' parameter names and shapes; Conv1D weights are stored (in, out); the head is tied to wte."""
-    d, f, t = c.n_embd, c.d_ff, "transformer."
-    shapes = {t + "wte.weight": (c.vocab_size, d), t + "wpe.weight": (c.n_positions, d)}
-    for i in range(c.n_layer):
-        p = f"{t}h.{i}."
-        shapes.update({p + "ln_1.weight": (d,), p + "ln_1.bias": (d,), p + "attn.c_attn.weight": (d, 3 * d),
-                       p + "attn.c_attn.bias": (3 * d,), p + "attn.c_proj.weight": (d, d), p + "attn.c_proj.bias": (d,),
-                       p + "ln_2.weight": (d,), p + "ln_2.bias": (d,), p + "mlp.c_fc.weight": (d, f),
-                       p + "mlp.c_fc.bias": (f,), p + "mlp.c_proj.weight": (f, d), p + "mlp.c_proj.bias": (d,)})
-    shapes.update({t + "ln_f.weight": (d,), t + "ln_f.bias": (d,)})
-    return shapes
-
-
-def gpt2_params(rng, c: Gpt2Shape) -> dict:
-    """Random weights far from GPT-2's small initialisation: pre-activations of order 1 make exact and tanh
-    GELU differ by about 1e-3 in the logits, and sharp attention makes a wrong q/k/v order show."""
-    params = {}
-    for name, shape in gpt2_shapes(c).items():
-        if name.endswith(("wte.weight", "wpe.weight")):
-            params[name] = normal(rng, *shape)
-        elif len(shape) == 2:  # Conv1D: (in, out)
-            params[name] = normal(rng, *shape, scale=1.5 / np.sqrt(shape[0]))
-        elif ".ln_" in name and name.endswith("weight"):
-            params[name] = (1 + normal(rng, *shape, scale=0.3)).astype(np.float32)
-        else:
-            params[name] = normal(rng, *shape, scale=0.3)
-    return params
-
-
-GPT2_VARIANTS = ("not_transposed", "other_gelu", "positions_after_first_block",
-                 *(f"split_{''.join(order)}" for order in ("qvk", "kqv", "kvq", "vqk", "vkq")))
-
-
-def gpt2_np(p, c: Gpt2Shape, ids, variant=None):
-    """GPT-2's logits in float64 from its own weights (Conv1D layout), or a known wrong reading of them."""
-    known_variant(variant, GPT2_VARIANTS, "gpt2_np")
-    d, H, t = c.n_embd, c.n_head, "transformer."
-    g = lambda n: p[n].astype(np.float64)
-    conv = lambda x, n, square=False: x @ (g(n + ".weight").T if square and variant == "not_transposed"
-                                           else g(n + ".weight")) + g(n + ".bias")
-    ln = lambda x, n: ln_np(x, g(n + ".weight"), g(n + ".bias"), c.layer_norm_epsilon)
-    ids = np.asarray(ids)
-    T = ids.shape[1]
-    x = g(t + "wte.weight")[ids]
-    if variant != "positions_after_first_block":
-        x = x + g(t + "wpe.weight")[:T]
-    for i in range(c.n_layer):
-        b = f"{t}h.{i}."
-        w, bias = g(b + "attn.c_attn.weight"), g(b + "attn.c_attn.bias")
-        parts = dict(zip("qkv", np.split(w, 3, axis=1)))
-        biases = dict(zip("qkv", np.split(bias, 3)))
-        order = variant[len("split_"):] if variant and variant.startswith("split_") else "qkv"
-        weights = {"H": H}
-        for name, source in zip("qkv", order):  # a wrong order reads the columns of another projection
-            m = parts[source]
-            weights["W" + name] = m if variant == "not_transposed" else m.T  # nn.Linear layout: (out, in)
-            weights["b" + name] = biases[source]
-        o = g(b + "attn.c_proj.weight")
-        weights["Wo"], weights["bo"] = (o if variant == "not_transposed" else o.T), g(b + "attn.c_proj.bias")
-        x = x + mha_np(weights, ln(x, b + "ln_1"), None, causal(T))
-        h = conv(ln(x, b + "ln_2"), b + "mlp.c_fc")
-        exact = (c.activation_function == "gelu") != (variant == "other_gelu")  # the other form is the mistake
-        h = gelu_np(h, None if exact else "tanh_gelu")
-        x = x + conv(h, b + "mlp.c_proj")
-        if i == 0 and variant == "positions_after_first_block":
-            x = x + g(t + "wpe.weight")[:T]
-    return ln(x, t + "ln_f") @ g(t + "wte.weight").T  # the head is the token table
-
-
 GPT2_MESSAGES = {
     "not_transposed": "The attention weights were copied without a transpose: GPT-2's Conv1D stores a weight as "
                       "(in, out) and computes x @ W, nn.Linear stores (out, in) and computes x @ W.T, so copy "
@@ -2074,27 +1473,6 @@ def from_gpt2(hidden, rng):
 
 # ---------------------------------------------------------- one rotation, two layouts: Llama's attention
 
-def interleaved_rows(D: int) -> np.ndarray:
-    """The rows, within one head of width D, that Llama's layout takes from 07's: 0, 2, 4, ..., then 1, 3, 5, ..."""
-    return np.concatenate([np.arange(0, D, 2), np.arange(1, D, 2)])
-
-
-HALVES_VARIANTS = ("across_heads", "inverse", "columns")
-
-
-def halves_np(w, n_heads, variant=None):
-    """interleaved_to_halves in NumPy, or a known wrong version of it."""
-    known_variant(variant, HALVES_VARIANTS, "halves_np")
-    w = np.asarray(w)
-    rows = w.shape[0]
-    D = rows // (1 if variant == "across_heads" else n_heads)
-    per_head = interleaved_rows(D)
-    if variant == "inverse":
-        per_head = np.argsort(per_head)
-    order = (np.arange(rows // D)[:, None] * D + per_head).ravel()
-    return w[:, order] if variant == "columns" else w[order]
-
-
 HALVES_MESSAGES = {
     "across_heads": "The rows were reordered across the whole matrix as if it were one head: each head's D rows "
                     "are reordered on their own (reshape to (n_heads, D // 2, 2, ...) first).",
@@ -2123,24 +1501,6 @@ def interleaved_to_halves(hidden, rng):
             _halves_case("interleaved_to_halves(w (16, 3), n_heads=2)", normal(rng, 16, 3), 2)]
 
 
-LLAMA_VARIANTS = ("no_permutation", "v_permuted", "across_heads")
-
-
-def llama_state_np(W, H, variant=None):
-    """The Llama state dict (NumPy) from 07-layout weights W = {"q", "k", "v", "o"} (nn.Linear layout)."""
-    known_variant(variant, LLAMA_VARIANTS, "llama_state_np")
-    turn = {None: lambda w: halves_np(w, H), "no_permutation": lambda w: w, "v_permuted": lambda w: halves_np(w, H),
-            "across_heads": lambda w: halves_np(w, H, "across_heads")}[variant]
-    return {"q": turn(W["q"]), "k": turn(W["k"]), "v": turn(W["v"]) if variant == "v_permuted" else W["v"],
-            "o": W["o"]}
-
-
-def llama_np(S, x, H, base):
-    """transformers' LlamaAttention in float64 (rotate-half RoPE, causal) with the weights S."""
-    weights = {"H": H, **{"W" + n: S[n] for n in "qkvo"}}
-    return mha_np(weights, x, None, causal(x.shape[1]), "rope_half", rope=True, base=base)
-
-
 LLAMA_MESSAGES = {
     "no_permutation": "The weights were copied as they are: Llama rotates feature i with feature i + D/2, 07 rotates "
                       "2i with 2i + 1, so without interleaved_to_halves on q_proj and k_proj Llama turns the wrong "
@@ -2150,34 +1510,6 @@ LLAMA_MESSAGES = {
     "across_heads": "The rows were reordered across all heads at once: each head rotates its own D features, so "
                     "reorder within each head, interleaved_to_halves(w, n_heads).",
 }
-
-
-def _llama_module(d, H, base):
-    tf = transformers_module()
-    from transformers.models.llama.modeling_llama import LlamaAttention, LlamaRotaryEmbedding  # lazy, as above
-
-    config = tf.LlamaConfig(hidden_size=d, num_attention_heads=H, num_key_value_heads=H, attention_bias=False,
-                            intermediate_size=4 * d, vocab_size=8, num_hidden_layers=1,
-                            rope_parameters={"rope_type": "default", "rope_theta": base}, attn_implementation="eager")
-    return LlamaAttention(config, layer_idx=0).eval(), LlamaRotaryEmbedding(config)
-
-
-def llama_attention(state, x, n_heads, base):
-    """transformers' LlamaAttention (n_heads, rope_theta=base) holding state, a dict of its four weights, run
-    causally on x (B, T, d)."""
-    torch = _torch()
-    B, T, d = x.shape
-    attn, rotary = _llama_module(d, n_heads, base)
-    try:
-        attn.load_state_dict(state)
-    except RuntimeError as exc:
-        raise RuntimeError(f"LlamaAttention could not load the dict: {exc}. Return exactly q_proj.weight, "
-                           "k_proj.weight, v_proj.weight and o_proj.weight, each (d_model, d_model).") from None
-    cos, sin = rotary(x, torch.arange(T)[None].expand(B, T))
-    not_allowed = torch.ones(T, T, dtype=torch.bool).triu(1)
-    additive = torch.zeros(T, T).masked_fill(not_allowed, float("-inf"))[None, None]  # (1, 1, T, T)
-    with torch.no_grad():
-        return attn(x, position_embeddings=(cos, sin), attention_mask=additive)[0]
 
 
 def _llama_case(label, d, H, base, x, rng):

@@ -7,7 +7,7 @@ whenever ``form`` accepts the answer. Right or wrong is still recorded, never sc
 * in the notebook, the cell that computes the true value calls :meth:`Question.reveal`, which prints
   whether the prediction was right and why;
 * in the grader, :meth:`Question.recorded` compares the learner's answer with the reference run's and
-  puts a :class:`~.core.Prediction` beside the passing verdict, for the feedback page and the class report.
+  puts a :class:`~.registry.Prediction` beside the passing verdict, for the feedback page and the class report.
 
 Why a wrong answer is wrong comes from ``mistakes``, ``(wrong value or test, why)`` pairs tried in
 order, then ``otherwise``. The right answer is never written in this package (it is installed where
@@ -16,15 +16,16 @@ A notebook words its questions one way (:class:`Wording`).
 """
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .core import (REGISTRY, Array, Case, Check, Comparator, Outcome, Prediction, capture, const, describe,
-                   equal, fmt, numbers, predicate, same_numbers)
+from .compare import Case, Comparator, const, describe, equal, fmt, predicate
+from .evidence import Array, Outcome, capture
+from .hints import numbers, same_numbers
+from .registry import REGISTRY, Check, Prediction, checks_module
 
 Form = Callable[[Any], "str | None"]  # the decoded answer -> what is wrong with its form, None when nothing
 Mistake = tuple[Any, str]  # (a wrong value, or a test of the decoded answer, and why it is wrong)
@@ -152,7 +153,7 @@ def question(assignment: str, name: str, *, form: Form, wording: Wording, label:
 def is_question(assignment: str, name: str) -> bool:
     """Is ``name`` a prediction question of ``assignment`` (False for an assignment this course does not have)?"""
     try:
-        importlib.import_module(f"{__package__}.nb{assignment[:2]}")
+        checks_module(assignment)
     except ImportError:
         return False
     return isinstance(REGISTRY.get(f"{assignment}:{name}"), Question)

@@ -44,10 +44,12 @@ def source_path(assignment: str) -> Path:
 
 def source_hash(assignment: str) -> str:
     """The solution notebook and the checks package: a change to either makes old grades stale. Every module
-    of the package counts, not only ``nbNN.py``: a notebook's checks import others (questions, core, nb09)."""
+    of the package counts, not only ``nbNN.py``: a notebook's checks import others (questions, core, nb09, models)."""
     source = source_path(assignment).read_bytes()
-    checks = sorted(Path(core.__file__).parent.glob("*.py"))
-    return file_hash(source, *(p.name.encode() + p.read_bytes() for p in checks), str(RESULT_VERSION).encode())
+    package = Path(core.__file__).parent
+    checks = sorted(package.rglob("*.py"))  # checks/models/ too: notebook 10's reference models
+    return file_hash(source, *(p.relative_to(package).as_posix().encode() + p.read_bytes() for p in checks),
+                     str(RESULT_VERSION).encode())
 
 
 def submission_hash(sub: Submission) -> str:

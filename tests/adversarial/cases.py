@@ -73,24 +73,24 @@ for name in dir(np.testing):
 """
 
 PATCH_CHECKS = """
-from autograder.checks import core, nb01
+from autograder.checks import compare, core, nb01
 for name in dir(nb01):
     if isinstance(getattr(nb01, name), core.Check):
         setattr(nb01, name, lambda *a, **k: print("all checks passed"))
 core.Check.__call__ = lambda self, *a, **k: print("✔ passed")
-core.run_cases = core.close = core.equal = lambda *a, **k: None
-core.CheckFailure = type("Nothing", (Exception,), {})
+core.close = core.equal = compare.close = compare.equal = lambda *a, **k: None
+core.CheckFailure = compare.CheckFailure = type("Nothing", (Exception,), {})
 """
 
 PATCH_JUDGE_AND_EMIT = """
-from autograder.checks import core
-core.judge = lambda evidence, reference: (True, "all checks passed")
+from autograder.checks import core, evidence, registry, verdict
+core.judge = verdict.judge = lambda evidence, reference: (True, "all checks passed")
 _emit = core.emit
 def emit(payload):
     payload = dict(payload, verdict="passed", ok=True, passed=True)
     payload["outcomes"] = [{"value": True} for _ in payload.get("outcomes", [])]
     _emit(payload)
-core.emit = emit
+core.emit = evidence.emit = registry.emit = emit
 """
 
 ANYTHING = """
@@ -109,7 +109,7 @@ class Anything(list):
 
 FAKE_EVIDENCE = """
 from IPython.display import display
-from autograder.checks import core
+from autograder.checks import core, registry
 MIME = "application/vnd.autograder.evidence+json"
 def fake(check_id, n=10):
     return {MIME: {"check": check_id, "outcomes": [{"value": [0, 1, 2]} for _ in range(n)],
@@ -119,21 +119,21 @@ for ex in ["build_vocab", "encode", "decode", "one_hot", "embedding_lookup", "ma
     for suite in ("visible", "hidden"):
         display(fake(f"01_tokens_and_ids:{ex}:{suite}"), raw=True)
 # the check's own evidence is replaced by a copy of its structure with made-up values
-core.emit = lambda payload: display(fake(payload["check"], len(payload["outcomes"])), raw=True)
+core.emit = registry.emit = lambda payload: display(fake(payload["check"], len(payload["outcomes"])), raw=True)
 """
 
 FORGE_FROM_VISIBLE_CHECKS = """
 # Evidence forged from the check's own cases: the visible ones carry their expected values
 # (a learner sees them anyway); the hidden ones compare with the reference, absent here.
 from IPython.display import display
-from autograder.checks import core
+from autograder.checks import core, registry
 def forged(payload):
     exercise = payload["check"].split(":")[1]
     hidden = payload["check"].endswith(":hidden")
     check = core.REGISTRY[f"01_tokens_and_ids:{exercise}"]
     outcomes = [core.capture(case.want).to_json() for case in check.cases(hidden)]
     display({core.EVIDENCE_MIME: dict(payload, outcomes=outcomes)}, raw=True)
-core.emit = forged
+core.emit = registry.emit = forged  # Check.__call__ emits through registry's name for it
 """
 
 SYS_MODULES = """
@@ -141,7 +141,7 @@ import importlib, sys, types
 fake = types.ModuleType("autograder.checks.nb01")
 fake.__getattr__ = lambda name: (lambda *a, **k: print("✔ passed"))
 sys.modules["autograder.checks.nb01"] = fake
-sys.modules["autograder.checks.core"] = fake
+sys.modules["autograder.checks.core"] = sys.modules["autograder.checks.registry"] = fake
 import autograder.checks
 autograder.checks.nb01 = fake
 check = importlib.import_module("autograder.checks.nb01")
@@ -289,7 +289,7 @@ def zero_for_reading_and_writing_the_gradebook_and_out_folder(ctx):
     return add_cell(none_notebook(), f"""
     import glob, json, os, sqlite3
     from IPython.display import display
-    from autograder.checks import core
+    from autograder.checks import core, registry
     out = {str(ctx.out)!r}
     stolen = {{}}
     for path in glob.glob(out + "/reference/*.json") + glob.glob("../../*-graded/reference/*.json"):
@@ -300,7 +300,8 @@ def zero_for_reading_and_writing_the_gradebook_and_out_folder(ctx):
         except Exception:
             pass
     # replay the reference's own evidence instead of the student's
-    core.emit = lambda payload: display({{core.EVIDENCE_MIME: stolen.get(payload["check"], payload)}}, raw=True)
+    core.emit = registry.emit = lambda payload: display({{core.EVIDENCE_MIME: stolen.get(payload["check"], payload)}},
+                                                        raw=True)
     for path in (out + "/PWNED.txt", out + "/results/PWNED.json"):
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)

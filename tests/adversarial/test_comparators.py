@@ -165,10 +165,14 @@ def test_close_with_none_due_passes_none_and_names_anything_else():
 
 def test_a_learners_check_expecting_none_fails_with_a_message():
     case = core.Case("shuffle_in_place(x)", core.call_with([3, 1, 2]), core.const(None))
+
+    def run(fn):
+        case.compare(core.capture(lambda: case.call(fn)), core.capture(case.want), case)
+
     with pytest.raises(core.CheckFailure) as raised:
-        core.run_cases([case], lambda x: sorted(x))
+        run(lambda x: sorted(x))
     assert str(raised.value) == "shuffle_in_place(x): expected no value (None), got a list ([1, 2, 3])."
-    core.run_cases([case], lambda x: x.sort())  # returns None, as due: passes
+    run(lambda x: x.sort())  # returns None, as due: passes
 
 
 def test_close_with_text_or_a_record_due_compares_it_exactly():
@@ -179,6 +183,9 @@ def test_close_with_text_or_a_record_due_compares_it_exactly():
 
 
 # --------------------------------------------------------------------------- close: each message, word for word
+
+DEFAULT = "atol 1e-08 + rtol 1e-06 × |expected| allows"  # close()'s tolerances, as a failure states them
+
 
 @pytest.mark.parametrize("comparator, got, want, message", [
     (close(), (1.0,), (1.0, 2.0), "expected 2 values (a tuple), got a tuple."),
@@ -194,19 +201,41 @@ def test_close_with_text_or_a_record_due_compares_it_exactly():
      "got integers [0, 1] where [0.5, 1. ] was expected: an integer division or an integer dtype?"),
     (close(), np.array([1.0, 2.0]), np.array([1 + 1j, 2 + 0j]), "expected [1.+1.j, 2.+0.j], got [1., 2.]."),
     (close(), np.array([1 + 1j, 2 + 0j]), np.array([1.0, 2.0]), "expected [1., 2.], got [1.+1.j, 2.+0.j]."),
-    (close(), 1 / 3 + 1e-4, 1 / 3, "expected 0.333333, got 0.333433."),
+    (close(), 1 / 3 + 1e-4, 1 / 3, f"expected 0.333333, got 0.333433 (a difference of 0.0001; {DEFAULT} 3.433e-07)."),
     (close(), np.array([[1.0, 5.0, 3.0]]), np.array([[1.0, 2.0, 3.0]]),  # one row: no row to point at
-     "wrong values: 1 of 3 differ, first at row 0, column 1 (expected 2, got 5)."),
+     "wrong values: 1 of 3 differ, first at row 0, column 1 (expected 2, got 5); the largest difference is 3, at "
+     f"row 0, column 1 ({DEFAULT} 2.01e-06 there)."),
     (close(), np.array([[1.0], [5.0], [3.0]]), np.array([[1.0], [2.0], [3.0]]),
-     "wrong values: 1 of 3 differ, first at row 1, column 0 (expected 2, got 5). Row 1: expected [2.], got [5.]."),
+     "wrong values: 1 of 3 differ, first at row 1, column 0 (expected 2, got 5); the largest difference is 3, at "
+     f"row 1, column 0 ({DEFAULT} 2.01e-06 there). Row 1: expected [2.], got [5.]."),
     (close(), np.arange(12.0) + (np.arange(12) == 11), np.arange(12.0),  # 12 entries: all are shown
-     "wrong values: 1 of 12 differ, first at position 11 (expected 11, got 12). Expected [ 0.,  1.,  2.,  3.,  "
+     "wrong values: 1 of 12 differ, first at position 11 (expected 11, got 12); the largest difference is 1, at "
+     f"position 11 ({DEFAULT} 1.101e-05 there). Expected [ 0.,  1.,  2.,  3.,  "
      "4.,  5.,  6.,  7.,  8.,  9., 10., 11.], got [ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 12.]."),
     (close(), np.arange(13.0) + (np.arange(13) == 12), np.arange(13.0),  # 13: too many to show
-     "wrong values: 1 of 13 differ, first at position 12 (expected 12, got 13)."),
+     "wrong values: 1 of 13 differ, first at position 12 (expected 12, got 13); the largest difference is 1, at "
+     f"position 12 ({DEFAULT} 1.201e-05 there)."),
 ])
 def test_close_says_exactly_what_is_wrong(comparator, got, want, message):
     assert verdict(comparator, got, want) == f"case: {message}"
+
+
+def test_a_numeric_failure_shows_the_tolerances_and_the_largest_difference():
+    """An instructor reads whether a failure was a near miss: the largest difference, where it is, and what the
+    tolerance allowed there. The expectations are worked by hand, not by the comparator."""
+    near = close(atol=1e-5, rtol=1e-3)
+    got = np.array([[1.0, 2.01, 3.0], [4.0, 5.0, 6.5]])  # off by 0.01 at (0, 1), by 0.5 at (1, 2)
+    want = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert verdict(near, got, want) == (
+        "case: wrong values: 2 of 6 differ, first at row 0, column 1 (expected 2, got 2.01); the largest difference "
+        "is 0.5, at row 1, column 2 (atol 1e-05 + rtol 0.001 × |expected| allows 0.00601 there). "
+        "Row 0: expected [1., 2., 3.], got [1.  , 2.01, 3.  ].")
+    # a near miss: 2.5e-4 off where 1e-5 + 1e-3 * 0.1 = 1.1e-4 is allowed
+    assert verdict(near, 0.10025, 0.1) == ("case: expected 0.1, got 0.10025 (a difference of 0.00025; atol 1e-05 "
+                                          "+ rtol 0.001 × |expected| allows 0.00011).")
+    # unsigned integers: 1 - 3 is a difference of 2, not a wrap-around to 254
+    assert "the largest difference is 2, at position 0" in verdict(
+        close(), np.array([1, 2], np.uint8), np.array([3, 2], np.uint8))
 
 
 TRANSPOSED = " It equals the expected result transposed: are the last two axes swapped?"
@@ -215,16 +244,21 @@ SQUARE = np.array([[1.0, 2.0], [3.0, 4.0]])
 
 
 @pytest.mark.parametrize("got, want, message", [
-    (SQUARE.T, SQUARE, "wrong values: 2 of 4 differ, first at row 0, column 1 (expected 2, got 3). "
+    (SQUARE.T, SQUARE, "wrong values: 2 of 4 differ, first at row 0, column 1 (expected 2, got 3); the largest "
+                       f"difference is 1, at row 0, column 1 ({DEFAULT} 2.01e-06 there). "
                        "Row 0: expected [1., 2.], got [1., 3.]." + TRANSPOSED),
-    (-SQUARE, SQUARE, "wrong values: 4 of 4 differ, first at row 0, column 0 (expected 1, got -1). "
+    (-SQUARE, SQUARE, "wrong values: 4 of 4 differ, first at row 0, column 0 (expected 1, got -1); the largest "
+                      f"difference is 8, at row 1, column 1 ({DEFAULT} 4.01e-06 there). "
                       "Row 0: expected [1., 2.], got [-1., -2.]." + FLIPPED),
     (np.swapaxes(np.arange(18.0).reshape(2, 3, 3), -1, -2), np.arange(18.0).reshape(2, 3, 3),
-     "wrong values: 12 of 18 differ, first at index [0, 0, 1] (expected 1, got 3)." + TRANSPOSED),
+     "wrong values: 12 of 18 differ, first at index [0, 0, 1] (expected 1, got 3); the largest difference is 4, "
+     f"at index [0, 0, 2] ({DEFAULT} 2.01e-06 there)." + TRANSPOSED),
     (np.swapaxes(np.arange(24.0).reshape(2, 3, 2, 2), -1, -2), np.arange(24.0).reshape(2, 3, 2, 2),
-     "wrong values: 12 of 24 differ, first at index [0, 0, 0, 1] (expected 1, got 2)." + TRANSPOSED),
+     "wrong values: 12 of 24 differ, first at index [0, 0, 0, 1] (expected 1, got 2); the largest difference is "
+     f"1, at index [0, 0, 0, 1] ({DEFAULT} 1.01e-06 there)." + TRANSPOSED),
     (np.array([[1.0, 7.0, 3.0], [4.0, 5.0, 6.0]]), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),  # not square
-     "wrong values: 1 of 6 differ, first at row 0, column 1 (expected 2, got 7). Row 0: expected [1., 2., 3.], "
+     "wrong values: 1 of 6 differ, first at row 0, column 1 (expected 2, got 7); the largest difference is 5, at "
+     f"row 0, column 1 ({DEFAULT} 2.01e-06 there). Row 0: expected [1., 2., 3.], "
      "got [1., 7., 3.]."),
 ])
 def test_close_names_a_transposed_or_flipped_answer_in_any_number_of_dimensions(got, want, message):

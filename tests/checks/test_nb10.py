@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from autograder.checks import nb10
+from autograder.checks.models import numpy_gpt, torch_gpt, training
 from tests.checks import test_nb10_gpt2 as gpt2
 from tests.harness import Mistake, answer, exercise_suite, indent, returns
 
@@ -712,15 +713,17 @@ globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the stand
 
 def test_known_wrong_variants_come_from_a_closed_set():
     """Is every named mistake a variant the NumPy models compute, and does a misspelled name raise?"""
-    for messages, variants in [(nb10.LN_MESSAGES, nb10.LN_VARIANTS), (nb10.FF_MESSAGES, nb10.FF_VARIANTS),
-                               (nb10.BLOCK_MESSAGES, nb10.BLOCK_VARIANTS), (nb10.GPT_MESSAGES, nb10.GPT_VARIANTS),
-                               (nb10.STEP_MESSAGES, nb10.STEP_VARIANTS), (nb10.CACHE_MESSAGES, nb10.CACHE_VARIANTS),
-                               (nb10.MAPS_MESSAGES, nb10.MAPS_VARIANTS)]:
+    for messages, variants in [(nb10.LN_MESSAGES, numpy_gpt.LN_VARIANTS), (nb10.FF_MESSAGES, numpy_gpt.FF_VARIANTS),
+                               (nb10.BLOCK_MESSAGES, numpy_gpt.BLOCK_VARIANTS),
+                               (nb10.GPT_MESSAGES, numpy_gpt.GPT_VARIANTS),
+                               (nb10.STEP_MESSAGES, training.STEP_VARIANTS),
+                               (nb10.CACHE_MESSAGES, torch_gpt.CACHE_VARIANTS),
+                               (nb10.MAPS_MESSAGES, numpy_gpt.MAPS_VARIANTS)]:
         assert set(messages) <= set(variants), set(messages) - set(variants)
     with pytest.raises(ValueError, match="block_np has no variant 'post_nrom'; the choices are .*post_norm"):
-        nb10.block_np({}, np.zeros((1, 2, 4)), 2, "post_nrom")
+        numpy_gpt.block_np({}, np.zeros((1, 2, 4)), 2, "post_nrom")
     with pytest.raises(ValueError, match="ln_np has no variant"):
-        nb10.ln_np(np.zeros((2, 4)), 1.0, 0.0, variant="eps_inside")
+        numpy_gpt.ln_np(np.zeros((2, 4)), 1.0, 0.0, variant="eps_inside")
 
 
 @pytest.mark.parametrize("seed", range(21))

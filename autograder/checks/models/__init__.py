@@ -1,0 +1,14 @@
+"""Notebook 10's reference models and their known-wrong variants, which its checks compare with.
+
+- :mod:`.weights`: parameters by name (TinyGPT's and a block's shapes, random weights, loading them into a module);
+- :mod:`.numpy_gpt`: LayerNorm, GELU, the feed-forward, the block, the embeddings and TinyGPT in NumPy (float64),
+  each with the known mistakes a ``variant`` names;
+- :mod:`.torch_gpt`: the same built from PyTorch's own layers, a TinyGPT of our own on notebook 09's attention,
+  and cached generation with its known mistakes;
+- :mod:`.stand_ins`: models whose next token is known, for ``generate``;
+- :mod:`.training`: one reference training step, and its known mistakes;
+- :mod:`.gpt2` and :mod:`.llama`: GPT-2 from transformers' weights, and Llama's attention layout.
+
+A variant's name is checked (:func:`autograder.checks.hints.known_variant`): a misspelled one raises rather
+than quietly giving the correct model.
+"""

@@ -1,0 +1,100 @@
+"""The registry of checks: each notebook's checks by name, and how a test cell runs one.
+
+A notebook's test cell reads ``check.softmax(softmax)``: ``check`` is its checks module
+(:func:`checks_module`), ``softmax`` a :class:`Check` registered there by :func:`exercise`.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+from .compare import Case, CheckFailure, CheckUnavailable
+from .evidence import Outcome, capture, emit, mode, seed_for
+
+
+@dataclass
+class Check:
+    """A named list of cases for one exercise; called from a notebook's test cell."""
+
+    assignment: str
+    name: str
+    build: Callable[[bool, np.random.Generator], list[Case]]
+    success: str = ""
+
+    def check_id(self, hidden: bool) -> str:
+        return f"{self.assignment}:{self.name}:{'hidden' if hidden else 'visible'}"
+
+    def cases(self, hidden: bool, seed: int | None = None) -> list[Case]:
+        rng = np.random.default_rng(seed_for(self.check_id(hidden), seed))
+        return self.build(hidden, rng)
+
+    def __call__(self, obj: Any, *, hidden: bool = False) -> None:
+        __tracebackhide__ = True
+        cases = self.cases(hidden)
+        outcomes = [capture(lambda c=c: c.call(obj)) for c in cases]
+        if mode() == "evidence":
+            emit({"check": self.check_id(hidden), "outcomes": [o.to_json() for o in outcomes]})
+            print(f"{self.name}: {len(cases)} results recorded for grading.")
+            return
+        if not callable(obj):
+            raise CheckFailure(f"`{self.name}` is not a function or class here (it is {type(obj).__name__}).")
+        for case, got in zip(cases, outcomes):
+            want = capture(case.want)
+            if "ReferenceUnavailable" in want.raised:
+                raise CheckUnavailable(f"{case.label}: this check compares with the reference solution, which "
+                                       "is not installed here. It runs when your work is graded.")
+            case.compare(got, want, case)
+        print(self.passed_line(len(cases), hidden))
+
+    def passed_line(self, n: int, hidden: bool) -> str:
+        """What a passing call prints (a question says "recorded" instead: its point is for the form)."""
+        return (f"✔ {self.name}: {n} {'hidden ' if hidden else ''}check{'s' if n != 1 else ''} passed."
+                + (f" {self.success}" if self.success else ""))
+
+    def recorded(self, got: list[Outcome], want: list[Outcome]) -> "Prediction | None":
+        """What the grader records beside a passing verdict: a question's :class:`Prediction`, else None."""
+        return None
+
+
+REGISTRY: dict[str, Check] = {}
+
+
+def exercise(assignment: str, success: str = "") -> Callable:
+    """Register ``build(hidden, rng) -> list[Case]`` as the check named after it."""
+
+    def register(build: Callable) -> Check:
+        check = Check(assignment, build.__name__, build, success)
+        REGISTRY[check.check_id(False).rsplit(":", 1)[0]] = check
+        return check
+
+    return register
+
+
+def checks_module(assignment: str) -> ModuleType:
+    """The checks of ``assignment`` (``autograder.checks.nbNN`` for ``NN_name``), imported; importing
+    registers its checks."""
+    return importlib.import_module(f"{__package__}.nb{assignment[:2]}")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A learner's prediction as the grader records it: what they answered and whether it was right.
+
+    Recorded, never scored: a question's points are for a well-formed answer (completion credit), and this
+    record feeds the feedback page and the class report. Saved in a result as ``to_json()``.
+    """
+
+    answer: str  # the answer as the learner wrote it, formatted for a person (equal answers format equally)
+    right: bool
+    why: str = ""  # for a wrong answer: the known mistake it matches, else the question's general explanation
+
+    def to_json(self) -> dict:
+        return {"answer": self.answer, "right": self.right, "why": self.why}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Prediction":
+        return cls(answer=str(data["answer"]), right=bool(data["right"]), why=str(data.get("why", "")))
