@@ -229,7 +229,7 @@ def figures_as_text(shell: GradingShell) -> None:
     Both ways a figure reaches the output, ``plt.show()`` and the inline backend's flush after a cell,
     go through the display formatters: without an image formatter for Figure, nothing is drawn."""
     try:
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # late: optional, and the shell is made before any figure
     except ImportError:  # no matplotlib: no figures
         return
     formatters = shell.display_formatter.formatters
