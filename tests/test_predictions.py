@@ -104,8 +104,8 @@ def test_a_prediction_survives_the_saved_result_and_an_old_result_still_reads():
 
 def printed_report(tests: list[GradedTest]) -> str:
     lines: list[str] = []
-    validate._print_report(type("P", (), {"name": f"{A}.ipynb"})(), [Exercise(name=Q, tests=tuple(tests))], 0, None, 0.0,
-                           lines.append)
+    validate._print_report(type("P", (), {"name": f"{A}.ipynb"})(), [Exercise(name=Q, tests=tuple(tests))], 0, None,
+                           0.0, lines.append)
     return "\n".join(lines)
 
 
@@ -145,7 +145,8 @@ def test_report_shows_the_share_that_predicted_right_and_the_most_common_wrong_a
         if given:
             tests = [{**prediction_score(given[1], given[0], "why " + given[0]).to_json(), "grade_id": gid}
                      for gid in (f"test_{Q}", f"test_{Q}_hidden")]  # two tests, one answer: counted once
-        finals.append(FinalResult.from_json({"student_id": student, "assignment_id": A, "scores": tests, "problems": []}))
+        finals.append(FinalResult.from_json({"student_id": student, "assignment_id": A, "scores": tests,
+                                             "problems": []}))
     page = classreport.page(finals)
     row = re.search(rf'<tr data-question="{Q}">.*?</tr>', page, re.S).group(0)
     assert 'data-right="2" data-of="6"' in row and "2 of 6 (33%)" in row

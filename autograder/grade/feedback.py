@@ -1,7 +1,7 @@
 """The learner's feedback page: one section per exercise, what happened, and what to try next.
 
-Built from a result as the gradebook has it (:meth:`.results.FinalResult.with_gradebook`): a person's score changes and
-comments show where they apply, and a late penalty is said. Hidden tests stay hidden: their status
+Built from a result as the gradebook has it (:meth:`.results.FinalResult.with_gradebook`): a person's
+score changes and comments show where they apply, and a late penalty is said. Hidden tests stay hidden: their status
 and points show, never their inputs, expected values or source (a failure message can carry those).
 """
 from __future__ import annotations

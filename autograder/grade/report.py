@@ -98,7 +98,8 @@ def read_run(out: Path) -> RunRecord | None:
         isolation, gaps = data.get("isolation", []), data.get("not_isolated", [])
         if not (isinstance(isolation, list) and isinstance(gaps, list)):
             raise ValueError("its isolation is not a list")
-        return RunRecord(seed=int(data["seed"]), isolation=tuple(map(str, isolation)), not_isolated=tuple(map(str, gaps)))
+        return RunRecord(seed=int(data["seed"]), isolation=tuple(map(str, isolation)),
+                         not_isolated=tuple(map(str, gaps)))
     except (OSError, ValueError, TypeError) as exc:
         raise RunFileError(
             f"{path} cannot be read ({exc}). It holds the seed the saved results in {out} were graded with, so "

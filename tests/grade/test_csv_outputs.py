@@ -15,7 +15,8 @@ def result(student: str) -> FinalResult:
     scores = [{"grade_id": gid, "points": pts, "max_points": 1.0, "status": "passed" if pts else "failed",
                "message": "", "mistake": ""}
               for gid, pts in (("test_encode", 0.0), ("test_encode_hidden", 1.0), ("test_decode", 1.0))]
-    return FinalResult.from_json({"student_id": student, "assignment_id": A, "scores": scores, "problems": [], "code": {}})
+    return FinalResult.from_json({"student_id": student, "assignment_id": A, "scores": scores, "problems": [],
+                                  "code": {}})
 
 
 @pytest.fixture(scope="module")
