@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import subprocess
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbclient import NotebookClient
@@ -15,44 +14,36 @@ from .checks.questions import is_question
 from .grade import submission
 from .grade.discover import read_regular
 from .grade.engine import Limits
-from .grade.judge import exercise_status
+from .grade.results import Exercise, GradedTest, exercises as group
 from .nbio import ANSI, exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, parse_notebook, read_notebook
 
 SHOWN_PROBLEMS = ("tampered", "run", "file skipped", "link skipped")  # what a learner can act on; the rest shows in
 # each test's message
 
 
-@dataclass
-class TestResult:
-    grade_id: str
-    points: float
-    status: str  # passed, recorded (a prediction of the right form), failed, not attempted, error
-    message: str = ""
-    prediction: Prediction | None = None  # a recorded prediction, right or wrong, when the grader could judge it
+def test(grade_id: str, points: float, status: str, message: str = "", prediction: Prediction | None = None
+         ) -> GradedTest:
+    """One visible test as the self-check saw it, worth ``points`` and earning them when it passed."""
+    return GradedTest(grade_id=grade_id, points=points if status == "passed" else 0.0, max_points=points,
+                      status=status, message=message, prediction=prediction)
 
 
-@dataclass
-class ExerciseReport:
-    name: str
-    tests: list[TestResult] = field(default_factory=list)
-
-    @property
-    def status(self) -> str:
-        # A prediction's test is "recorded", never "passed": its point is for the form, not for being right.
-        status = exercise_status("passed" if t.status == "recorded" else t.status for t in self.tests)
-        return "recorded" if status == "passed" and any(t.status == "recorded" for t in self.tests) else status
-
-    def prediction_line(self) -> str:
-        """Right or wrong, and why, for a recorded prediction the grader judged; "" otherwise."""
-        p = next((t.prediction for t in self.tests if t.prediction), None)
-        if p is None:
-            return ""
-        return f"your prediction {p.answer}: " + ("right." if p.right else "wrong." + (f" {p.why}" if p.why else ""))
+def recorded(t: GradedTest, assignment: str) -> bool:
+    """A prediction's passing test is "recorded", never "passed": its point is for the form, not for being right."""
+    return t.status == "passed" and (t.prediction is not None or is_question(assignment, t.exercise))
 
 
-def recorded(status: str, assignment: str, exercise: str) -> str:
-    """A passing test of a prediction question is "recorded"; every other status stays as it is."""
-    return "recorded" if status == "passed" and is_question(assignment, exercise) else status
+def shown_status(ex: Exercise, assignment: str) -> str:
+    """The exercise's status (the one rule), said "recorded" for a prediction that passed."""
+    return "recorded" if ex.passed and any(recorded(t, assignment) for t in ex.tests) else ex.status
+
+
+def prediction_line(ex: Exercise) -> str:
+    """Right or wrong, and why, for a recorded prediction the grader judged; "" otherwise."""
+    p = ex.prediction
+    if p is None:
+        return ""
+    return f"your prediction {p.answer}: " + ("right." if p.right else "wrong." + (f" {p.why}" if p.why else ""))
 
 
 def is_hidden_only(cell) -> bool:
@@ -87,38 +78,43 @@ def run_notebook(path: Path, *, timeout: float = 120) -> tuple[object, str | Non
     return nb, None
 
 
-def report(nb, nb_name: str = "") -> list[ExerciseReport]:
+def in_notebook_order(nb, tests: list[GradedTest]) -> list[Exercise]:
+    """The exercises with a visible test, in the order of their solution cells, then of their first tests."""
+    order = {grade_id(c): i for i, c in enumerate(c for c in nb.cells if is_solution_cell(c))}
+    found = group(tests)
+    return sorted(found, key=lambda ex: order.get(ex.name, len(order)))
+
+
+def report(nb, nb_name: str = "") -> list[Exercise]:
     """Per exercise, its visible tests' outcomes in the executed notebook ``nb`` (named ``nb_name``, the assignment)."""
-    exercises: dict[str, ExerciseReport] = {}
+    tests: list[GradedTest] = []
     stubbed: set[str] = set()
     for cell in nb.cells:
         if is_solution_cell(cell):
-            exercises.setdefault(grade_id(cell), ExerciseReport(grade_id(cell)))
             if "raise NotImplementedError()" in cell.source:
                 stubbed.add(grade_id(cell))
         elif is_test_cell(cell) and not is_hidden_only(cell):
             gid = grade_id(cell)
             name = exercise_of(gid)
-            ex = exercises.setdefault(name, ExerciseReport(name))
             points = float(nbgrader_meta(cell).get("points", 0))
             err = error_of(cell)
             ran = cell.get("execution_count") is not None
             if err is None and ran:
-                ex.tests.append(TestResult(gid, points, recorded("passed", nb_name, name)))
+                tests.append(test(gid, points, "passed"))
             elif not ran:
-                ex.tests.append(TestResult(gid, points, "error", "this cell did not run"))
+                tests.append(test(gid, points, "error", "this cell did not run"))
             elif err[0] == "NotAttempted" or (name in stubbed and err[0] == "NotImplementedError"):
-                ex.tests.append(TestResult(gid, points, "not attempted", err[1]))
+                tests.append(test(gid, points, "not attempted", err[1]))
             else:
-                ex.tests.append(TestResult(gid, points, "failed", f"{err[0]}: {err[1]}" if err[0] not in ("CheckFailure",) else err[1]))
-    return [e for e in exercises.values() if e.tests]
+                tests.append(test(gid, points, "failed", f"{err[0]}: {err[1]}" if err[0] not in ("CheckFailure",) else err[1]))
+    return in_notebook_order(nb, tests)
 
 
 class LocalOnly(Exception):
     """The grader's pipeline cannot check this notebook here; the message says why, for the student."""
 
 
-def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[ExerciseReport], list[str]]:
+def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[Exercise], list[str]]:
     """What ``grade`` would see: :func:`~.grade.submission.grade_one` on this notebook (sanitized against
     the source, run on the grading engine in evidence mode), its visible tests judged against the
     reference run. Raises :class:`LocalOnly` when that cannot be done here (no solutions/, an unknown
@@ -149,25 +145,20 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
     _, tests = submission.source_tests(reference.source_path, reference.source_hash)
     visible = {t.grade_id for t in tests if has_code(t.released)}
     stubbed = {grade_id(c) for c in nb.cells if is_solution_cell(c) and "raise NotImplementedError()" in c.source}
-    exercises: dict[str, ExerciseReport] = {}
-    for c in nb.cells:
-        if is_solution_cell(c):
-            exercises.setdefault(grade_id(c), ExerciseReport(grade_id(c)))
+    seen: list[GradedTest] = []
     for s in result.scores:
         if s.grade_id not in visible:
             continue
-        name = exercise_of(s.grade_id)
         if s.points > 0:
-            status = "recorded" if s.prediction else recorded("passed", assignment, name)
-        elif name in stubbed or s.status == "not attempted":
+            status = "passed"
+        elif exercise_of(s.grade_id) in stubbed or s.status == "not attempted":
             status = "not attempted"
         else:
             status = "failed"
-        exercises.setdefault(name, ExerciseReport(name)).tests.append(TestResult(s.grade_id, s.max_points, status,
-                                                                                 s.message, s.prediction))
+        seen.append(test(s.grade_id, s.max_points, status, s.message, s.prediction))
     problems = [p.detail for p in result.problems if p.problem in SHOWN_PROBLEMS]
     hidden = sum(t.points for t in tests if t.grade_id not in visible)
-    return hidden, [e for e in exercises.values() if e.tests], problems
+    return hidden, in_notebook_order(nb, seen), problems
 
 
 def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
@@ -191,18 +182,20 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
     return worst
 
 
-def _print_report(path: Path, exercises: list[ExerciseReport], hidden: float, problem: str | None, start: float,
+def _print_report(path: Path, exercises: list[Exercise], hidden: float, problem: str | None, start: float,
                   out) -> int:
-    earned = sum(t.points for e in exercises for t in e.tests if t.status in ("passed", "recorded"))
-    total = sum(t.points for e in exercises for t in e.tests)
+    assignment = Path(path.name).stem
+    earned = sum(t.points for e in exercises for t in e.tests)
+    total = sum(t.max_points for e in exercises for t in e.tests)
     out(f"{path.name}  ({time.perf_counter() - start:.1f} s)")
     for ex in exercises:
-        pts = sum(t.points for t in ex.tests)
-        out(f"  {ex.status:<13} {ex.name}  [{pts:g} pt{'s' if pts != 1 else ''}]")
-        if ex.status == "recorded" and ex.prediction_line():
-            out(f"      {ex.prediction_line()}")
+        pts = ex.points[1]
+        status = shown_status(ex, assignment)
+        out(f"  {status:<13} {ex.name}  [{pts:g} pt{'s' if pts != 1 else ''}]")
+        if status == "recorded" and prediction_line(ex):
+            out(f"      {prediction_line(ex)}")
         for t in ex.tests:
-            if t.status not in ("passed", "recorded", "not attempted"):
+            if t.status not in ("passed", "not attempted"):
                 out(f"      {t.grade_id}: {t.message}")
     out(f"  visible checks: {earned:g} of {total:g} points"
         + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else ""))

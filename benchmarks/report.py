@@ -32,9 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     out = args.keep or Path(tempfile.mkdtemp(prefix="report-bench-"))
     try:
         t0 = time.perf_counter()
-        report.write_outputs(out, results, recorded)
+        finals = report.write_outputs(out, results, recorded)
         everything = time.perf_counter() - t0
-        finals = [report.final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results]
         t0 = time.perf_counter()
         classreport.write_report(out, finals)
         alone = time.perf_counter() - t0

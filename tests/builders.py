@@ -384,11 +384,12 @@ MADE_UP_MISTAKES = ["you subtracted the max of the whole array, not of each row"
                     "epsilon belongs inside the square root"]
 
 
-def made_up_class(n: int, seed: int = 0) -> tuple[list[dict], dict]:
+def made_up_class(n: int, seed: int = 0) -> tuple[list["FinalResult"], dict]:
     """``n`` result records spread over the assignments (as ``grade`` writes them, no notebook run), seeded:
     failures with known mistakes, a few not attempted, ungradable (not valid JSON), and a gradebook record
     ((student, assignment) -> Recorded) with overrides and late penalties."""
     from autograder.grade.gradebook import Recorded
+    from autograder.grade.results import FinalResult
 
     rng = random.Random(seed)
     assignments = paths.assignments()
@@ -416,4 +417,4 @@ def made_up_class(n: int, seed: int = 0) -> tuple[list[dict], dict]:
                                             overridden={first["grade_id"]: first["points"]}, comments={},
                                             late_penalty=1.0, seconds_late=7200.0, submitted_at="")
         results.append(r)
-    return results, recorded
+    return [FinalResult.from_json(r) for r in results], recorded

@@ -19,6 +19,7 @@ from autograder.grade import classreport, feedback
 from autograder import validate
 from autograder.grade import judge
 from autograder.grade.records import SubmissionResult
+from autograder.grade.results import Exercise, FinalResult, GradedTest
 from tests.harness import answer, reveal_text, run_exercise
 
 A = "01_tokens_and_ids"
@@ -101,24 +102,25 @@ def test_a_prediction_survives_the_saved_result_and_an_old_result_still_reads():
     assert SubmissionResult.from_json(old).scores[0].prediction is None
 
 
-def printed_report(tests: list[validate.TestResult]) -> str:
+def printed_report(tests: list[GradedTest]) -> str:
     lines: list[str] = []
-    validate._print_report(type("P", (), {"name": f"{A}.ipynb"})(), [validate.ExerciseReport(Q, tests)], 0, None, 0.0, lines.append)
+    validate._print_report(type("P", (), {"name": f"{A}.ipynb"})(), [Exercise(name=Q, tests=tuple(tests))], 0, None,
+                           0.0, lines.append)
     return "\n".join(lines)
 
 
 def test_validate_says_recorded_and_right_or_wrong_never_passed():
-    wrong = validate.TestResult(f"test_{Q}", 1.0, "recorded", "", core.Prediction("(80, 80)", False, "the whole table"))
+    wrong = validate.test(f"test_{Q}", 1.0, "passed", "", core.Prediction("(80, 80)", False, "the whole table"))
     text = printed_report([wrong])
     assert "recorded" in text and "your prediction (80, 80): wrong. the whole table" in text
     assert "passed" not in text and "1 of 1 points" in text
-    right = validate.TestResult(f"test_{Q}", 1.0, "recorded", "", core.Prediction("(16000, 80)", True))
+    right = validate.test(f"test_{Q}", 1.0, "passed", "", core.Prediction("(16000, 80)", True))
     assert "your prediction (16000, 80): right." in printed_report([right])
-    assert "passed" not in printed_report([validate.TestResult(f"test_{Q}", 1.0, "recorded")])  # run locally: no verdict
+    assert "passed" not in printed_report([validate.test(f"test_{Q}", 1.0, "passed")])  # run locally: no verdict
 
 
 def feedback_page(scores: list[dict]) -> str:
-    return feedback.page({"assignment_id": A, "student_id": "s", "scores": scores})
+    return feedback.page(FinalResult.from_json({"assignment_id": A, "student_id": "s", "scores": scores}))
 
 
 def test_the_feedback_page_says_recorded_and_right_or_wrong_never_passed():
@@ -143,8 +145,8 @@ def test_report_shows_the_share_that_predicted_right_and_the_most_common_wrong_a
         if given:
             tests = [{**prediction_score(given[1], given[0], "why " + given[0]).to_json(), "grade_id": gid}
                      for gid in (f"test_{Q}", f"test_{Q}_hidden")]  # two tests, one answer: counted once
-        finals.append({"student_id": student, "assignment_id": A, "scores": tests, "problems": [],
-                       "score": sum(t["points"] for t in tests), "max_score": 2.0})
+        finals.append(FinalResult.from_json({"student_id": student, "assignment_id": A, "scores": tests,
+                                             "problems": []}))
     page = classreport.page(finals)
     row = re.search(rf'<tr data-question="{Q}">.*?</tr>', page, re.S).group(0)
     assert 'data-right="2" data-of="6"' in row and "2 of 6 (33%)" in row

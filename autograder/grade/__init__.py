@@ -12,6 +12,9 @@ A map, in the order a submission meets them:
   shell of :mod:`.shell`) and :mod:`.frames` (how they talk);
 - :mod:`.records` - the records passed between them (:class:`.records.Job`,
   :class:`.records.Reference`, :class:`.records.SubmissionResult`);
+- :mod:`.results` - a graded submission as saved and as the gradebook has it
+  (:class:`.results.FinalResult`), and the one rule for "an exercise passed" (:class:`.results.Exercise`,
+  on :func:`.judge.exercise_status`) that every output below reads;
 - :mod:`.schedule` - a class on a pool of workers (or :mod:`.cluster`, a Dask cluster);
 - :mod:`.pipeline` - a class run from start to end, the only writer: results, the gradebook
   (:mod:`.gradebook`), the CSVs and feedback (:mod:`.report`, :mod:`.feedback`, :mod:`.classreport`).

@@ -1,8 +1,9 @@
 """The instructor's class report, ``report.html`` beside the CSVs: what the class scored and which mistakes it made.
 
-Built from the same records as the CSVs (:func:`.report.final`: a person's scores, lateness and its penalty),
-so its numbers are theirs: a test passed when its status in ``scores.csv`` is ``passed``; a submission's score
-is its ``score`` in ``grades.csv``. One self-contained page: no script, no font and no picture from anywhere
+Built from the same records as the CSVs (:class:`.results.FinalResult` as the gradebook has it: a person's
+scores, lateness and its penalty), so its numbers are theirs: a test passed when its status in ``scores.csv`` is
+``passed``, an exercise when :attr:`.results.Exercise.status` says so; a submission's score is its ``score`` in
+``grades.csv``. One self-contained page: no script, no font and no picture from anywhere
 else, so it opens offline and can be mailed. Plots are HTML/CSS bars in Okabe-Ito colours, each with its
 numbers written out beside it.
 """
@@ -15,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from ..nbio import exercise_of, write_atomic
-from .feedback import NAME_ERROR, compile_errors, is_hidden
+from ..nbio import write_atomic
+from .feedback import NAME_ERROR, compile_errors
+from .results import Exercise, FinalResult, GradedTest, untouched
 
 # Okabe & Ito (2008), a palette readers with every common colour-vision deficiency tell apart.
 BLUE, ORANGE, SKY, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#56B4E9", "#009E73", "#D55E00", "#999999"
@@ -43,7 +45,7 @@ th,td{{padding-right:.4rem}}.axis{{font-size:.6em}}}}"""
 
 
 @dataclass
-class Exercise:
+class ExerciseTally:
     """One exercise of one assignment across the class."""
     name: str
     visible: list[bool] = field(default_factory=list)  # per submission with a visible check: did all pass?
@@ -62,9 +64,9 @@ class Exercise:
 class Assignment:
     name: str
     scores: list[tuple[str, float, float]] = field(default_factory=list)  # (student, score, max_score) per grades.csv row
-    exercises: dict[str, Exercise] = field(default_factory=dict)
-    ungraded: list[tuple[str, list[dict]]] = field(default_factory=list)  # (student, its fatal problems)
-    changed: list[dict] = field(default_factory=list)  # results whose score a person or a penalty changed
+    exercises: dict[str, ExerciseTally] = field(default_factory=dict)
+    ungraded: list[tuple[str, list]] = field(default_factory=list)  # (student, its fatal problems)
+    changed: list[FinalResult] = field(default_factory=list)  # results whose score a person or a penalty changed
     predictions: dict[str, "Predictions"] = field(default_factory=dict)  # question -> what the class predicted
 
     @property
@@ -79,43 +81,45 @@ class Assignment:
         return sum(s in scored for s, _ in self.ungraded)
 
 
-def summarise(finals: list[dict]) -> dict[str, Assignment]:
+def changed_tests(r: FinalResult) -> list[GradedTest]:
+    """The tests whose points a person changed."""
+    return [t for t in r.tests if t.overridden and t.points != t.auto_points]
+
+
+def summarise(finals: list[FinalResult]) -> dict[str, Assignment]:
     """Per assignment: scores, per-exercise pass counts and mistakes, ungraded submissions, changed scores."""
     out: dict[str, Assignment] = {}
-    for r in sorted(finals, key=lambda r: (r["assignment_id"], r["student_id"])):
-        a = out.setdefault(r["assignment_id"], Assignment(r["assignment_id"]))
-        student, tests = r["student_id"], r.get("scores", [])
-        fatal = [p for p in r.get("problems", []) if p.get("fatal")]
-        if fatal or not tests:
+    for r in sorted(finals, key=lambda r: (r.assignment_id, r.student_id)):
+        a = out.setdefault(r.assignment_id, Assignment(r.assignment_id))
+        student = r.student_id
+        fatal = [p for p in r.problems if p.fatal]
+        if fatal or not r.tests:
             a.ungraded.append((student, fatal))
-        if not tests:
+        if not r.tests:
             continue
         # An ungradable submission with tests listed (all "missing") stays in: grades.csv gives it 0, and the
         # report counts what the CSVs and the LMS export count.
-        a.scores.append((student, r["score"], r["max_score"]))
-        if r.get("late_penalty") or any(t.get("overridden") and t["points"] != t["auto_points"] for t in tests):
+        a.scores.append((student, r.score, r.max_score))
+        if r.late_penalty or changed_tests(r):
             a.changed.append(r)
-        per_ex: dict[str, list[dict]] = {}
-        for t in tests:
-            per_ex.setdefault(exercise_of(t["grade_id"]), []).append(t)
-        tally_predictions(a, per_ex)
-        for name, ts in per_ex.items():
-            ex = a.exercises.setdefault(name, Exercise(name))
-            visible = [t for t in ts if not is_hidden(t["grade_id"])]
-            hidden = [t for t in ts if is_hidden(t["grade_id"])]
+        exercises = r.exercises
+        tally_predictions(a, exercises)
+        for ex in exercises:
+            tally = a.exercises.setdefault(ex.name, ExerciseTally(ex.name))
+            visible, hidden = ex.visible, ex.hidden
             if visible:
-                ex.visible.append(all(t["status"] == "passed" for t in visible))
+                tally.visible.append(Exercise(name=ex.name, tests=visible).passed)
             if hidden:
-                ex.hidden.append(all(t["status"] == "passed" for t in hidden))
-            if all(t["status"] == "not attempted" for t in ts):
-                ex.not_attempted += 1
-            if any(t["status"] == "failed" for t in ts):
-                ex.failed.add(student)
+                tally.hidden.append(Exercise(name=ex.name, tests=hidden).passed)
+            if ex.status == "not attempted":
+                tally.not_attempted += 1
+            if any(t.status == "failed" for t in ex.tests):
+                tally.failed.add(student)
             # One mistake per student and exercise, the visible check's first: a hidden test names the same
             # mistake in words of its own inputs ("the sum over the 7 positions"), which would count it twice.
-            named = [t["mistake"] for t in visible + hidden if t["status"] == "failed" and t.get("mistake")]
+            named = [t.mistake for t in visible + hidden if t.status == "failed" and t.mistake]
             if named:
-                ex.mistakes.setdefault(named[0], set()).add(student)
+                tally.mistakes.setdefault(named[0], set()).add(student)
     return out
 
 
@@ -140,18 +144,18 @@ class Predictions:
         return min(self.wrong.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def tally_predictions(a: Assignment, per_exercise: dict[str, list[dict]]) -> None:
+def tally_predictions(a: Assignment, exercises: tuple[Exercise, ...]) -> None:
     """Count one student's recorded predictions (the first test of each question that holds one)."""
-    for name, tests in per_exercise.items():
-        p = next((t["prediction"] for t in tests if t.get("prediction")), None)
+    for ex in exercises:
+        p = ex.prediction
         if p is None:
             continue
-        tally = a.predictions.setdefault(name, Predictions(name))
-        if p["right"]:
+        tally = a.predictions.setdefault(ex.name, Predictions(ex.name))
+        if p.right:
             tally.right += 1
         else:
-            tally.wrong[p["answer"]] += 1
-            tally.why.setdefault(p["answer"], p.get("why", ""))
+            tally.wrong[p.answer] += 1
+            tally.why.setdefault(p.answer, p.why)
 
 
 def prediction_table(a: Assignment) -> str:
@@ -276,7 +280,7 @@ def ungraded(a: Assignment) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{feedback_link(s, a.name)}</td><td>"
-        + ("<br>".join(f"<b>{e(p['problem'])}</b>: {e(p['detail'])}" for p in problems) or "no test ran")
+        + ("<br>".join(f"<b>{e(p.problem)}</b>: {e(p.detail)}" for p in problems) or "no test ran")
         + "</td></tr>" for s, problems in a.ungraded)
     return (f'<h3>Could not be graded: {len(a.ungraded)}</h3><table data-ungraded="{len(a.ungraded)}">'
             f"<tr><th>student</th><th>why</th></tr>{rows}</table>")
@@ -287,13 +291,12 @@ def changed(a: Assignment) -> str:
         return ""
     rows = []
     for r in a.changed:
-        overrides = "<br>".join(f"{e(t['grade_id'])}: {_num(t['auto_points'])} → {_num(t['points'])}"
-                                for t in r["scores"] if t.get("overridden") and t["points"] != t["auto_points"])
-        late = (f"−{_num(r['late_penalty'])} ({r['seconds_late'] / 3600:.1f} h late)" if r.get("late_penalty")
-                else "")
-        rows.append(f'<tr data-student="{e(r["student_id"])}" data-score="{_num(r["score"])}"><td>{feedback_link(r["student_id"], a.name)}</td>'
-                    f'<td class="num">{_num(r["auto_score"])}</td><td>{overrides}</td><td>{late}</td>'
-                    f'<td class="num"><b>{_num(r["score"])}</b> of {_num(r["max_score"])}</td></tr>')
+        overrides = "<br>".join(f"{e(t.grade_id)}: {_num(t.auto_points)} → {_num(t.points)}"
+                                for t in changed_tests(r))
+        late = f"−{_num(r.late_penalty)} ({r.seconds_late / 3600:.1f} h late)" if r.late_penalty else ""
+        rows.append(f'<tr data-student="{e(r.student_id)}" data-score="{_num(r.score)}"><td>{feedback_link(r.student_id, a.name)}</td>'
+                    f'<td class="num">{_num(r.auto_score)}</td><td>{overrides}</td><td>{late}</td>'
+                    f'<td class="num"><b>{_num(r.score)}</b> of {_num(r.max_score)}</td></tr>')
     return ("<h3>Scores changed by a person or a late penalty</h3><table><tr><th>student</th><th>automatic</th>"
             "<th>overridden tests</th><th>late penalty</th><th>score</th></tr>" + "".join(rows) + "</table>")
 
@@ -318,29 +321,27 @@ class StudentRow:
         return self.status != "graded"
 
 
-def student_row(r: dict, out: Path | None = None) -> StudentRow:
-    """The table row of one result (as :func:`.report.final` gives it); ``out`` finds its autograded notebook."""
-    tests = r.get("scores", [])
-    fatal = any(p.get("fatal") for p in r.get("problems", []))
-    if not tests or fatal and all(t["status"] == "missing" for t in tests):
+def student_row(r: FinalResult, out: Path | None = None) -> StudentRow:
+    """The table row of one result (as the gradebook has it); ``out`` finds its autograded notebook."""
+    tests = r.tests
+    if not tests or r.fatal and all(t.status == "missing" for t in tests):
         status = "could not be graded"
-    elif all(t["status"] == "not attempted" for t in tests):
+    elif untouched(r.exercises):
         status = "blank"
-    elif r.get("score", 0) <= 0:
+    elif r.score <= 0:
         status = "zero points"
     else:
         status = "graded"
-    s, a = r["student_id"], r["assignment_id"]
+    s, a = r.key
     rel = f"autograded/{s}/{a}/{a}.ipynb"
-    return StudentRow(s, a, r.get("score") if tests else None, r.get("max_score") if tests else None, status,
-                      float(r.get("seconds") or 0.0),
-                      tuple(f"{p['problem']}: {p['detail']}" for p in r.get("problems", [])),
+    return StudentRow(s, a, r.score if tests else None, r.max_score if tests else None, status,
+                      float(r.seconds or 0.0), tuple(f"{p.problem}: {p.detail}" for p in r.problems),
                       rel if out is not None and (out / rel).is_file() else "")
 
 
-def student_rows(finals: list[dict], out: Path | None = None) -> list[StudentRow]:
+def student_rows(finals: list[FinalResult], out: Path | None = None) -> list[StudentRow]:
     """Every submission, by assignment and student."""
-    return [student_row(r, out) for r in sorted(finals, key=lambda r: (r["assignment_id"], r["student_id"]))]
+    return [student_row(r, out) for r in sorted(finals, key=lambda r: (r.assignment_id, r.student_id))]
 
 
 def students_table(rows: list[StudentRow]) -> str:
@@ -373,16 +374,16 @@ def flagged(rows: list[StudentRow]) -> str:
             f"submissions that earned no point, and those that could not be graded.</p><ul>{items}</ul></section>")
 
 
-def cause_of(t: dict, broken: dict) -> str:
+def cause_of(t: GradedTest, broken: dict) -> str:
     """Why a test errored, in a word a teacher groups by: the exception's name, "timed out", "did not run"."""
-    status = t["status"]
+    status = t.status
     if status == "timeout":
         return "timed out"
     if status == "missing":
         return "did not run"
     if status == "tampered":
         return "test cell changed"
-    message = t.get("message") or ""
+    message = t.message or ""
     name = message.split(":", 1)[0].strip()
     undefined = NAME_ERROR.search(message)
     if undefined and undefined.group(1) in broken:
@@ -390,30 +391,30 @@ def cause_of(t: dict, broken: dict) -> str:
     return name if name.isidentifier() else "error"
 
 
-def error_causes(finals: list[dict]) -> dict[tuple[str, str], dict[str, set[str]]]:
+def error_causes(finals: list[FinalResult]) -> dict[tuple[str, str], dict[str, set[str]]]:
     """(assignment, exercise) -> cause -> students, for tests that errored, timed out or did not run; a student
     counts once per exercise, under the first such test's cause (its own SyntaxError before anything else)."""
     found: dict[tuple[str, str], dict[str, set[str]]] = {}
     for r in finals:
-        if all(t["status"] in ("passed", "not attempted") for t in r.get("scores", [])):
+        if all(t.status in ("passed", "not attempted") for t in r.tests):
             continue  # nothing went wrong: no need to compile the learner's code
         broken = compile_errors(r)
         seen: set[str] = set()
-        for t in r.get("scores", []):
-            ex = exercise_of(t["grade_id"])
-            if ex in seen or t["status"] in ("passed", "not attempted"):
+        for t in r.tests:
+            ex = t.exercise
+            if ex in seen or t.status in ("passed", "not attempted"):
                 continue
             if ex in broken:
                 cause = f"{broken[ex].kind} (line {broken[ex].line})"
-            elif t["status"] == "failed":  # a check that caught the NameError a broken cell left behind
-                undefined = NAME_ERROR.search(t.get("message") or "")
+            elif t.status == "failed":  # a check that caught the NameError a broken cell left behind
+                undefined = NAME_ERROR.search(t.message or "")
                 if not undefined or undefined.group(1) not in broken:
                     continue  # a wrong answer: the known mistakes above name it
                 cause = f"{broken[undefined.group(1)].kind} (in the {undefined.group(1)} cell, so NameError)"
             else:
                 cause = cause_of(t, broken)
             seen.add(ex)
-            found.setdefault((r["assignment_id"], ex), {}).setdefault(cause, set()).add(r["student_id"])
+            found.setdefault((r.assignment_id, ex), {}).setdefault(cause, set()).add(r.student_id)
     return found
 
 
@@ -454,16 +455,16 @@ def scrolling_tables(body: str) -> str:
     return body.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")
 
 
-def page(finals: list[dict], out: Path | None = None) -> str:
-    """The whole report for ``finals`` (results as :func:`.report.final` gives them); ``out`` is where it is
-    written, to link the autograded notebooks found there."""
+def page(finals: list[FinalResult], out: Path | None = None) -> str:
+    """The whole report for ``finals`` (results as the gradebook has them); ``out`` is where it is written, to
+    link the autograded notebooks found there."""
     assignments = summarise(finals)
     rows = student_rows(finals, out)
     causes = error_causes(finals)
     toc = "".join(f'<li><a href="#{quote(a.name)}">{e(a.name)}</a>: {a.graded + len(a.ungraded) - a.scored_ungraded}'
                   + (f", {len(a.ungraded)} could not be graded" if a.ungraded else "") + "</li>"
                   for a in assignments.values())
-    students = len({r["student_id"] for r in finals})
+    students = len({r.student_id for r in finals})
     body = "".join(assignment_section(a, [r for r in rows if r.assignment == a.name], causes)
                    for a in assignments.values()) or "<p>No submissions yet.</p>"
     body = scrolling_tables(body)
@@ -482,6 +483,6 @@ def page(finals: list[dict], out: Path | None = None) -> str:
 """
 
 
-def write_report(out: Path, finals: list[dict]) -> None:
+def write_report(out: Path, finals: list[FinalResult]) -> None:
     """``out/report.html`` from every result as the gradebook has it."""
     write_atomic(out / "report.html", page(finals, out))

@@ -1,7 +1,6 @@
 """Every knob of ``python -m autograder grade`` and its default, in one place."""
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,13 +76,3 @@ class GradeConfig:
                       min(self.timeout, max(5.0, self.timeout / 4)),
                       timeout_budget=self.timeout_budget if self.timeout_budget is not None else max(3 * self.timeout, 120.0),
                       draw_figures=self.draw_figures)
-
-    def to_json(self) -> dict:
-        data = dataclasses.asdict(self)
-        data.update(submissions=str(self.submissions), out=str(self.out), students=list(self.students),
-                    assignments=list(self.assignments))
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict) -> "GradeConfig":
-        return cls(**data)

@@ -1,7 +1,7 @@
 """The learner's feedback page: one section per exercise, what happened, and what to try next.
 
-Built from a result as the gradebook has it (:func:`.report.final`): a person's score changes and
-comments show where they apply, and a late penalty is said. Hidden tests stay hidden: their status
+Built from a result as the gradebook has it (:meth:`.results.FinalResult.with_gradebook`): a person's
+score changes and comments show where they apply, and a late penalty is said. Hidden tests stay hidden: their status
 and points show, never their inputs, expected values or source (a failure message can carry those).
 """
 from __future__ import annotations
@@ -9,11 +9,10 @@ from __future__ import annotations
 import functools
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..checks.questions import is_question
-from ..nbio import exercise_of
-from .judge import exercise_status
+from .results import Exercise, FinalResult, GradedTest, untouched
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
 section{border:1px solid #ddd;border-radius:.4rem;padding:.6rem 1rem;margin:1rem 0}
@@ -52,39 +51,16 @@ def shown(status: str) -> str:
     return SHOWN.get(status, status)
 
 
-@dataclass
-class Exercise:
-    name: str
-    tests: list[dict] = field(default_factory=list)
-
-    @property
-    def status(self) -> str:
-        return exercise_status(t["status"] for t in self.tests)
-
-    @property
-    def points(self) -> tuple[float, float]:
-        return sum(t["points"] for t in self.tests), sum(t["max_points"] for t in self.tests)
-
-    @property
-    def hidden_only(self) -> bool:
-        """Every visible check passed and a hidden test did not: the notebook's own check cannot show why."""
-        visible = [t for t in self.tests if not is_hidden(t["grade_id"])]
-        return bool(visible) and all(t["status"] == "passed" for t in visible) and self.status != "passed"
-
-    def message(self) -> str:
-        """The first visible failure's message (a named mistake), once; hidden ones never."""
-        for t in self.tests:
-            if t["status"] not in ("passed",) and not is_hidden(t["grade_id"]) and t.get("message"):
-                return t["message"]
-        if any(t["status"] == "failed" for t in self.tests):
-            return ("Your answer passes the visible check but not the hidden tests, which use other inputs "
-                    "(other shapes, sizes, edge cases). Their inputs stay hidden; test your function on a few "
-                    "cases of your own.")
-        return ""
-
-
-def is_hidden(grade_id: str) -> bool:
-    return grade_id.endswith("_hidden")
+def failure_message(ex: Exercise) -> str:
+    """The first visible failure's message (a named mistake), once; hidden ones never."""
+    for t in ex.tests:
+        if t.status != "passed" and not t.hidden and t.message:
+            return t.message
+    if any(t.status == "failed" for t in ex.tests):
+        return ("Your answer passes the visible check but not the hidden tests, which use other inputs "
+                "(other shapes, sizes, edge cases). Their inputs stay hidden; test your function on a few "
+                "cases of your own.")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -139,10 +115,10 @@ def _ipython_rewriter():
     return TransformerManager().transform_cell
 
 
-def compile_errors(result: dict) -> dict[str, CompileError]:
+def compile_errors(result: FinalResult) -> dict[str, CompileError]:
     """Exercise -> why its cell did not compile, for every unfinished exercise whose code was kept."""
     found = {}
-    for exercise, code in sorted(result.get("code", {}).items()):
+    for exercise, code in sorted(result.code.items()):
         error = compile_error(exercise, code) if isinstance(code, str) else None
         if error:
             found[exercise] = error
@@ -152,25 +128,20 @@ def compile_errors(result: dict) -> dict[str, CompileError]:
 NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 
 
-def root_cause(ex: "Exercise", broken: dict[str, CompileError]) -> str:
+def root_cause(ex: Exercise, broken: dict[str, CompileError]) -> str:
     """What really went wrong in ``ex``: its own cell's compile error, or another cell's that left a name
     undefined; "" when neither (the check's own message stands)."""
     if ex.name in broken:
         return broken[ex.name].describe()
     for t in ex.tests:
-        m = NAME_ERROR.search(t.get("message") or "")
+        m = NAME_ERROR.search(t.message or "")
         if m and m.group(1) in broken:
             return (f"{m.group(1)} is not defined because its cell did not compile: "
                     + broken[m.group(1)].describe().split("\n")[0])
     return ""
 
 
-def untouched(exercises_: list["Exercise"]) -> bool:
-    """Nothing was attempted anywhere: the learner most likely handed in the wrong file."""
-    return bool(exercises_) and all(ex.status == "not attempted" for ex in exercises_)
-
-
-def next_step(ex: "Exercise", cause: str, broken: dict[str, CompileError] | None = None) -> str:
+def next_step(ex: Exercise, cause: str, broken: dict[str, CompileError] | None = None) -> str:
     """The advice under an exercise, chosen from what really happened."""
     if cause and ex.name in (broken or {}):
         return NEXT["syntax"]
@@ -183,7 +154,7 @@ def next_step(ex: "Exercise", cause: str, broken: dict[str, CompileError] | None
     return NEXT.get(ex.status, "")
 
 
-def cause_word(ex: "Exercise", cause: str) -> str:
+def cause_word(ex: Exercise, cause: str) -> str:
     """A few words for the summary: why these points were lost."""
     if cause:
         return "SyntaxError" if "SyntaxError" in cause.split(":")[0] or "did not compile" in cause else "error"
@@ -192,7 +163,7 @@ def cause_word(ex: "Exercise", cause: str) -> str:
     return shown(ex.status)
 
 
-def lost_summary(result: dict, exs: list["Exercise"], broken: dict[str, CompileError], score: float,
+def lost_summary(exs: tuple[Exercise, ...], broken: dict[str, CompileError], score: float,
                  max_score: float) -> str:
     """The page's first block: where the points went, largest loss first."""
     e = html.escape
@@ -219,13 +190,6 @@ UNTOUCHED = ("Nothing was filled in: did you submit the right file? Every exerci
              "<code># YOUR CODE HERE</code> stub. If you worked in another copy of the notebook, hand that one in.")
 
 
-def exercises(result: dict) -> list[Exercise]:
-    out: dict[str, Exercise] = {}
-    for t in result.get("scores", []):
-        out.setdefault(exercise_of(t["grade_id"]), Exercise(exercise_of(t["grade_id"]))).tests.append(t)
-    return list(out.values())
-
-
 # ------------------------------------------------------------------------- predictions
 # A prediction's points are for a well-formed answer, so its test is "recorded", never "passed"; whether
 # the answer was right is said apart, with the reason when it was not.
@@ -242,14 +206,14 @@ def prediction_class(status: str, question: bool) -> str:
 
 def prediction_note(ex: Exercise) -> str:
     """One paragraph: the learner's recorded prediction, right or wrong, and why; "" when none was recorded."""
-    p = next((t["prediction"] for t in ex.tests if t.get("prediction")), None)
+    p = ex.prediction
     if p is None:
         return ""
     e = html.escape
-    verdict = ('<b class="right">right</b>.' if p["right"] else
-               '<b class="wrong">wrong</b>.' + (f" {e(p.get('why', ''))}" if p.get("why") else ""))
-    return (f'<p class="prediction" data-right="{str(bool(p["right"])).lower()}">Your prediction '
-            f'<code>{e(p["answer"])}</code> was {verdict} Its points are for answering before the reveal, '
+    verdict = ('<b class="right">right</b>.' if p.right else
+               '<b class="wrong">wrong</b>.' + (f" {e(p.why)}" if p.why else ""))
+    return (f'<p class="prediction" data-right="{str(bool(p.right)).lower()}">Your prediction '
+            f'<code>{e(p.answer)}</code> was {verdict} Its points are for answering before the reveal, '
             "right or wrong.</p>")
 
 
@@ -257,26 +221,26 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def test_row(t: dict, question: bool = False) -> str:
+def test_row(t: GradedTest, question: bool = False) -> str:
     """One test as the learner reads it: visible check or hidden tests, points, status (never its grade id);
     a prediction's test that earned its points reads "recorded"."""
     e = html.escape
-    return (f'<tr><td>{"hidden tests" if is_hidden(t["grade_id"]) else "visible check"}</td>'
-            f'<td>{e(_num(t["points"]))} / {e(_num(t["max_points"]))}</td>'
-            f'<td class="{e(prediction_class(t["status"], question))}">{e(prediction_status(t["status"], question))}</td>'
-            + (f'<td>changed by your instructor (automatic score {e(_num(t["auto_points"]))})</td>'
-               if t.get("overridden") else "<td></td>") + "</tr>")
+    return (f'<tr><td>{"hidden tests" if t.hidden else "visible check"}</td>'
+            f'<td>{e(_num(t.points))} / {e(_num(t.max_points))}</td>'
+            f'<td class="{e(prediction_class(t.status, question))}">{e(prediction_status(t.status, question))}</td>'
+            + (f'<td>changed by your instructor (automatic score {e(_num(t.auto_points))})</td>'
+               if t.overridden else "<td></td>") + "</tr>")
 
 
-def section(ex: Exercise, result: dict, broken: dict[str, CompileError], advice: bool = True) -> str:
+def section(ex: Exercise, result: FinalResult, broken: dict[str, CompileError], advice: bool = True) -> str:
     """One exercise: its status and points, the root cause or the check's message, and what to try next."""
     e = html.escape
-    code, comments = result.get("code", {}), result.get("comments", {})
+    code, comments = result.code, result.comments
     got, of = ex.points
     status = ex.status
     cause = root_cause(ex, broken) if status != "passed" else ""
-    message = cause or (ex.message() if status != "passed" else "")
-    question = is_question(result["assignment_id"], ex.name)
+    message = cause or (failure_message(ex) if status != "passed" else "")
+    question = is_question(result.assignment_id, ex.name)
     label = "syntax error" if ex.name in broken else prediction_status(status, question)
     body = [f'<h2 id="ex-{e(ex.name)}">{e(ex.name)} <span class="badge {e(prediction_class(status, question))}">{e(label)}</span> '
             f'<span>{e(_num(got))} / {e(_num(of))} points</span></h2>',
@@ -296,10 +260,10 @@ def section(ex: Exercise, result: dict, broken: dict[str, CompileError], advice:
     return f'<section aria-label="{e(ex.name)}">{"".join(body)}</section>'
 
 
-def sections(result: dict) -> str:
+def sections(result: FinalResult) -> str:
     """Unfinished exercises open, in notebook order; passed ones folded together below them; an untouched
     notebook gets one message instead of a section per stub."""
-    exs = exercises(result)
+    exs = result.exercises
     broken = compile_errors(result)
     if untouched(exs):
         folded = "".join(section(ex, result, broken, advice=False) for ex in exs)  # the one message says it
@@ -307,7 +271,7 @@ def sections(result: dict) -> str:
                 f"{len(exs)} exercise(s), none attempted</summary>{folded}</details>")
     open_ = "".join(section(ex, result, broken) for ex in exs if ex.status != "passed")
     passed = [ex for ex in exs if ex.status == "passed"]
-    questions = {ex.name for ex in passed if is_question(result["assignment_id"], ex.name)}
+    questions = {ex.name for ex in passed if is_question(result.assignment_id, ex.name)}
     said = [f"{len(names)} {what}: {', '.join(names)}" for what, names in (
         ("exercise(s) passed", [ex.name for ex in passed if ex.name not in questions]),
         ("prediction(s) recorded", [ex.name for ex in passed if ex.name in questions])) if names]
@@ -316,28 +280,26 @@ def sections(result: dict) -> str:
     return open_ + folded
 
 
-def page(result: dict) -> str:
-    """The whole HTML page for one learner and one assignment (``result`` as :func:`.report.final` gives it)."""
+def page(result: FinalResult) -> str:
+    """The whole HTML page for one learner and one assignment (``result`` as the gradebook has it)."""
     e = html.escape
-    problems = "".join(f"<li><b>{e(p['problem'])}</b>: {e(without_ids(p['detail']))}</li>"
-                       for p in result.get("problems", []))
+    problems = "".join(f"<li><b>{e(p.problem)}</b>: {e(without_ids(p.detail))}</li>" for p in result.problems)
     late = ""
-    if result.get("seconds_late"):
-        late = (f'<p class="note">Submitted {e(_duration(result["seconds_late"]))} after the due date'
-                + (f'; late penalty: {e(_num(result["late_penalty"]))} points.' if result.get("late_penalty")
+    if result.seconds_late:
+        late = (f'<p class="note">Submitted {e(_duration(result.seconds_late))} after the due date'
+                + (f'; late penalty: {e(_num(result.late_penalty))} points.' if result.late_penalty
                    else ".") + "</p>")
-    submitted = f" Submitted {e(result['submitted_at'])}." if result.get("submitted_at") else ""
-    score = result.get("score", sum(t["points"] for t in result.get("scores", [])))
-    max_score = result.get("max_score", sum(t["max_points"] for t in result.get("scores", [])))
-    exs = exercises(result)
-    summary = lost_summary(result, exs, compile_errors(result), score, max_score) if exs and not untouched(exs) else ""
+    submitted = f" Submitted {e(result.submitted_at)}." if result.submitted_at else ""
+    score, max_score = result.score, result.max_score
+    exs = result.exercises
+    summary = lost_summary(exs, compile_errors(result), score, max_score) if exs and not untouched(exs) else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{e(result["assignment_id"])}: feedback for {e(result["student_id"])}</title>
+<title>{e(result.assignment_id)}: feedback for {e(result.student_id)}</title>
 <style>{STYLE}</style></head>
 <body>
-<h1>{e(result["assignment_id"])}</h1>
-<p>Student: {e(result["student_id"])}. Score: <b>{e(_num(score))} of {e(_num(max_score))}</b> points.{submitted}</p>
+<h1>{e(result.assignment_id)}</h1>
+<p>Student: {e(result.student_id)}. Score: <b>{e(_num(score))} of {e(_num(max_score))}</b> points.{submitted}</p>
 {late}
 {summary}
 {f"<h2>Problems with this submission</h2><ul>{problems}</ul>" if problems else ""}

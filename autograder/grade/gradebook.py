@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbgrader
@@ -31,6 +30,7 @@ from ..nbio import read_notebook
 from ..release import generate_steps
 from .course import late_penalty
 from .course import late_plugin as course_late_plugin
+from .results import FinalResult, Recorded
 
 
 def _parse_time(text: str | None):
@@ -103,18 +103,6 @@ def create_new(db_url: str) -> None:
         engine.dispose()
 
 
-@dataclass
-class Recorded:
-    """What the gradebook says of one submission, after formgrader: the record the CSVs and feedback show."""
-
-    scores: dict[str, float]  # grade_id -> the score that counts (a manual score if set, plus extra credit)
-    overridden: dict[str, float | None]  # grade_id -> the automatic score, for grades a person changed
-    comments: dict[str, str]  # grade_id of a solution cell -> a person's comment on it
-    submitted_at: str  # ISO 8601 UTC, "" when unknown
-    seconds_late: float
-    late_penalty: float
-
-
 class GradebookWriter:
     def __init__(self, db_url: str, *, course_id: str = "", late_plugin=None):
         self.late_plugin = late_plugin or course_late_plugin()
@@ -157,8 +145,8 @@ class GradebookWriter:
         notebook = self.gb.find_notebook(assignment, assignment)
         self.known[assignment] = {c.name for c in notebook.grade_cells}
 
-    def save_result(self, result: dict, *, submission_changed: bool = False) -> list[str]:
-        """Record one graded submission (a result record of the pipeline), replacing its earlier automatic
+    def save_result(self, result: FinalResult, *, submission_changed: bool = False) -> list[str]:
+        """Record one graded submission (its grader's scores), replacing its earlier automatic
         scores, in one transaction. A person's scores and comments stay, unless ``submission_changed``:
         then they were given to another version of the work and are dropped; the returned lines say which."""
         for attempt in range(RETRIES):
@@ -172,21 +160,21 @@ class GradebookWriter:
                     raise
         return []
 
-    def _save_result(self, result: dict, submission_changed: bool) -> list[str]:
+    def _save_result(self, result: FinalResult, submission_changed: bool) -> list[str]:
         """The rows of one submission, flushed but not committed (nbgrader's own helpers commit each step).
 
         A handful of queries, not one per test: the submission's grades are loaded together with their
         cells' names (nbgrader's ``find_grade`` per test cell, each query flushing the one before, cost
         some 80 queries and a tenth of a core-second a submission), under no autoflush until the end."""
         db = self.gb.db
-        student, assignment = result["student_id"], result["assignment_id"]
+        student, assignment = result.key
         with db.no_autoflush:
             if db.get(Student, student) is None:
                 db.add(Student(id=student))
                 db.flush()
-            if assignment not in self.known or not result.get("scores"):
+            if assignment not in self.known or not result.tests:
                 return []
-            timestamp = _parse_time(result.get("submitted_at"))
+            timestamp = _parse_time(result.submitted_at)
             try:
                 submission = self.gb.find_submission(assignment, student)
             except MissingEntry:
@@ -197,11 +185,11 @@ class GradebookWriter:
             notebook = self.gb.find_submission_notebook(assignment, assignment, student)
             dropped = self._drop_manual(notebook) if submission_changed else []
             grades = self._grades(notebook)
-            for score in result["scores"]:
-                grade = grades.get(score["grade_id"]) if score["grade_id"] in self.known[assignment] else None
+            for test in result.tests:
+                grade = grades.get(test.grade_id) if test.grade_id in self.known[assignment] else None
                 if grade is None:
                     continue
-                grade.auto_score = float(score["points"])
+                grade.auto_score = float(test.auto_points)
                 # SaveAutoGrades' rule: a manual score or no auto score needs a person
                 grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             self._assign_late_penalty(submission, notebook, student, grades.values())
@@ -276,7 +264,8 @@ class GradebookWriter:
             due = submission.assignment.duedate
             late = max(0.0, (when - due).total_seconds()) if when and due else 0.0
             out[(submission.student.id, submission.assignment.name)] = Recorded(
-                scores, overridden, comments, when.isoformat() + "Z" if when else "", late, penalty)
+                scores=scores, overridden=overridden, comments=comments,
+                submitted_at=when.isoformat() + "Z" if when else "", seconds_late=late, late_penalty=penalty)
         return out
 
     def close(self) -> None:

@@ -7,17 +7,18 @@ every pair. Anything missing, extra or malformed earns nothing.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 from ..checks import core
 from ..nbio import ANSI
 from .engine import RunResult
 from .sanitize import Plan, SourceTest
 
-STATUSES = ("passed", "failed", "not attempted", "error", "timeout", "missing", "tampered")
+Status = Literal["passed", "failed", "not attempted", "error", "timeout", "missing", "tampered"]  # a test's, as saved
 WORST_FIRST = ("failed", "error", "timeout", "missing", "tampered", "not attempted", "passed")
 
 
-def exercise_status(statuses) -> str:
+def exercise_status(statuses) -> Status:
     """An exercise's status from its tests' statuses: passed when all passed, not attempted when
     nothing was tried (some may pass on a stub), else the worst of them (a failed check first)."""
     found = set(statuses)
@@ -28,7 +29,7 @@ def exercise_status(statuses) -> str:
     return next((s for s in WORST_FIRST if s in found), "failed")
 
 
-class ReferenceError(RuntimeError):
+class ReferenceRunError(RuntimeError):
     """The solution notebook itself does not pass its tests: nothing can be graded against it."""
 
 
@@ -45,7 +46,7 @@ class TestScore:
     grade_id: str
     points: float
     max_points: float
-    status: str  # one of STATUSES
+    status: Status
     message: str = ""
     mistake: str = ""  # the known mistake a failed check recognised (for the class report), else ""
     prediction: core.Prediction | None = None  # a question's recorded answer, right or wrong
@@ -101,14 +102,14 @@ def reference_evidence(run: RunResult, plan: Plan, *, seed: int) -> dict[str, li
         cell = by_index.get(index)
         if cell is None or cell.status != "ok":
             detail = f"{cell.status}: {cell.detail or _error(cell.outputs)}" if cell else "did not run"
-            raise ReferenceError(f"the solution's test cell {gid} did not pass ({detail})" + _first_failure(run))
+            raise ReferenceRunError(f"the solution's test cell {gid} did not pass ({detail})" + _first_failure(run))
         payloads = evidence_of(cell.outputs)
         if not payloads:
-            raise ReferenceError(f"the solution's test cell {gid} recorded no evidence; it cannot be graded safely")
+            raise ReferenceRunError(f"the solution's test cell {gid} recorded no evidence; it cannot be graded safely")
         for payload in payloads:
             ok, message = core.judge(payload, payload, seed=seed)
             if not ok:
-                raise ReferenceError(f"the solution's test cell {gid} does not pass against itself: {message}")
+                raise ReferenceRunError(f"the solution's test cell {gid} does not pass against itself: {message}")
         reference[gid] = payloads
     return reference
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import random
 import stat
@@ -31,7 +30,8 @@ from .doctor import explain_reference_failure, exposures_here
 from .costs import CLASS, Costs, process_age, timed, tree_seconds, write_profile
 from .gradebook import GradebookWriter
 from .records import RESULT_VERSION, SubmissionResult
-from .schedule import ReferenceFailed, grade_all
+from .results import FinalResult
+from .schedule import Graded, ReferenceFailed, grade_all
 from .submission import source_hash, submission_hash
 
 __all__ = ["ClassResult", "GradeConfig", "ReferenceFailed", "UsageError", "grade_class"]
@@ -46,20 +46,24 @@ class ClassResult:
     reused: int = 0  # submissions whose saved result was still current
     failed: int = 0  # submissions that could not be graded (in problems.csv)
     out: Path | None = None
-    results: list[dict] = field(default_factory=list)
+    results: list[FinalResult] = field(default_factory=list)  # as the gradebook has them
     summary: str = ""
 
 
-def _seed(out: Path, wanted: int | None) -> int:
-    """The run seed: given, or saved in --out by an earlier run, or drawn now and saved."""
-    saved = out / "run.json"
-    if wanted is None and saved.exists():
-        try:
-            return int(json.loads(saved.read_text())["seed"])
-        except (ValueError, KeyError, TypeError):
-            pass
+def _seed(out: Path, wanted: int | None, *, force: bool = False) -> int:
+    """The run seed: given, or saved in --out by an earlier run, or drawn now and saved. A run.json that
+    cannot be read stops the run (:class:`.report.RunFileError`), unless --seed or --force says what to
+    do instead; it is then replaced."""
+    try:
+        saved = report.read_run(out)
+    except report.RunFileError:
+        if wanted is None and not force:
+            raise
+        saved = None
+    if wanted is None and saved is not None:
+        return saved.seed
     seed = wanted if wanted is not None else random.SystemRandom().randrange(1, 2**31)
-    write_atomic(saved, json.dumps({"seed": seed}, indent=1) + "\n")
+    report.write_run(out, report.RunRecord(seed=seed))
     return seed
 
 
@@ -137,7 +141,7 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
     cfg.out.mkdir(parents=True, exist_ok=True)
     for folder in (cfg.out, *((course.autograded, course.root / "feedback") if course else ())):
         _close_to_others(folder)
-    run_seed = _seed(cfg.out, cfg.seed)
+    run_seed = _seed(cfg.out, cfg.seed, force=cfg.force)
     unknown = [a for a in cfg.assignments if a not in known]
     if unknown:
         raise UsageError(f"--assignment {unknown[0]!r} is not an assignment of this course; known: {', '.join(known)}")
@@ -150,20 +154,19 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
     hashes = {a: source_hash(a) for a in {s.assignment_id for s in found} if a in known}
 
     todo: list[tuple[Submission, str]] = []
-    reused: list[dict] = []
+    reused: list[FinalResult] = []
     previous: dict[tuple[str, str], str] = {}  # the hash a saved result was graded from
     submitted_at = {s.key: _submitted_at(cfg.submissions, s) for s in found}
     for sub in found:
         shash = submission_hash(sub)
         saved = report.load_result(cfg.out, sub.student_id, sub.assignment_id)
-        if saved is not None and saved.get("submission_hash"):
-            previous[sub.key] = saved["submission_hash"]
-        current = (saved is not None and saved.get("submission_hash") == shash and saved.get("seed") == run_seed
-                   and saved.get("source_hash") == hashes.get(sub.assignment_id, "")
-                   and saved.get("version") == RESULT_VERSION)
+        if saved is not None and saved.submission_hash:
+            previous[sub.key] = saved.submission_hash
+        current = (saved is not None and saved.submission_hash == shash and saved.seed == run_seed
+                   and saved.source_hash == hashes.get(sub.assignment_id, "") and saved.version == RESULT_VERSION)
         if current and not cfg.force:
-            if saved.get("submitted_at", "") != submitted_at[sub.key]:  # resubmitted the same notebook
-                saved["submitted_at"] = submitted_at[sub.key]
+            if saved.submitted_at != submitted_at[sub.key]:  # resubmitted the same notebook
+                saved = dataclasses.replace(saved, submitted_at=submitted_at[sub.key])
                 report.save_result(cfg.out, saved)
             reused.append(saved)
         else:
@@ -182,35 +185,34 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
 
     with timed(costs, "results"):
         results = report.read_results(cfg.out)  # everyone graded into --out, not only this run's subset
-    report.write_outputs(cfg.out, results, run.recorded, costs=costs)
+    results = report.write_outputs(cfg.out, results, run.recorded, costs=costs)  # now as the gradebook has them
     if course is not None:
         with timed(costs, "feedback"):
             course_feedback(course, cfg.out, results)
-    failed = sum(1 for r in results if any(p.get("fatal") for p in r.get("problems", [])))
-    fresh = [r for r in results if r.get("isolation")]
-    isolation = sorted({r["isolation"] for r in fresh})
+    failed = sum(1 for r in results if r.fatal)
+    isolation = sorted({r.isolation for r in results if r.isolation})
     if isolation:  # what this run's student code could and could not reach, for the record
-        write_atomic(cfg.out / "run.json", json.dumps({
-            "seed": run_seed, "isolation": isolation,
-            "not_isolated": sorted({g for i in isolation for g in engine_module.not_isolated(i)})}, indent=1) + "\n")
+        report.write_run(cfg.out, report.RunRecord(
+            seed=run_seed, isolation=tuple(isolation),
+            not_isolated=tuple(sorted({g for i in isolation for g in engine_module.not_isolated(i)}))))
     # with --student/--assignment the others' results are kept, not regraded: they count as unchanged,
     # so "graded now" and "unchanged" add up to the submissions the summary names
-    summary = report.summary(results, graded=graded, reused=len(results) - graded, failed=failed,
-                             seconds=time.monotonic() - started, out=cfg.out,
-                             isolation=sorted({r["isolation"] for r in fresh}), jobs=cfg.jobs)
+    summary = report.summary(results, graded=graded.count, reused=len(results) - graded.count, failed=failed,
+                             seconds=time.monotonic() - started, out=cfg.out, isolation=isolation,
+                             jobs=graded.workers)
     if costs is not None:
         costs.mark("outputs written")
         warm, workers = engine_module.default_pool().cpu()
         costs.add(CLASS, {"warm-up": warm})
         write_profile(cfg.out / "profile.json", costs, grader=tree_seconds(), workers=workers, wall=process_age())
-    return ClassResult(1 if failed else 0, graded, len(reused), failed, cfg.out, results, summary)
+    return ClassResult(1 if failed else 0, graded.count, len(reused), failed, cfg.out, results, summary)
 
 
-def course_feedback(course: Course, out: Path, results: list[dict]) -> None:
+def course_feedback(course: Course, out: Path, results: list[FinalResult]) -> None:
     """Each learner's page, also in the course's ``feedback/<student>/<assignment>/``, beside the files
     ``nbgrader release_feedback`` reads (timestamp.txt, submission_secret.txt), so it can hand them out."""
     for r in results:
-        s, a = r["student_id"], r["assignment_id"]
+        s, a = r.key
         page, graded = out / "feedback" / s / f"{a}.html", course.autograded / s / a
         if not (page.is_file() and graded.is_dir()):
             continue
@@ -247,9 +249,10 @@ class _Run:
     def autograded_dir(self) -> Path:
         return self.course.autograded if self.course else self.cfg.out / "autograded"
 
-    def grade(self, todo: list[tuple[Submission, str]], reused: list[dict], hashes: dict[str, str], seed: int,
-              progress_line: report.Progress) -> int:
-        """Grade ``todo`` on the pool, keeping each result as it arrives; returns how many were graded."""
+    def grade(self, todo: list[tuple[Submission, str]], reused: list[FinalResult], hashes: dict[str, str],
+              seed: int, progress_line: report.Progress) -> Graded:
+        """Grade ``todo`` on the pool, keeping each result as it arrives; returns how many were graded, on how
+        many workers."""
 
         def open_gradebook() -> None:
             # Opening a new gradebook costs seconds (nbgrader asks alembic for its version): the schedule
@@ -300,11 +303,11 @@ class _Run:
                     write_atomic_bytes(folder / rel, data)
         changed = key in self.previous and self.previous[key] != result.submission_hash
         with timed(self.costs, "gradebook", result.assignment_id):
-            record = result.to_json()
+            record = FinalResult.from_json(result.to_json())
             dropped = self.writer.save_result(record, submission_changed=changed)
         if dropped:
             result.add_problem("manual grade dropped", "the submission changed after it was graded by hand, so these "
                                "were removed: " + "; ".join(dropped) + ". Grade it again in formgrader.")
-            record = result.to_json()
+            record = FinalResult.from_json(result.to_json())
         with timed(self.costs, "results", result.assignment_id):
             report.save_result(self.cfg.out, record)

@@ -101,8 +101,9 @@ _NOT_SAVED = {"autograded", "costs"}  # SubmissionResult's fields that travel wi
 
 @dataclass(kw_only=True)
 class SubmissionResult:
-    """The result of grading one notebook: what is saved in ``results/<student>/<assignment>.json``
-    (:meth:`to_json`) and what the CSVs, the gradebook and the feedback pages are built from.
+    """The result of grading one notebook, as a worker returns it: what is saved in
+    ``results/<student>/<assignment>.json`` (:meth:`to_json`), which reads back as the
+    :class:`~.results.FinalResult` the CSVs, the gradebook and the feedback pages are built from.
 
     A prediction question's learner answer travels in its test scores: each passing test of a question
     holds ``prediction`` (:class:`~.judge.TestScore`), the answer as written and whether it was right, with

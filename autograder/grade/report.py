@@ -9,17 +9,19 @@ import csv
 import io
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..nbio import exercise_of, write_atomic
+from ..nbio import write_atomic
 from . import classreport, feedback
+from .config import UsageError
 from .costs import CLASS, timed
 from .engine import not_isolated
+from .results import FinalResult
 
 if TYPE_CHECKING:
     from .costs import Costs
-    from .gradebook import Recorded
 
 SCORES = ("student_id", "assignment_id", "grade_id", "points", "max_points", "status", "auto_points", "overridden",
           "comment")
@@ -35,28 +37,80 @@ def result_path(out: Path, student_id: str, assignment_id: str) -> Path:
     return out / "results" / student_id / f"{assignment_id}.json"
 
 
-def save_result(out: Path, result: dict) -> None:
-    write_atomic(result_path(out, result["student_id"], result["assignment_id"]),
-                 json.dumps(result, indent=1, sort_keys=True) + "\n")
+def save_result(out: Path, result: FinalResult) -> None:
+    write_atomic(result_path(out, result.student_id, result.assignment_id),
+                 json.dumps(result.to_json(), indent=1, sort_keys=True) + "\n")
 
 
-def load_result(out: Path, student_id: str, assignment_id: str) -> dict | None:
+def load_result(out: Path, student_id: str, assignment_id: str) -> FinalResult | None:
+    """The saved result, or None when there is none or it cannot be read (it is graded again)."""
     path = result_path(out, student_id, assignment_id)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return FinalResult.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return data if isinstance(data, dict) else None
 
 
-def read_results(out: Path) -> list[dict]:
+def read_results(out: Path) -> list[FinalResult]:
     """Every saved result, sorted by student and assignment."""
     results = []
     for path in sorted((out / "results").glob("*/*.json")):
         data = load_result(out, path.parent.name, path.stem)
         if data is not None:
             results.append(data)
-    return sorted(results, key=lambda r: (r["student_id"], r["assignment_id"]))
+    return sorted(results, key=lambda r: r.key)
+
+
+# --------------------------------------------------------------------------- run.json
+
+RUN = "run.json"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """``run.json``: the seed every saved result in ``--out`` was graded with, and what confined the
+    student code of the last run that graded any (see docs/grading.md)."""
+
+    seed: int
+    isolation: tuple[str, ...] = ()  # one line per kind of confinement in force
+    not_isolated: tuple[str, ...] = ()  # what the student code could still reach
+
+    def to_json(self) -> dict:
+        if not self.isolation:
+            return {"seed": self.seed}
+        return {"seed": self.seed, "isolation": list(self.isolation), "not_isolated": list(self.not_isolated)}
+
+
+class RunFileError(UsageError):
+    """``run.json`` exists but cannot be read: grading on would draw a new seed and grade the class again."""
+
+
+def read_run(out: Path) -> RunRecord | None:
+    """What ``out/run.json`` says; None when there is none. Raises :class:`RunFileError` when it cannot be read,
+    saying what is wrong and what to do, and leaves the file as it is."""
+    path = out / RUN
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or "seed" not in data:
+            raise ValueError("no seed in it")
+        isolation, gaps = data.get("isolation", []), data.get("not_isolated", [])
+        if not (isinstance(isolation, list) and isinstance(gaps, list)):
+            raise ValueError("its isolation is not a list")
+        return RunRecord(seed=int(data["seed"]), isolation=tuple(map(str, isolation)),
+                         not_isolated=tuple(map(str, gaps)))
+    except (OSError, ValueError, TypeError) as exc:
+        raise RunFileError(
+            f"{path} cannot be read ({exc}). It holds the seed the saved results in {out} were graded with, so "
+            "grading on would draw a new seed and grade the whole class again. Move it aside to do that, or pass "
+            "--seed N (the seed it held, to keep the saved results) or --force (a new seed, everything graded "
+            "again).") from exc
+
+
+def write_run(out: Path, record: RunRecord) -> None:
+    """The one writer of ``out/run.json``."""
+    write_atomic(out / RUN, json.dumps(record.to_json(), indent=1) + "\n")
 
 
 # --------------------------------------------------------------------------- CSVs and feedback
@@ -89,56 +143,32 @@ def spreadsheet_safe(cell: str) -> str:
         return "'" + cell
 
 
-def final(result: dict, recorded: "Recorded | None") -> dict:
-    """The result as the gradebook has it: a person's scores and comments, lateness and its penalty.
-
-    Adds to a copy of the result: per test ``points`` (what counts), ``auto_points`` and ``overridden``;
-    ``comments`` per exercise; ``score``, ``auto_score``, ``submitted_at``, ``seconds_late``, ``late_penalty``.
-    """
-    r = json.loads(json.dumps(result))
-    scores = r.get("scores", [])
-    rec = recorded
-    for t in scores:
-        t["auto_points"] = t["points"]
-        t["overridden"] = bool(rec and t["grade_id"] in rec.overridden)
-        if rec and t["grade_id"] in rec.scores:
-            t["points"] = rec.scores[t["grade_id"]]
-    r["comments"] = dict(rec.comments) if rec else {}
-    r["auto_score"] = sum(t["auto_points"] for t in scores)
-    r["late_penalty"] = rec.late_penalty if rec else 0.0
-    r["score"] = max(0.0, sum(t["points"] for t in scores) - r["late_penalty"])
-    r["max_score"] = sum(t["max_points"] for t in scores)
-    r["submitted_at"] = (rec.submitted_at if rec else "") or r.get("submitted_at", "")
-    r["seconds_late"] = rec.seconds_late if rec else 0.0
-    return r
-
-
-def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None, *,
-                  costs: "Costs | None" = None) -> None:
-    """The CSVs, the LMS export and every feedback page, from the saved results and the gradebook's record.
-    ``costs`` (with ``--profile``) gets what the pages and the CSVs cost."""
+def write_outputs(out: Path, results: list[FinalResult], recorded: "dict | None" = None, *,
+                  costs: "Costs | None" = None) -> list[FinalResult]:
+    """The CSVs, the LMS export, every feedback page and the class report, from the saved results and the
+    gradebook's record ((student, assignment) -> :class:`~.gradebook.Recorded`); returns the results as the
+    gradebook has them (:meth:`.FinalResult.with_gradebook`). ``costs`` (with ``--profile``) gets what the
+    pages and the CSVs cost."""
     recorded = recorded or {}
     csvs = time.thread_time()
     scores, grades, problems = [], [], []
     lms: dict[str, dict[str, float]] = {}
-    for result in results:
-        r = final(result, recorded.get((result["student_id"], result["assignment_id"])))
-        s, a = r["student_id"], r["assignment_id"]
+    finals = [result.with_gradebook(recorded.get(result.key)) for result in results]
+    for r in finals:
+        s, a = r.key
         commented = set()  # an exercise's comment goes on its first test row only, not on each of them
-        for t in r.get("scores", []):
-            exercise = exercise_of(t["grade_id"])
-            comment = "" if exercise in commented else r["comments"].get(exercise, "")
-            commented.add(exercise)
-            scores.append((s, a, t["grade_id"], _num(t["points"]), _num(t["max_points"]), t["status"],
-                           _num(t["auto_points"]), "yes" if t["overridden"] else "", comment))
-        if r.get("scores"):
-            overridden = any(t["overridden"] for t in r["scores"])  # "yes" as in scores.csv
-            grades.append((s, a, _num(r["score"]), _num(r["max_score"]), _num(r["auto_score"]),
-                           "yes" if overridden else "", r["submitted_at"], _num(r["seconds_late"]),
-                           _num(r["late_penalty"])))
-            lms.setdefault(s, {})[a] = r["score"]
-        for p in r.get("problems", []):
-            problems.append((s, a, p["problem"], p["detail"]))
+        for t in r.tests:
+            comment = "" if t.exercise in commented else r.comments.get(t.exercise, "")
+            commented.add(t.exercise)
+            scores.append((s, a, t.grade_id, _num(t.points), _num(t.max_points), t.status,
+                           _num(t.auto_points), "yes" if t.overridden else "", comment))
+        if r.tests:
+            grades.append((s, a, _num(r.score), _num(r.max_score), _num(r.auto_score),
+                           "yes" if r.overridden else "", r.submitted_at, _num(r.seconds_late),
+                           _num(r.late_penalty)))  # overridden: "yes" as in scores.csv
+            lms.setdefault(s, {})[a] = r.score
+        for p in r.problems:
+            problems.append((s, a, p.problem, p.detail))
         page = time.thread_time()
         write_feedback(out, r)
         if costs is not None:
@@ -155,12 +185,13 @@ def write_outputs(out: Path, results: list[dict], recorded: "dict | None" = None
     if costs is not None:
         costs.add(CLASS, {"results": time.thread_time() - csvs})
     with timed(costs, "report"):
-        classreport.write_report(out, [final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results])
+        classreport.write_report(out, finals)
+    return finals
 
 
-def write_feedback(out: Path, result: dict) -> None:
-    """The learner's page (``result`` as :func:`final` gives it)."""
-    write_atomic(out / "feedback" / result["student_id"] / f"{result['assignment_id']}.html", feedback.page(result))
+def write_feedback(out: Path, result: FinalResult) -> None:
+    """The learner's page (``result`` as the gradebook has it)."""
+    write_atomic(out / "feedback" / result.student_id / f"{result.assignment_id}.html", feedback.page(result))
 
 
 # --------------------------------------------------------------------------- terminal
@@ -207,23 +238,19 @@ class Progress:
             self.stream.flush()
 
 
-def pass_rates(results: list[dict]) -> list[tuple[str, str, int, int]]:
-    """(assignment, exercise, submissions passing every test of it, submissions), hardest first."""
+def pass_rates(results: list[FinalResult]) -> list[tuple[str, str, int, int]]:
+    """(assignment, exercise, submissions that passed it, submissions), hardest first."""
     counts: dict[tuple[str, str], list[int]] = {}
     for r in results:
-        per_ex: dict[str, bool] = {}
-        for t in r.get("scores", []):
-            ex = exercise_of(t["grade_id"])
-            per_ex[ex] = per_ex.get(ex, True) and t["points"] >= t["max_points"]
-        for ex, ok in per_ex.items():
-            c = counts.setdefault((r["assignment_id"], ex), [0, 0])
-            c[0] += ok
+        for ex in r.exercises:
+            c = counts.setdefault((r.assignment_id, ex.name), [0, 0])
+            c[0] += ex.passed
             c[1] += 1
     rows = [(a, ex, p, n) for (a, ex), (p, n) in counts.items()]
     return sorted(rows, key=lambda row: (row[2] / row[3], row[0], row[1]))
 
 
-def summary(results: list[dict], *, graded: int, reused: int, failed: int, seconds: float, out: Path,
+def summary(results: list[FinalResult], *, graded: int, reused: int, failed: int, seconds: float, out: Path,
             isolation: list[str], jobs: int) -> str:
     lines = [f"{len(results)} submissions: {len(results) - failed} graded, {failed} could not be graded"
              f" ({graded} graded now, {reused} unchanged since the last run) in {seconds:.1f} s on {jobs} worker(s)."]

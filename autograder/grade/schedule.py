@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -17,10 +18,9 @@ from . import cluster
 from . import engine as engine_module
 from .config import GradeConfig
 from .costs import Costs
-from .discover import Submission
+from .discover import Submission, files_beside, read_regular
 from .records import Job, NotebookFile, Reference, SubmissionResult
 from .report import Progress
-from .discover import files_beside, read_regular
 from .submission import failed_result, grade_job, prepare_worker, run_reference, source_path
 
 
@@ -30,6 +30,14 @@ class ReferenceFailed(RuntimeError):
     def __init__(self, assignment: str, message: str):
         super().__init__(message)
         self.assignment = assignment
+
+
+@dataclass(frozen=True, kw_only=True)
+class Graded:
+    """What :func:`grade_all` did: how many submissions it graded, on how many workers."""
+
+    count: int
+    workers: int  # --jobs, or with --cluster the threads of the cluster's workers
 
 
 def executor(cfg: GradeConfig) -> Executor:
@@ -64,8 +72,9 @@ def with_data(job: Job) -> Job:
 
 def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int, hashes: dict[str, str],
               on_start: Callable[[], None], on_result: Callable[[SubmissionResult], None],
-              progress: Progress, costs: Costs | None = None) -> int:
-    """Grade ``todo`` ((submission, submission hash) pairs); returns how many were graded.
+              progress: Progress, costs: Costs | None = None) -> Graded:
+    """Grade ``todo`` ((submission, submission hash) pairs); returns how many were graded and on how many
+    workers (``cfg`` is left as it was given).
 
     ``on_start`` runs in this thread once every submission is queued, or before the first result if that
     comes sooner (the caller opens its gradebook then, which takes seconds: nbgrader commits each cell of
@@ -84,9 +93,10 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
     running: dict[Future, Job] = {}
     pool = executor(cfg) if todo else None
     grade_fn, reference_fn = grade_job, _reference
+    workers = cfg.jobs
     if isinstance(pool, cluster.ClusterExecutor):  # jobs travel as data; workers use their own install
         grade_fn, reference_fn = cluster.grade_remote, cluster.reference_remote
-        cfg.jobs = pool.threads()
+        workers = pool.threads()
 
     def submit(sub: Submission, shash: str) -> None:
         a = sub.assignment_id
@@ -112,11 +122,11 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
             else:
                 pending_refs[pool.submit(reference_fn, a, hashes[a], seed, limits, cfg.engine, hide)] = a
         if isinstance(pool, ThreadPoolExecutor):  # start the other warm interpreters while the references run
-            for _ in range(max(0, min(cfg.jobs, len(todo)) - len(pending_refs))):
+            for _ in range(max(0, min(workers, len(todo)) - len(pending_refs))):
                 pool.submit(engine_module.default_pool().warm, 1)
         if not todo:
             on_start()
-            return 0
+            return Graded(count=0, workers=workers)
         progress.start(len(todo))
         for a in list(waiting):
             if a not in hashes or a in references:
@@ -161,7 +171,7 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
         raise
     if pool is not None:
         pool.shutdown(wait=True)
-    return graded
+    return Graded(count=graded, workers=workers)
 
 
 def _reference(assignment: str, source_hash: str, seed: int, limits, engine: str, hide: tuple[str, ...]) -> Reference:

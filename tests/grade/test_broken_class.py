@@ -11,7 +11,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from autograder.grade import classreport, feedback, report
+from autograder.grade import classreport, feedback
+from autograder.grade.results import FinalResult
 from tests import broken_class
 from tests.broken_class import A, LOOP_EXERCISE, STUDENTS, SYNTAX_EXERCISE
 
@@ -139,11 +140,11 @@ def test_no_feedback_page_shows_an_internal_test_id_and_every_one_has_a_viewport
 
 # --------------------------------------------------------------------------- records a real run rarely gives
 
-def result(*tests: tuple[str, str], code: dict | None = None) -> dict:
+def result(*tests: tuple[str, str], code: dict | None = None) -> FinalResult:
     scores = [{"grade_id": gid, "points": 1.0 if status == "passed" else 0.0, "max_points": 1.0, "status": status,
                "message": message} for gid, status, message in ((g, s, f"{s} message") for g, s in tests)]
-    return report.final({"student_id": "s", "assignment_id": A, "scores": scores, "problems": [],
-                         "code": code or {}}, None)
+    return FinalResult.from_json({"student_id": "s", "assignment_id": A, "scores": scores, "problems": [],
+                                  "code": code or {}})
 
 
 def test_a_failure_only_hidden_tests_found_never_says_run_the_check_again():
@@ -166,8 +167,8 @@ def test_student_rows_are_typed_and_flag_blank_zero_and_ungradable():
         result(("test_softmax", "not attempted")),
         result(("test_softmax", "failed")),
         result(("test_softmax", "passed")),
-        report.final({"student_id": "t", "assignment_id": A, "scores": [], "code": {},
-                      "problems": [{"problem": "not valid JSON", "detail": "x", "fatal": True}]}, None),
+        FinalResult.from_json({"student_id": "t", "assignment_id": A, "scores": [], "code": {},
+                               "problems": [{"problem": "not valid JSON", "detail": "x", "fatal": True}]}),
     ])
     assert [r.status for r in rows] == ["blank", "zero points", "graded", "could not be graded"]
     assert [r.flagged for r in rows] == [True, True, False, True]

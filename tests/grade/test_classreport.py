@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grade import classreport, report
+from autograder.grade.results import FinalResult
 from autograder.nbio import exercise_of
 from tests import builders
 
@@ -114,11 +115,10 @@ def assert_report_matches_csvs(out: Path) -> Report:
 # --------------------------------------------------------------------------- fast: a made-up class
 
 @pytest.fixture(scope="module")
-def made_up(tmp_path_factory) -> tuple[Path, list[dict]]:
+def made_up(tmp_path_factory) -> tuple[Path, list[FinalResult]]:
     results, recorded = builders.made_up_class(100, seed=7)
     out = tmp_path_factory.mktemp("made-up")
-    report.write_outputs(out, results, recorded)
-    return out, [report.final(r, recorded.get((r["student_id"], r["assignment_id"]))) for r in results]
+    return out, report.write_outputs(out, results, recorded)
 
 
 def test_report_numbers_equal_the_csvs(made_up):
@@ -133,10 +133,10 @@ def test_every_failing_student_is_counted_once_per_exercise(made_up):
     out, finals = made_up
     page = Report((out / "report.html").read_text(encoding="utf-8"))
     for r in finals:
-        for ex in {exercise_of(t["grade_id"]) for t in r["scores"] if t["status"] == "failed"}:
-            entries = [text for text, (_, who) in page.mistakes[r["assignment_id"], ex].items()
-                       if r["student_id"] in who]
-            assert len(entries) == 1, f"{r['student_id']} is listed {len(entries)} times under {ex}: {entries}"
+        for ex in {t.exercise for t in r.tests if t.status == "failed"}:
+            entries = [text for text, (_, who) in page.mistakes[r.assignment_id, ex].items()
+                       if r.student_id in who]
+            assert len(entries) == 1, f"{r.student_id} is listed {len(entries)} times under {ex}: {entries}"
     for (a, ex), entries in page.mistakes.items():
         for text, (count, who) in entries.items():
             assert count == len(who), f"{a} {ex} {text!r}: says {count}, links {len(who)} students"
@@ -147,7 +147,7 @@ def test_report_escapes_and_loads_nothing_from_elsewhere():
     result = {"student_id": "<b>eve</b>", "assignment_id": "04_softmax_and_probability", "problems": [],
               "scores": [{"grade_id": "softmax", "points": 0, "max_points": 1, "status": "failed",
                           "message": "m", "mistake": "<script>alert(1)</script>"}]}
-    text = classreport.page([report.final(result, None)])
+    text = classreport.page([FinalResult.from_json(result)])
     assert "<script>alert" not in text and "&lt;script&gt;" in text and "&lt;b&gt;eve" in text
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", text), "the report links a remote resource"
     assert "<script" not in text and "@import" not in text
@@ -156,7 +156,7 @@ def test_report_escapes_and_loads_nothing_from_elsewhere():
 def test_report_lists_ungradable_submissions_with_why():
     result = {"student_id": "mallory", "assignment_id": "01_tokens_and_ids", "scores": [],
               "problems": [{"problem": "not valid JSON", "detail": "line 1 column 1", "fatal": True}]}
-    text = classreport.page([report.final(result, None)])
+    text = classreport.page([FinalResult.from_json(result)])
     assert "Could not be graded: 1" in text and "not valid JSON" in text and "line 1 column 1" in text
     assert 'href="feedback/mallory/01_tokens_and_ids.html"' in text
 

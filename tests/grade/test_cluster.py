@@ -65,10 +65,10 @@ def test_cluster_scores_equal_the_local_path(both, g):
 
 def test_cluster_runs_in_the_same_sandbox(both):
     local, remote = both
-    records = {r["student_id"]: r for r in report.read_results(remote.out)}
-    assert records["right000"]["engine"] == "engine"
-    assert records["right000"]["isolation"] == {r["student_id"]: r for r in report.read_results(local.out)}[
-        "right000"]["isolation"]
+    records = {r.student_id: r for r in report.read_results(remote.out)}
+    assert records["right000"].engine == "engine"
+    assert records["right000"].isolation == {r.student_id: r for r in report.read_results(local.out)}[
+        "right000"].isolation
     assert "isolation" in remote.proc.stdout.lower()
 
 

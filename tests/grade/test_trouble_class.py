@@ -5,6 +5,7 @@ class of their own: resuming, --force, stock nbgrader, the fallback runner).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ import pytest
 
 from autograder import paths
 from autograder.grade import feedback, report
+from autograder.grade.results import FinalResult
 from autograder.nbio import exercise_points, read_notebook
 
 # one worker runs this module, so the class is graded once (loadgroup splits modules otherwise)
@@ -140,8 +142,7 @@ def test_submission_files_are_never_modified(trouble):
 
 
 def test_submissions_run_in_parallel(trouble):
-    spans = sorted((r["started_at"], r["finished_at"]) for r in report.read_results(trouble.out)
-                   if "started_at" in r and r["engine"])
+    spans = sorted((r.started_at, r.finished_at) for r in report.read_results(trouble.out) if r.engine)
     assert any(b[0] < a[1] for a, b in zip(spans, spans[1:])), "with --jobs 2 two submissions overlap in time"
 
 
@@ -166,10 +167,12 @@ def test_feedback_groups_by_exercise_and_never_shows_hidden_test_source(trouble)
 
 
 def test_feedback_escapes_everything():
-    page = feedback.page({"student_id": "<b>eve</b>", "assignment_id": A, "problems": [
+    saved = FinalResult.from_json({"student_id": "<b>eve</b>", "assignment_id": A, "problems": [
         {"problem": "tampered", "detail": "<script>alert(1)</script>"}], "scores": [
         {"grade_id": "test_x", "points": 0, "max_points": 1, "status": "failed", "message": "got <img src=x>"}],
-        "code": {"x": "def x(): return '<script>'"}, "comments": {"x": "<i>well</i>"}})
+        "code": {"x": "def x(): return '<script>'"}})
+    page = feedback.page(dataclasses.replace(saved, comments={"x": "<i>well</i>"}))  # a person's, from the gradebook
+    assert "&lt;i&gt;well" in page
     assert "<script>" not in page and "<img" not in page and "<b>eve" not in page and "<i>well" not in page
     assert "&lt;script&gt;" in page
 

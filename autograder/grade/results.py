@@ -1,0 +1,241 @@
+"""A graded submission as it counts: the one typed record the CSVs, the class report, the feedback
+pages, the gradebook and ``validate`` read, and the one rule for "an exercise passed".
+
+:class:`FinalResult` is what ``results/<student>/<assignment>.json`` holds (:meth:`FinalResult.from_json`,
+:meth:`FinalResult.to_json`, the format :class:`.records.SubmissionResult` writes), and with
+:meth:`FinalResult.with_gradebook` what the gradebook says of it: a person's scores, comments,
+lateness and penalty. A test's status then follows its points where a person changed them
+(:func:`counted_status`); an exercise's status is :func:`.judge.exercise_status` of its tests' statuses
+(:class:`Exercise`), and nothing else decides whether an exercise passed.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from ..checks.core import Prediction
+from ..nbio import exercise_of
+from .discover import Problem
+from .judge import Status, TestScore, exercise_status
+from .records import RESULT_VERSION
+
+
+def is_hidden(grade_id: str) -> bool:
+    """A hidden test: inputs the learner never saw; its status and points show, never its inputs."""
+    return grade_id.endswith("_hidden")
+
+
+def counted_status(status: Status, points: float, max_points: float, overridden: bool) -> Status:
+    """A test's status once a person's score counts: full points from a person pass it, fewer points from a
+    person take a pass away (failed); a score nobody changed keeps the grader's status."""
+    if not overridden:
+        return status
+    if points >= max_points:
+        return "passed"
+    return "failed" if status == "passed" else status
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recorded:
+    """What the gradebook says of one submission, after formgrader (:meth:`.gradebook.GradebookWriter.recorded`)."""
+
+    scores: Mapping[str, float]  # grade_id -> the score that counts (a manual score if set, plus extra credit)
+    overridden: Mapping[str, float | None]  # grade_id -> the automatic score, for grades a person changed
+    comments: Mapping[str, str]  # grade_id of a solution cell -> a person's comment on it
+    submitted_at: str  # ISO 8601 UTC, "" when unknown
+    seconds_late: float
+    late_penalty: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class GradedTest:
+    """One graded test cell as it counts: the grader's score, and a person's where they gave one."""
+
+    grade_id: str
+    points: float  # what counts: a person's score if they gave one, else the grader's
+    max_points: float
+    status: Status  # the grader's, or what a person's score makes it (counted_status)
+    message: str = ""
+    mistake: str = ""  # the known mistake a failed check recognised, else ""
+    prediction: Prediction | None = None  # a question's recorded answer, right or wrong
+    auto_points: float | None = None  # the grader's points; None: the same as points
+    auto_status: Status | None = None  # the grader's status; None: the same as status
+    overridden: bool = False  # a person changed its score in the gradebook
+
+    def __post_init__(self) -> None:
+        if self.auto_points is None:
+            object.__setattr__(self, "auto_points", self.points)
+        if self.auto_status is None:
+            object.__setattr__(self, "auto_status", self.status)
+
+    @property
+    def exercise(self) -> str:
+        return exercise_of(self.grade_id)
+
+    @property
+    def hidden(self) -> bool:
+        return is_hidden(self.grade_id)
+
+    @classmethod
+    def of(cls, score: TestScore) -> "GradedTest":
+        """The grader's score, as nobody has changed it yet."""
+        return cls(grade_id=score.grade_id, points=score.points, max_points=score.max_points, status=score.status,
+                   message=score.message, mistake=score.mistake, prediction=score.prediction)
+
+    def score(self) -> TestScore:
+        """The grader's score, as saved."""
+        return TestScore(self.grade_id, self.auto_points, self.max_points, self.auto_status, self.message,
+                         self.mistake, self.prediction)
+
+    def counted(self, points: float, overridden: bool) -> "GradedTest":
+        """This test with the gradebook's score for it."""
+        status = counted_status(self.auto_status, points, self.max_points, overridden)
+        return dataclasses.replace(self, points=points, status=status, overridden=overridden)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exercise:
+    """One exercise of one submission: its tests, in notebook order, and their one status."""
+
+    name: str
+    tests: tuple[GradedTest, ...] = ()
+
+    @property
+    def status(self) -> Status:
+        """The one rule (:func:`.judge.exercise_status`): passed when every test passed."""
+        return exercise_status(t.status for t in self.tests)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def points(self) -> tuple[float, float]:
+        return sum(t.points for t in self.tests), sum(t.max_points for t in self.tests)
+
+    @property
+    def visible(self) -> tuple[GradedTest, ...]:
+        return tuple(t for t in self.tests if not t.hidden)
+
+    @property
+    def hidden(self) -> tuple[GradedTest, ...]:
+        return tuple(t for t in self.tests if t.hidden)
+
+    @property
+    def hidden_only(self) -> bool:
+        """Every visible check passed and a hidden test did not: the notebook's own check cannot show why."""
+        visible = self.visible
+        return bool(visible) and exercise_status(t.status for t in visible) == "passed" and not self.passed
+
+    @property
+    def prediction(self) -> Prediction | None:
+        """The learner's recorded prediction: the first test that holds one (every test holds the same answer)."""
+        return next((t.prediction for t in self.tests if t.prediction), None)
+
+
+def exercises(tests: Iterable[GradedTest]) -> tuple[Exercise, ...]:
+    """The one grouping of test scores into exercises, in the order their first tests come."""
+    grouped: dict[str, list[GradedTest]] = {}
+    for t in tests:
+        grouped.setdefault(t.exercise, []).append(t)
+    return tuple(Exercise(name=name, tests=tuple(ts)) for name, ts in grouped.items())
+
+
+def untouched(exercises_: Iterable[Exercise]) -> bool:
+    """Nothing was attempted anywhere: the learner most likely handed in the wrong file."""
+    found = list(exercises_)
+    return bool(found) and all(ex.status == "not attempted" for ex in found)
+
+
+def _problem(data: dict, student_id: str, assignment_id: str) -> Problem:
+    known = {f.name for f in dataclasses.fields(Problem)}
+    return Problem(**{"student_id": student_id, "assignment_id": assignment_id,
+                      **{k: v for k, v in data.items() if k in known}})
+
+
+_SAVED = ("assignment_id", "source_hash", "seed", "student_id", "notebook", "submission_hash", "engine", "isolation",
+          "code", "seconds", "started_at", "finished_at", "submitted_at", "version")  # beside scores and problems
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinalResult:
+    """A graded submission as saved in ``results/<student>/<assignment>.json``, and once
+    :meth:`with_gradebook` has been applied, as the gradebook has it (a person's scores and comments,
+    lateness and its penalty): what every CSV row, report line and feedback page is built from."""
+
+    student_id: str
+    assignment_id: str
+    source_hash: str = ""
+    seed: int = 0
+    notebook: str | None = None  # the file name graded
+    submission_hash: str = ""  # "" for a submission that could not be graded: the next run tries again
+    engine: str = ""
+    isolation: str = ""
+    tests: tuple[GradedTest, ...] = ()  # saved as "scores"
+    problems: tuple[Problem, ...] = ()
+    code: Mapping[str, str] = field(default_factory=dict)  # the learner's code of unfinished exercises
+    seconds: float = 0.0
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    submitted_at: str = ""  # ISO 8601 UTC; the gradebook's time when it has one
+    version: int = RESULT_VERSION
+    # from the gradebook (with_gradebook), never saved here
+    comments: Mapping[str, str] = field(default_factory=dict)  # exercise -> a person's comment on it
+    seconds_late: float = 0.0
+    late_penalty: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.student_id, self.assignment_id
+
+    @property
+    def fatal(self) -> bool:
+        return any(p.fatal for p in self.problems)
+
+    @property
+    def exercises(self) -> tuple[Exercise, ...]:
+        return exercises(self.tests)
+
+    @property
+    def score(self) -> float:
+        """What counts, as grades.csv says: a person's scores, less the late penalty, never below 0."""
+        return max(0.0, sum(t.points for t in self.tests) - self.late_penalty)
+
+    @property
+    def auto_score(self) -> float:
+        return sum(t.auto_points for t in self.tests)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_points for t in self.tests)
+
+    @property
+    def overridden(self) -> bool:
+        return any(t.overridden for t in self.tests)
+
+    def with_gradebook(self, recorded: Recorded | None) -> "FinalResult":
+        """This result as the gradebook has it: each test's score that counts (and the status it makes), the
+        comments, lateness and its penalty; this result itself when the gradebook has no record of it."""
+        if recorded is None:
+            return self
+        tests = tuple(t.counted(recorded.scores.get(t.grade_id, t.auto_points), t.grade_id in recorded.overridden)
+                      for t in self.tests)
+        return dataclasses.replace(self, tests=tests, comments=dict(recorded.comments),
+                                   submitted_at=recorded.submitted_at or self.submitted_at,
+                                   seconds_late=recorded.seconds_late, late_penalty=recorded.late_penalty)
+
+    def to_json(self) -> dict:
+        """The saved record: the grader's scores (a person's live in the gradebook), as SubmissionResult writes it."""
+        data = {name: getattr(self, name) for name in _SAVED}
+        data.update(code=dict(self.code), scores=[t.score().to_json() for t in self.tests],
+                    problems=[dataclasses.asdict(p) for p in self.problems])
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FinalResult":
+        """A saved record (any version; keys it does not know are ignored, missing ones take their default)."""
+        student, assignment = data["student_id"], data["assignment_id"]
+        return cls(**{k: data[k] for k in _SAVED if k in data},
+                   tests=tuple(GradedTest.of(TestScore.from_json(s)) for s in data.get("scores", [])),
+                   problems=tuple(_problem(p, student, assignment) for p in data.get("problems", [])))

@@ -1,0 +1,169 @@
+"""Is "an exercise passed" decided by one rule, the same in scores.csv, report.html, the feedback page, the
+terminal summary and ``validate``, with a person's score counted alike everywhere? And does the saved result
+keep its format, so earlier runs still load?
+
+No notebook runs: results are made as ``grade`` saves them and written with ``report.write_outputs``.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder import validate
+from autograder.checks import core
+from autograder.grade import classreport, judge, pipeline, report, results, schedule
+from autograder.grade.config import GradeConfig
+from autograder.grade.discover import Problem, Submission
+from autograder.grade.records import SubmissionResult
+from autograder.grade.results import FinalResult, Recorded
+from autograder.grade.submission import failed_result
+
+A = "01_tokens_and_ids"
+
+
+def saved(student: str, encode: float = 0.0, decode: float = 1.0) -> FinalResult:
+    """One result as ``grade`` saves it: encode (a visible check and hidden tests) and decode."""
+    tests = [("test_encode", encode), ("test_encode_hidden", 1.0), ("test_decode", decode)]
+    return FinalResult.from_json({"student_id": student, "assignment_id": A, "problems": [], "code": {}, "scores": [
+        {"grade_id": gid, "points": pts, "max_points": 1.0, "status": "passed" if pts else "failed",
+         "message": "" if pts else "wrong values"} for gid, pts in tests]})
+
+
+def person(points: float) -> Recorded:
+    """A person who gave test_encode ``points`` in formgrader (it had 0)."""
+    return Recorded(scores={"test_encode": points}, overridden={"test_encode": 0.0}, comments={},
+                    submitted_at="", seconds_late=0.0, late_penalty=0.0)
+
+
+def written(out: Path, recorded: dict) -> dict[str, dict]:
+    """Per student, what each output says of the exercise encode: the CSV's test status, the report's
+    visible-check pass, the feedback page's badge, the terminal's pass rate."""
+    finals = report.write_outputs(out, [saved("ada"), saved("bob"), saved("cy")], recorded)
+    with open(out / "scores.csv", newline="") as fh:
+        rows = {r["student_id"]: r for r in csv.DictReader(fh) if r["grade_id"] == "test_encode"}
+    said = {}
+    for r in finals:
+        s = r.student_id
+        page = (out / "feedback" / s / f"{A}.html").read_text()
+        badge = re.search(r'<h2 id="ex-encode">encode <span class="badge ([\w-]+)">', page).group(1)
+        alone = classreport.summarise([r])[A].exercises["encode"]
+        rate = {ex: p for a, ex, p, _ in report.pass_rates([r])}["encode"]
+        said[s] = {"csv": rows[s]["status"], "report": alone.visible == [True], "feedback": badge,
+                   "terminal": rate == 1, "exercise": next(ex for ex in r.exercises if ex.name == "encode").status}
+    return said
+
+
+def test_a_person_s_full_score_passes_the_test_in_every_output_and_a_partial_one_does_not(tmp_path):
+    said = written(tmp_path, {("ada", A): person(1.0), ("bob", A): person(0.5)})
+    assert said["ada"] == {"csv": "passed", "report": True, "feedback": "passed", "terminal": True,
+                           "exercise": "passed"}
+    # partial points are not a pass: the rule a person's score goes through is the grader's own
+    assert said["bob"] == {"csv": "failed", "report": False, "feedback": "failed", "terminal": False,
+                           "exercise": "failed"}
+    assert said["cy"] == said["bob"], "nobody changed cy's score: the grader's status stands"
+    grades = {r["student_id"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text().splitlines())}
+    assert (grades["ada"]["score"], grades["bob"]["score"], grades["cy"]["score"]) == ("3", "2.5", "2")
+
+
+def test_every_output_asks_the_one_rule(tmp_path, monkeypatch):
+    """Break the rule (every exercise passes, partial points included): every output must follow it, so
+    none of them decides "passed" on its own."""
+    monkeypatch.setattr(results, "exercise_status", lambda statuses: "passed")
+    said = written(tmp_path, {("bob", A): person(0.5)})
+    for student in ("ada", "bob", "cy"):
+        assert said[student]["report"] and said[student]["terminal"], said[student]
+        assert said[student]["feedback"] == said[student]["exercise"] == "passed", said[student]
+        assert said[student]["csv"] == "failed", "a test's own status is not the exercise's rule"
+    lines: list[str] = []
+    validate._print_report(Path(f"{A}.ipynb"), list(saved("dee").exercises), 0, None, 0.0, lines.append)
+    assert re.search(r"^  passed +encode", "\n".join(lines), re.M), lines
+
+
+def test_a_person_who_takes_a_pass_away_fails_the_test():
+    taken = saved("eve", encode=1.0).with_gradebook(person(0.0))
+    encode = taken.tests[0]
+    assert (encode.points, encode.status, encode.auto_points, encode.auto_status) == (0.0, "failed", 1.0, "passed")
+    assert taken.to_json() == saved("eve", encode=1.0).to_json(), "the saved record stays the grader's"
+
+
+def test_validate_reads_exercises_through_the_one_rule():
+    stub = [validate.test("test_encode", 1.0, "passed"), validate.test("test_encode_hidden", 1.0, "not attempted")]
+    exercise = results.Exercise(name="encode", tests=tuple(stub))
+    assert validate.shown_status(exercise, A) == exercise.status == "not attempted"  # passed on a stub: not tried
+
+
+# --------------------------------------------------------------------------- the saved format
+
+def test_the_saved_format_is_the_one_grade_writes_and_an_old_result_still_loads():
+    graded = SubmissionResult(assignment_id=A, source_hash="h", seed=3, student_id="s", notebook=f"{A}.ipynb",
+                              submission_hash="x", engine="engine", isolation="bwrap", seconds=1.5,
+                              code={"decode": "def decode(ids):\n    pass\n"}, submitted_at="2030-01-01T00:00:00Z",
+                              scores=[judge.TestScore("test_encode", 1.0, 1.0, "passed", "ok",
+                                                prediction=core.Prediction("(1, 2)", False, "why")),
+                                      judge.TestScore("test_decode", 0.0, 2.0, "failed", "wrong", "off by one")],
+                              problems=[Problem("s", A, "tampered", "test_decode changed")])
+    data = json.loads(json.dumps(graded.to_json()))
+    final = FinalResult.from_json(data)
+    assert final.to_json() == data, "a result written again reads as it was saved"
+    assert SubmissionResult.from_json(final.to_json()) == SubmissionResult.from_json(data)
+    assert [ex.name for ex in final.exercises] == ["encode", "decode"] and final.exercises[0].prediction.why == "why"
+    old = {"version": 1, "assignment_id": A, "student_id": "s", "source_hash": "h", "seed": 0, "unknown": 1,
+           "scores": [{"grade_id": "test_encode", "points": 0.0, "max_points": 1.0, "status": "failed"}]}
+    loaded = FinalResult.from_json(old)
+    assert loaded.version == 1 and loaded.tests[0].prediction is None and loaded.tests[0].message == ""
+
+
+def test_saved_results_load_back_as_they_were_written(tmp_path):
+    result = saved("ada")
+    report.save_result(tmp_path, result)
+    assert report.load_result(tmp_path, "ada", A) == result and report.read_results(tmp_path) == [result]
+    report.result_path(tmp_path, "bob", A).parent.mkdir()
+    report.result_path(tmp_path, "bob", A).write_text('{"scores": []}')  # no student: graded again, not a crash
+    assert report.load_result(tmp_path, "bob", A) is None
+
+
+# --------------------------------------------------------------------------- run.json and the config
+
+def test_seed_or_force_replace_a_corrupt_run_json_and_run_json_has_one_writer(tmp_path):
+    (tmp_path / "run.json").write_text("{not json")
+    with pytest.raises(report.RunFileError, match="cannot be read"):
+        pipeline._seed(tmp_path, None)
+    assert pipeline._seed(tmp_path, 7) == 7 and report.read_run(tmp_path) == report.RunRecord(seed=7)
+    (tmp_path / "run.json").write_text("{not json")
+    drawn = pipeline._seed(tmp_path, None, force=True)
+    assert report.read_run(tmp_path).seed == drawn and pipeline._seed(tmp_path, None) == drawn
+    grade = Path(pipeline.__file__).parent
+    writers = [p.name for p in sorted(grade.rglob("*.py")) if '"run.json"' in p.read_text()]
+    assert writers == ["report.py"], writers
+
+
+def test_grade_all_leaves_the_caller_s_config_as_it_was(tmp_path, monkeypatch):
+    """With --cluster the workers are the cluster's threads: said in the return value, not written into cfg."""
+
+    class FakeCluster(schedule.cluster.ClusterExecutor):
+        def __init__(self):
+            self.pool = schedule.ThreadPoolExecutor(1)
+
+        def threads(self):
+            return 7
+
+        def submit(self, fn, /, *args, **kwargs):
+            return self.pool.submit(fn, *args, **kwargs)
+
+        def shutdown(self, wait=True, *, cancel_futures=False):
+            self.pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    monkeypatch.setattr(schedule, "executor", lambda cfg: FakeCluster())
+    monkeypatch.setattr(schedule.cluster, "grade_remote", lambda job: failed_result(job, "not graded here"))
+    (tmp_path / "submitted").mkdir()
+    cfg = GradeConfig(submissions=tmp_path / "submitted", jobs=2, cluster="tcp://nowhere:8786")
+    kept: list = []
+    graded = schedule.grade_all([(Submission("s", A, None), "")], cfg=cfg, seed=1, hashes={},
+                                on_start=lambda: None, on_result=kept.append,
+                                progress=report.Progress(None, enabled=False))
+    assert graded == schedule.Graded(count=1, workers=7) and len(kept) == 1
+    assert cfg.jobs == 2, "the caller's --jobs is left as it was"
