@@ -168,8 +168,10 @@ def lost_summary(exs: tuple[Exercise, ...], broken: dict[str, CompileError], sco
     """The page's first block: where the points went, largest loss first."""
     e = html.escape
     lost = [(of - got, ex) for ex in exs for got, of in [ex.points] if got < of]
-    if not lost:
+    if not lost and all(ex.passed for ex in exs):
         return '<div class="summary full"><p>Every exercise passed. Nothing to fix.</p></div>'
+    if not lost:  # full points, yet an exercise did not pass (a test cell changed, graded from the original)
+        return '<div class="summary"><p>No points lost; the exercises below say what else was noticed.</p></div>'
     rows = "".join(
         f'<li><a href="#ex-{e(ex.name)}">{e(ex.name)}</a>: {e(_num(n))} point(s) lost '
         f'<span class="cause">({e(cause_word(ex, root_cause(ex, broken)))})</span></li>'

@@ -167,3 +167,16 @@ def test_grade_all_leaves_the_caller_s_config_as_it_was(tmp_path, monkeypatch):
                                 progress=report.Progress(None, enabled=False))
     assert graded == schedule.Graded(count=1, workers=7) and len(kept) == 1
     assert cfg.jobs == 2, "the caller's --jobs is left as it was"
+
+
+def test_the_feedback_page_says_every_exercise_passed_only_when_the_rule_says_so(tmp_path):
+    """Full points are not "every exercise passed": a changed test cell graded from the original keeps its
+    points, and its exercise is tampered, not passed."""
+    full = saved("fay", encode=1.0)
+    changed = FinalResult.from_json({**full.to_json(), "student_id": "gus", "scores": [
+        {**s, "status": "tampered", "message": "test cell changed"} if s["grade_id"] == "test_encode" else s
+        for s in full.to_json()["scores"]]})
+    report.write_outputs(tmp_path, [full, changed], {})
+    page = {s: (tmp_path / "feedback" / s / f"{A}.html").read_text() for s in ("fay", "gus")}
+    assert "Every exercise passed" in page["fay"]
+    assert "Every exercise passed" not in page["gus"] and "No points lost" in page["gus"]
