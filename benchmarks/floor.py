@@ -32,8 +32,8 @@ def floor(assignments: list[str], runs: int = 5, seed: int = 1, draw_figures: bo
     from autograder import paths, reference
     from autograder.checks import core
     from autograder.grade import sanitize
-    from autograder.grade.shell import figures_as_text, prepare_child, run_cell
-    from autograder.grade.warm import warm_up
+    from autograder.grade.engine.shell import figures_as_text, prepare_child, run_cell
+    from autograder.grade.engine.warm import warm_up
     from autograder.nbio import read_notebook
 
     shell = warm_up()

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
-from . import engine, sandbox
+from . import engine
+from .engine import sandbox
 from .submission import run_reference
 
 PROBE_ASSIGNMENT = "01_tokens_and_ids"  # the quickest reference to run

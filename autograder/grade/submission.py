@@ -21,7 +21,8 @@ from ..checks import core
 from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, parse_notebook, read_notebook
 from ..release import student_notebook
 from . import engine as engine_module
-from . import fallback, judge, sanitize
+from . import judge, sanitize
+from .engine import fallback
 from .autograded import autograded_notebook
 from .config import DEFAULT_ENGINE, ENGINES
 from .costs import Lap, merge, thread_timer

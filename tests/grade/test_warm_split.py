@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from autograder.grade import supervisor
-from autograder.grade.frames import HEADER, MAX_FRAME, ChannelClosed, FrameReader, encode_frame, write_frame
-from autograder.grade.supervisor import SETUP_SECONDS, Attempt
+from autograder.grade.engine import supervisor
+from autograder.grade.engine.frames import HEADER, MAX_FRAME, ChannelClosed, FrameReader, encode_frame, write_frame
+from autograder.grade.engine.supervisor import SETUP_SECONDS, Attempt
 
 
 @pytest.fixture

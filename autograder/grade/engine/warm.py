@@ -1,6 +1,6 @@
 """The warm parent: one interpreter that has imported the heavy libraries once and forks per submission.
 
-Started by the engine as ``python -m autograder.grade.warm`` (inside bubblewrap when the
+Started by the engine as ``python -m autograder.grade.engine.warm`` (inside bubblewrap when the
 machine has it). It speaks length-prefixed JSON frames (:mod:`.frames`) on its stdin/stdout:
 it sends ``{"ready": ...}`` once warm, then answers each ``{"op": "run", ...}`` request with
 ``{"cells": [...], "facts": [...], "problems": [...]}`` (or ``{"error": ...}``).
@@ -25,8 +25,8 @@ import signal
 import sys
 import time
 
-from .. import checks
-from .costs import tree_seconds
+from ... import checks
+from ..costs import tree_seconds
 from .frames import ChannelClosed, FrameReader, write_frame
 from .sandbox import THREAD_VARS
 from .supervisor import CHANNEL_FDS, supervise

@@ -22,7 +22,7 @@ from IPython.core.history import HistoryManager
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 
-from ..checks.core import EVIDENCE_MIME
+from ...checks.core import EVIDENCE_MIME
 
 INPUT_MESSAGE = ("input() is not available while grading: the notebook must run without anyone typing. "
                  "Put the value in the code instead of asking for it.")
@@ -228,7 +228,7 @@ def figures_as_text(shell: GradingShell) -> None:
 
     Both ways a figure reaches the output, ``plt.show()`` and the inline backend's flush after a cell,
     go through the display formatters: without an image formatter for Figure, nothing is drawn."""
-    try:
+    try:  # late: optional (a machine without matplotlib grades too), and warm_up has imported it already
         from matplotlib.figure import Figure
     except ImportError:  # no matplotlib: no figures
         return

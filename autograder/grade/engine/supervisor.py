@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from .child import run_child
-from .costs import merge, number
+from ..costs import merge, number
 from .frames import FrameReader
 
 CHANNEL_FDS: list[int] = []  # the warm parent's frames to and from the engine; closed in every child

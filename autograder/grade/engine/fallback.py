@@ -16,7 +16,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from .engine import CellResult, Limits, RunResult
+from .pool import CellResult, Limits, RunResult
 
 ISOLATION = "none (nbclient fallback: a fresh Jupyter kernel in a scratch folder; no sandbox, no limits)"
 PROBE_SECONDS = 10  # after a timeout, how long the interrupted kernel gets to answer a `pass` before it is given up

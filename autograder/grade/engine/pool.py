@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .. import paths
+from ... import paths
 from . import sandbox
-from .costs import merge, number, thread_timer
+from ..costs import merge, number, thread_timer
 from .frames import FrameReader, encode_frame
 
 
@@ -249,7 +249,7 @@ class WarmParent:
     def __init__(self, bubblewrap: bool, start_timeout: float = 180.0, preload: tuple[str, ...] = ()):
 
         self.bubblewrap = bubblewrap
-        argv = [sandbox.interpreter(), "-m", "autograder.grade.warm", *preload]  # see warm.NOTEBOOK_IMPORTS
+        argv = [sandbox.interpreter(), "-m", "autograder.grade.engine.warm", *preload]  # see warm.NOTEBOOK_IMPORTS
         if bubblewrap:
             argv = sandbox.bwrap_command(argv)
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "AUTOGRADER_ENGINE_DEBUG")}

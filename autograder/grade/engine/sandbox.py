@@ -29,7 +29,7 @@ from pathlib import Path
 
 import autograder
 
-from .. import paths
+from ... import paths
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000

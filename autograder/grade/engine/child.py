@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ..checks import core
+from ...checks import core
 from . import sandbox
 from .sandbox import THREAD_VARS
 from .frames import write_frame
