@@ -216,6 +216,9 @@ def doctor(*, out=print) -> int:
     out(f"\nIsolation in force: {run.isolation}")
     for problem in run.problems:
         out(f"  problem: {problem}")
+    for failed in engine.default_pool().failed_imports():
+        out(f"  problem: the warm interpreter could not import {failed}; a notebook that needs it imports it "
+            "again for every submission (slower), or fails there")
     gaps = engine.not_isolated(run.isolation)
     out("Not isolated: " + ("; ".join(gaps) if gaps else "nothing we know of"))
     out("\nWhat student code could reach, tried from inside the sandbox:")

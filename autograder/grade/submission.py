@@ -80,10 +80,9 @@ def execute(sources: list[str], *, assignment: str, seed: int, limits: Limits, e
     """Run cells in evidence mode on the warm sandboxed engine, or on nbclient when asked for."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-    env = {core.SEED_ENV: str(seed), core.MODE_ENV: "evidence", "NBGRADER_EXECUTION": "autograde"}
     if engine == "nbclient":
-        return fallback.run_cells(sources, assignment=assignment, files=files, env=env, limits=limits), "nbclient"
-    return engine_module.run_cells(sources, assignment=assignment, files=files, env=env, limits=limits,
+        return fallback.run_cells(sources, assignment=assignment, files=files, seed=seed, limits=limits), "nbclient"
+    return engine_module.run_cells(sources, assignment=assignment, files=files, seed=seed, limits=limits,
                                    hide=hide), "engine"
 
 

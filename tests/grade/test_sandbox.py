@@ -178,8 +178,7 @@ def test_without_namespaces_it_degrades_to_limits_and_says_so(plain_pool):
 
 
 def test_isolation_is_reported():
-    assert sandbox.Confinement(facts=["rlimits"]).describe(False) == "rlimits"
-    from autograder.grade.engine.pool import describe_isolation
+    from autograder.grade.engine.pool import describe_isolation  # late: only this test needs it
 
     assert describe_isolation(False, ["rlimits (memory, CPU, processes, file size)"]).startswith(
         "resource limits only")

@@ -7,7 +7,8 @@ the cell runner, which runs the cells), :mod:`.sandbox` (bubblewrap, namespaces,
 IPython shell the cells run in) and :mod:`.frames` (how the processes talk). :mod:`.fallback` is a plain
 Jupyter kernel with the same contract.
 """
-from .pool import CellResult, Limits, RunResult, WarmPool, default_pool, not_isolated, run_cells, shutdown_pool
+from .contract import CellResult, Limits, RunRequest, RunResult
+from .pool import WarmPool, default_pool, not_isolated, run_cells, shutdown_pool
 
-__all__ = ["CellResult", "Limits", "RunResult", "WarmPool", "default_pool", "not_isolated", "run_cells",
-           "shutdown_pool"]
+__all__ = ["CellResult", "Limits", "RunRequest", "RunResult", "WarmPool", "default_pool", "not_isolated",
+           "run_cells", "shutdown_pool"]
