@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.grade.engine import Limits, default_pool, run_cells, shutdown_pool  # noqa: E402
+from autograder.grade.engine.contract import grading_environment  # noqa: E402
 
 PRELUDE = "import torch\ntorch.set_num_threads(1)"
 
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sources = sources_of(args.notebook)
     assignment = args.notebook.stem
-    os.environ.update({"AUTOGRADER_MODE": "evidence", "NBGRADER_EXECUTION": "autograde"})
+    os.environ.update(grading_environment(0))  # the nbclient runs below: evidence mode, as in the engine
 
     t0 = time.perf_counter()
     default_pool().warm(1)

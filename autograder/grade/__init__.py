@@ -6,10 +6,13 @@ A map, in the order a submission meets them:
 - :mod:`.discover` - the submissions in nbgrader's layout and what is wrong with a folder;
 - :mod:`.submission` - :func:`.submission.grade_one`, the one way to grade a notebook
   (sanitize -> execute -> judge), used by class grading, ``validate`` and Dask workers;
-- :mod:`.sanitize`, :mod:`.engine`, :mod:`.judge` - the stages themselves; the engine's warm
-  interpreter is :mod:`.warm` (warm-up), :mod:`.supervisor` (each run's attempts),
-  :mod:`.child` (the forked processes that run student code, confined by :mod:`.sandbox`, in the
-  shell of :mod:`.shell`) and :mod:`.frames` (how they talk);
+- :mod:`.sanitize`, :mod:`.engine`, :mod:`.judge` - the stages themselves. The engine is a package:
+  its contract (:mod:`.engine.contract`: what a run is asked and answers, in one JSON form), the pool
+  of warm parents (:mod:`.engine.pool`), the warm parent (:mod:`.engine.warm`), each run's attempts
+  (:mod:`.engine.supervisor`), the forked processes that run student code (:mod:`.engine.child`: the
+  warden and the cell runner, confined by :mod:`.engine.sandbox`, in the shell of
+  :mod:`.engine.shell`), how they talk (:mod:`.engine.frames`) and a plain-kernel fallback
+  (:mod:`.engine.fallback`);
 - :mod:`.records` - the records passed between them (:class:`.records.Job`,
   :class:`.records.Reference`, :class:`.records.SubmissionResult`);
 - :mod:`.results` - a graded submission as saved and as the gradebook has it

@@ -2,7 +2,7 @@
 
 Every process of a run measures its own phases with cheap timers (``time.thread_time`` in the grader's
 threads, ``time.process_time`` in the warm parent and its children, a few calls per cell); the numbers
-ride along with what those processes already send (:attr:`.engine.RunResult.costs`,
+ride along with what those processes already send (:attr:`.engine.contract.RunResult.costs`,
 :attr:`.records.SubmissionResult.costs`). Only with ``--profile`` are they added up, into
 ``profile.json`` in ``--out``; ``benchmarks/grading.py --profile`` prints them as a table beside the
 floor (the solutions' own cells in one warm interpreter).

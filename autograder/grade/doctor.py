@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
-from . import engine, sandbox
+from . import engine
+from .engine import sandbox
 from .submission import run_reference
 
 PROBE_ASSIGNMENT = "01_tokens_and_ids"  # the quickest reference to run
@@ -215,6 +216,9 @@ def doctor(*, out=print) -> int:
     out(f"\nIsolation in force: {run.isolation}")
     for problem in run.problems:
         out(f"  problem: {problem}")
+    for failed in engine.default_pool().failed_imports():
+        out(f"  problem: the warm interpreter could not import {failed}; a notebook that needs it imports it "
+            "again for every submission (slower), or fails there")
     gaps = engine.not_isolated(run.isolation)
     out("Not isolated: " + ("; ".join(gaps) if gaps else "nothing we know of"))
     out("\nWhat student code could reach, tried from inside the sandbox:")

@@ -21,7 +21,8 @@ from ..checks import core
 from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, parse_notebook, read_notebook
 from ..release import student_notebook
 from . import engine as engine_module
-from . import fallback, judge, sanitize
+from . import judge, sanitize
+from .engine import fallback
 from .autograded import autograded_notebook
 from .config import DEFAULT_ENGINE, ENGINES
 from .costs import Lap, merge, thread_timer
@@ -81,10 +82,9 @@ def execute(sources: list[str], *, assignment: str, seed: int, limits: Limits, e
     """Run cells in evidence mode on the warm sandboxed engine, or on nbclient when asked for."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-    env = {core.SEED_ENV: str(seed), core.MODE_ENV: "evidence", "NBGRADER_EXECUTION": "autograde"}
     if engine == "nbclient":
-        return fallback.run_cells(sources, assignment=assignment, files=files, env=env, limits=limits), "nbclient"
-    return engine_module.run_cells(sources, assignment=assignment, files=files, env=env, limits=limits,
+        return fallback.run_cells(sources, assignment=assignment, files=files, seed=seed, limits=limits), "nbclient"
+    return engine_module.run_cells(sources, assignment=assignment, files=files, seed=seed, limits=limits,
                                    hide=hide), "engine"
 
 

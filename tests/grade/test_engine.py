@@ -54,7 +54,7 @@ def honest() -> RunResult:
         "import json, os\nnb = json.load(open(os.path.join(os.environ['AUTOGRADER_ROOT'], 'solutions', "
         "'01_tokens_and_ids.ipynb')))\nprint(sum(len(c.get('outputs', [])) for c in nb['cells']), "
         "sum(c['cell_type'] == 'code' and bool(''.join(c['source']).strip()) for c in nb['cells']))",
-    ], assignment="02_demo", files={"data.txt": b"given file"}, env={"AUTOGRADER_SEED": "7"}, limits=FAST)
+    ], assignment="02_demo", files={"data.txt": b"given file"}, seed=7, limits=FAST)
 
 
 def test_streams_and_results_are_captured(honest):
@@ -288,9 +288,9 @@ def test_a_forked_worker_process_gets_its_own_pool():
     assert [s for s, _ in theirs] == ["ok", "ok"]
 
 
-# An interrupt that lands after a cell has returned, while G reports it (the supervisor's SIGINT for a
-# cell that finished just at its timeout, on a loaded machine). A profile hook sends it at that exact
-# moment: right after run_cell returns, when G reads the clock for the cell's time.
+# An interrupt that lands after a cell has returned, while the cell runner reports it (the supervisor's
+# SIGINT for a cell that finished just at its timeout, on a loaded machine). A profile hook sends it at that exact
+# moment: right after run_cell returns, when the cell runner reads the clock for the cell's time.
 STALE_INTERRUPT = (
     "import os, signal, sys, time\n"
     "after = []\n"

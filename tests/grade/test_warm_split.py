@@ -2,7 +2,7 @@
 
 The engine tests run them end to end; these pin what those cannot reach on purpose: frames that
 arrive a byte at a time or several per read, malformed frames, and the order of the signals an
-Attempt sends (nothing before C has reported G, SIGINT at the timeout, the kill after the grace).
+Attempt sends (nothing before the warden has reported the cell runner, SIGINT at the timeout, the kill after the grace).
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from autograder.grade import supervisor
-from autograder.grade.frames import HEADER, MAX_FRAME, ChannelClosed, FrameReader, encode_frame, write_frame
-from autograder.grade.supervisor import SETUP_SECONDS, Attempt
+from autograder.grade.engine import supervisor
+from autograder.grade.engine.frames import HEADER, MAX_FRAME, ChannelClosed, FrameReader, encode_frame, write_frame
+from autograder.grade.engine.supervisor import SETUP_SECONDS, Attempt
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_malformed_frames_are_value_errors(pipe, data):
 
 @pytest.fixture
 def run(monkeypatch):
-    """An Attempt on two pipes, recording the signals it would send to C (pid 12345)."""
+    """An Attempt on two pipes, recording the signals it would send to the warden (pid 12345)."""
     msg_r, msg_w = os.pipe()
     st_r, st_w = os.pipe()
     sent = []
@@ -94,12 +94,12 @@ def say(run, *frames, status=False):
 def test_cells_start_and_finish_in_order(run):
     say(run, {"pid": 77}, status=True)
     say(run, {"hello": ["no network"]}, {"start": 0})
-    assert (run.gpid, run.facts, run.current) == (77, ["no network"], 0)
+    assert (run.runner, run.facts, run.current) == (77, ["no network"], 0)
     assert 29 < run.wait() <= 30
     say(run, {"done": 0, "status": "ok", "outputs": [], "seconds": 0.1, "cut": False}, {"start": 2})
     assert run.done[0]["status"] == "ok" and run.current == 2
     say(run, {"exit": 9, "cpu": 1.5}, status=True)
-    assert run.c_gone_at is not None and not run.over() and run.wait() <= 1.0
+    assert run.warden_gone_at is not None and not run.over() and run.wait() <= 1.0
     assert run.sent == [] and not run.garbled
     assert run.result() == {"done": run.done, "facts": ["no network"], "current": 2, "exit": 9, "setup_error": None,
                             "killed_for_timeout": None, "garbled": False, "cpu": 1.5, "interrupted": set(),
@@ -118,12 +118,12 @@ def test_a_frame_out_of_step_stops_the_run_and_blames_the_last_cell(run):
 
 def test_bytes_that_are_not_frames_stop_the_run(run):
     os.write(run.msg_w, HEADER.pack(2) + b"[]")
-    run.read_messages()  # no G pid yet: nobody to signal
+    run.read_messages()  # no cell runner's pid yet: nobody to signal
     assert run.garbled and run.msgs.eof and run.sent == []
 
 
 def test_garbage_in_the_same_read_as_a_start_blames_that_cell(run):
-    """A cell that writes into the channel at once: G's "start 1" and its bytes arrive in one read.
+    """A cell that writes into the channel at once: the cell runner's "start 1" and its bytes arrive in one read.
     The start must still count, so cell 1 is blamed, not cell 0 (which finished) or nobody."""
     say(run, {"pid": 77}, status=True)
     say(run, {"hello": []}, {"start": 0}, {"done": 0, "status": "ok", "outputs": [], "seconds": 0, "cut": False})
@@ -143,11 +143,11 @@ def test_a_reader_hands_out_the_frames_before_bad_bytes_then_refuses(pipe):
         reader.pump()
 
 
-def test_timeout_interrupts_then_kills_once_g_is_known(run):
+def test_timeout_interrupts_then_kills_once_the_cell_runner_is_known(run):
     run.timeout, run.grace = 0.0, 0.0
     say(run, {"hello": []}, {"start": 3})
     run.enforce_deadlines()
-    assert run.sent == [] and run.interrupted is None  # C has not said who G is
+    assert run.sent == [] and run.interrupted is None  # the warden has not said who the cell runner is
     say(run, {"pid": 77}, status=True)
     run.enforce_deadlines()
     assert run.sent == [(12345, signal.SIGUSR1)] and run.interrupted_cells == {3}
@@ -176,16 +176,16 @@ def test_a_run_that_never_says_hello_is_given_up(run):
     assert run.sent == [(12345, signal.SIGUSR2)]
 
 
-def test_c_closing_its_pipe_ends_the_run_after_the_linger(run):
+def test_the_warden_closing_its_pipe_ends_the_run_after_the_linger(run):
     os.close(run.st_w)
     run.read_status()
-    assert run.stat.eof and run.c_gone_at is not None
-    run.c_gone_at -= supervisor.LINGER
+    assert run.stat.eof and run.warden_gone_at is not None
+    run.warden_gone_at -= supervisor.LINGER
     assert run.over()
 
 
 def test_costs_a_cell_reports_are_numbers_or_nothing(run):
-    """G runs student code, so the CPU it reports is informative only: anything but a number counts as 0."""
+    """The cell runner runs student code, so the CPU it reports is informative only: anything but a number counts as 0."""
     say(run, {"pid": 77, "cpu": 0.25}, status=True)
     say(run, {"hello": [], "cpu": "lots"}, {"start": 0},
         {"done": 0, "status": "ok", "outputs": [], "seconds": 0, "cut": False, "cpu": float("nan"), "sent": -1},

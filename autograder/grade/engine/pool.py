@@ -1,80 +1,38 @@
-"""The execution engine's contract: run a notebook's cells safely and report each cell's outputs.
+"""The pool of warm parents and :func:`run_cells`, the one call the grading pipeline makes.
 
 The grading pipeline (discover -> sanitize -> execute -> judge -> record) only calls
 :func:`run_cells`; how cells run (a warm, forked, sandboxed interpreter, or a plain
-Jupyter kernel as a fallback) is the engine's business. Expected values never enter
-the run: checks there only record evidence (``AUTOGRADER_MODE=evidence``).
+Jupyter kernel as a fallback) is the engine's business. What a run is asked and answers is
+:mod:`.contract`'s.
 """
 from __future__ import annotations
 
 import atexit
-import base64
 import functools
 import json
 import os
 import queue
 import subprocess
-import sys
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
-from .. import paths
+from ... import paths
+from ..costs import merge, number, thread_timer
 from . import sandbox
-from .costs import merge, number, thread_timer
+from .contract import MAX_RESTARTS, THREAD_VARS, CellResult, Limits, RunRequest, RunResult
 from .frames import FrameReader, encode_frame
 
-
-@dataclass
-class Limits:
-    """Bounds on one submission's run. Each default is generous for honest work on 2 cores."""
-
-    cell_timeout: float = 60.0  # seconds of wall time per cell before it is interrupted
-    memory_bytes: int = 2 * 2**30  # address space beyond what the warm interpreter maps (torch: 1 GiB, 3 with CUDA)
-    cpu_seconds: int = 600  # CPU time for the whole notebook, a backstop behind the per-cell timeout
-    processes: int = 64  # threads count as processes for RLIMIT_NPROC
-    output_bytes: int = 2 * 2**20  # per cell, across streams and displays; the rest is cut and noted
-    file_bytes: int = 64 * 2**20  # largest file the student code may write in its scratch folder
-    interrupt_grace: float = 5.0  # seconds a cell gets to stop after the interrupt before its process is killed
-    # A loop in one function is met again by every later cell that calls it. Once a cell of a submission
-    # has timed out, later cells get later_timeout seconds; once time-outs have cost the submission
-    # timeout_budget seconds in all, the rest is "not run: time budget spent". 0 turns either off
-    # (the engine's own default); `grade` sets both (config.GradeConfig.limits).
-    later_timeout: float = 0.0
-    timeout_budget: float = 0.0
-    # False: a matplotlib figure shows as one line of text instead of a PNG. No test reads a figure, and
-    # drawing one (text layout, then PNG) was most of the CPU of notebooks 01-04's cells; `grade` says False
-    # unless --draw-figures (config.GradeConfig.draw_figures). The student's own notebook keeps its figures.
-    draw_figures: bool = True
-
-
-@dataclass
-class CellResult:
-    index: int  # position in the list given to run_cells
-    status: str  # "ok", "error", "timeout", "crashed" (the process died in it), "skipped"
-    outputs: list[dict] = field(default_factory=list)  # nbformat v4 output dicts, in order
-    seconds: float = 0.0
-    detail: str = ""  # for people: "interrupted after 60 s", "killed: out of memory", ...
-
-
-@dataclass
-class RunResult:
-    cells: list[CellResult]
-    isolation: str  # what was in force, e.g. "bubblewrap (no network, private filesystem) + nobody + rlimits"
-    problems: list[str] = field(default_factory=list)  # run-level trouble a person should read
-    costs: dict[str, float] = field(default_factory=dict)  # CPU seconds by phase (see .costs), for --profile
-
-
-def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
-              env: dict[str, str] | None = None, limits: Limits | None = None,
-              hide: Iterable[str | os.PathLike] = (), max_restarts: int = 10,
+def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None, seed: int = 0,
+              limits: Limits | None = None, hide: Iterable[str | os.PathLike] = (), max_restarts: int = MAX_RESTARTS,
               pool: "WarmPool | None" = None, namespaces: bool | None = None) -> RunResult:
     """Execute ``sources`` in order in one fresh interpreter and return one CellResult each.
 
     ``files`` are written into the run's private scratch folder (the current directory of
     the code); nothing else of the grader's machine is visible to it beyond the installed
-    packages and, for assignment NN, the reference solutions of notebooks before NN.
+    packages and, for assignment NN, the reference solutions of notebooks before NN. The checks
+    run in evidence mode with ``seed`` as the run seed (:func:`.contract.child_environment`).
 
     The interpreter is a fork of a warm parent from ``pool`` (by default this process's
     :func:`default_pool`), so the imports are paid once per worker, not once per submission.
@@ -88,8 +46,11 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
     pool = pool or default_pool()
     costs: dict[str, float] = {}
     with thread_timer(costs, "sandbox"):  # the request stages the run's files and the earlier solutions
-        request = _request(sources, assignment, files, env, limits, hide, max_restarts,
-                           pool.namespaces if namespaces is None else namespaces, pool.keep())
+        request = {"run": RunRequest(sources=[str(s) for s in sources], files=dict(files or {}),
+                             solutions=earlier_solutions(assignment), seed=int(seed), limits=limits,
+                             hide=sandbox.default_hide() + [str(Path(h).resolve()) for h in hide], keep=pool.keep(),
+                             max_restarts=max_restarts,
+                             namespaces=pool.namespaces if namespaces is None else namespaces).to_json()}
     budget = 120 + (len(sources) * (limits.cell_timeout + limits.interrupt_grace) + 30) * (max_restarts + 1)
     problems: list[str] = []
     for _ in range(2):
@@ -106,43 +67,21 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
             problems.append(f"the grading process reported: {answer['error']}")
             break
         try:  # an answer out of step with the request: the channel cannot be trusted any more
-            cells = [CellResult(index=int(c["index"]), status=str(c["status"]), outputs=list(c["outputs"]),
-                                seconds=float(c["seconds"]), detail=str(c["detail"])) for c in answer["cells"]]
-            if [c.index for c in cells] != list(range(len(sources))):
+            with thread_timer(costs, "evidence"):
+                result = RunResult.from_json(answer["result"])
+            if [c.index for c in result.cells] != list(range(len(sources))):
                 raise ValueError("cells out of order")
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             parent.close()
             problems.append(f"the grading process answered nonsense ({type(exc).__name__}: {exc}); tried again")
             continue
         pool.release(parent)
-        isolation = describe_isolation(parent.bubblewrap, answer.get("facts") or [])
-        merge(costs, answer.get("costs") or {})
-        return RunResult(cells=cells, isolation=isolation, problems=problems + list(answer.get("problems", [])),
-                         costs=costs)
+        merge(costs, result.costs)
+        return replace(result, isolation=describe_isolation(parent.bubblewrap, result.facts),
+                       problems=problems + result.problems, costs=costs)
     cells = [CellResult(index=i, status="skipped", detail="not run: the grading process failed")
              for i in range(len(sources))]
     return RunResult(cells=cells, isolation="unknown", problems=problems, costs=costs)
-
-
-def _request(sources: list[str], assignment: str, files: dict[str, bytes] | None, env: dict[str, str] | None,
-             limits: Limits, hide: Iterable[str | os.PathLike], max_restarts: int, namespaces: bool,
-             keep: list[str]) -> dict:
-    """What the warm parent needs for one run (see :mod:`.warm`)."""
-    return {
-        "op": "run",
-        "sources": [str(s) for s in sources],
-        "files": {name: base64.b64encode(bytes(data)).decode("ascii") for name, data in (files or {}).items()},
-        "solutions": {name: base64.b64encode(data).decode("ascii")
-                      for name, data in earlier_solutions(assignment).items()},
-        "env": {str(k): str(v) for k, v in (env or {}).items()},
-        "limits": asdict(limits),
-        "plan": {"hide": sandbox.default_hide() + [str(Path(h).resolve()) for h in hide],
-                 "keep": keep, "memory_bytes": limits.memory_bytes,
-                 "cpu_seconds": limits.cpu_seconds, "processes": limits.processes,
-                 "file_bytes": limits.file_bytes},
-        "max_restarts": max_restarts,
-        "namespaces": namespaces,
-    }
 
 
 def describe_isolation(bubblewrap: bool, facts: list[str]) -> str:
@@ -249,7 +188,7 @@ class WarmParent:
     def __init__(self, bubblewrap: bool, start_timeout: float = 180.0, preload: tuple[str, ...] = ()):
 
         self.bubblewrap = bubblewrap
-        argv = [sandbox.interpreter(), "-m", "autograder.grade.warm", *preload]  # see warm.NOTEBOOK_IMPORTS
+        argv = [sandbox.interpreter(), "-m", "autograder.grade.engine.warm", *preload]  # see warm.NOTEBOOK_IMPORTS
         if bubblewrap:
             argv = sandbox.bwrap_command(argv)
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "AUTOGRADER_ENGINE_DEBUG")}
@@ -257,7 +196,7 @@ class WarmParent:
             env["PYTHONPATH"] = os.pathsep.join(os.path.realpath(e) for e in os.environ["PYTHONPATH"].split(os.pathsep) if e)
         if sandbox.user_base():  # HOME is /tmp in there: say where `pip install --user` put the packages
             env["PYTHONUSERBASE"] = sandbox.user_base()
-        env.update(sandbox.THREAD_VARS)
+        env.update(THREAD_VARS)
         env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
                     "PYTHONDONTWRITEBYTECODE": "1"})
         # umask 022, not the class run's private one (pipeline.private_files): the sandbox builds a view
@@ -275,7 +214,7 @@ class WarmParent:
         if not hello.get("ready"):
             self.close()
             raise WarmParentError("the warm interpreter did not start")
-        self.warm_seconds = float(hello.get("seconds", 0.0))
+        self.failed_imports = [str(f) for f in hello.get("failed_imports") or []]  # see warm.warm_up
         self.warm_cpu = number(hello.get("cpu"))  # CPU of its start: the interpreter and the warm imports
         self.tree_cpu = self.warm_cpu  # CPU of it and its children so far, as its latest answer said
 
@@ -393,6 +332,12 @@ class WarmPool:
             self.release(p)
         if errors:
             raise errors[0]
+
+    def failed_imports(self) -> list[str]:
+        """What the warm parents started so far could not import while warming up (for ``doctor``)."""
+        with self._lock:
+            parents = list(self._all)
+        return sorted({f for p in parents for f in p.failed_imports})
 
     def cpu(self) -> tuple[float, float]:
         """(warm-up, everything) in CPU seconds over every warm parent this pool started, for --profile."""

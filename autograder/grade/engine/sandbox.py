@@ -29,7 +29,8 @@ from pathlib import Path
 
 import autograder
 
-from .. import paths
+from ... import paths
+from .contract import Limits
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -46,10 +47,6 @@ MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 NOBODY = 65534
-# One thread per numerical library in a student's run: a class is graded one run per core, and
-# threads would only fight over the cores (and count against the process limit).
-THREAD_VARS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1"}
 BWRAP = "/usr/bin/bwrap"
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -77,18 +74,6 @@ def prctl(option: int, arg: int) -> None:
 
 
 @dataclass
-class Plan:
-    """What one child should be confined to, sent by the engine in the request."""
-
-    hide: list[str] = field(default_factory=list)  # directories to cover with an empty tmpfs
-    keep: list[str] = field(default_factory=list)  # directories under a hidden one to show again, read-only
-    memory_bytes: int = 2 * 2**30
-    cpu_seconds: int = 600
-    processes: int = 64
-    file_bytes: int = 64 * 2**20
-
-
-@dataclass
 class Confinement:
     """What really is in force in a child, and where it may write."""
 
@@ -101,10 +86,6 @@ class Confinement:
     # but cannot become nobody there (only our own uid is mapped) and must shed capabilities instead
     real_root: bool = False
     user_namespace: bool = False
-
-    def describe(self, bubblewrap: bool) -> str:
-        parts = (["bubblewrap (private filesystem)"] if bubblewrap else []) + self.facts
-        return " + ".join(parts) if parts else "none"
 
 
 # ------------------------------------------------------------------------------ in the child
@@ -153,19 +134,20 @@ def _map_user(uid: int, gid: int) -> None:
             pass
 
 
-def private_filesystem(conf: Confinement, plan: Plan, solutions: dict[str, bytes], files: dict[str, bytes],
-                       owner: int) -> None:
-    """In a fresh mount namespace: hide the course, give a private /tmp with scratch and staged solutions."""
+def private_filesystem(conf: Confinement, hide: list[str], keep: list[str], solutions: dict[str, bytes],
+                       files: dict[str, bytes], owner: int) -> None:
+    """In a fresh mount namespace: cover ``hide`` (showing ``keep`` below it again), give a private /tmp with
+    scratch and staged solutions."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     hidden = 0
-    for target in plan.hide:
+    for target in hide:
         if os.path.isdir(target):
-            _cover(target, plan.keep, "mode=0755,size=64k")
+            _cover(target, keep, "mode=0755,size=64k")
             hidden += 1
     for target in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"):  # the world-writable places
         if os.path.isdir(target):
             try:
-                _cover(target, plan.keep, "mode=0755")
+                _cover(target, keep, "mode=0755")
             except OSError:
                 if target == "/tmp":
                     raise
@@ -234,8 +216,8 @@ def mount_proc(conf: Confinement) -> None:
             pass
 
 
-def limit(conf: Confinement, plan: Plan) -> None:
-    """Resource limits (always), then nobody when root, then no new privileges."""
+def limit(conf: Confinement, limits: Limits) -> None:
+    """The run's resource limits (always), then nobody when root, then no new privileges."""
     def setl(which: int, value: int, hard: int | None = None) -> None:
         try:
             resource.setrlimit(which, (value, value if hard is None else hard))
@@ -245,10 +227,10 @@ def limit(conf: Confinement, plan: Plan) -> None:
     setl(resource.RLIMIT_CORE, 0)
     # on top of what the warm interpreter already maps: a CUDA build of torch maps 3 GB of address space
     # before any student code runs (the CPU build under 1 GB), and a fixed cap would fail every import
-    setl(resource.RLIMIT_AS, mapped_bytes() + plan.memory_bytes)
-    setl(resource.RLIMIT_CPU, plan.cpu_seconds, plan.cpu_seconds + 5)
-    setl(resource.RLIMIT_FSIZE, plan.file_bytes)
-    setl(resource.RLIMIT_NPROC, plan.processes)
+    setl(resource.RLIMIT_AS, mapped_bytes() + limits.memory_bytes)
+    setl(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 5)
+    setl(resource.RLIMIT_FSIZE, limits.file_bytes)
+    setl(resource.RLIMIT_NPROC, limits.processes)
     if conf.real_root and not conf.private_fs and not others_can_read(python_paths()):
         conf.facts.append("root (nobody could not read the interpreter's files)")
     elif conf.real_root:

@@ -1,13 +1,13 @@
 """Supervising the forked children: one attempt at a time, restarts without the cells that failed.
 
-The warm parent never runs student code. Per attempt it forks ``C`` (see :mod:`.child`) and
-watches two pipes: G's frames (``hello``, ``start``, ``done``) and C's (``pid``, ``exit``,
-``setup_error``). A cell past its timeout gets SIGINT; one that ignores it is killed with its
+The warm parent never runs student code. Per attempt it forks the warden (see :mod:`.child`) and
+watches two pipes: the cell runner's frames (``hello``, ``start``, ``done``) and the warden's (``pid``,
+``exit``, ``setup_error``). A cell past its timeout gets SIGINT; one that ignores it is killed with its
 whole process tree, as is a child that dies in a cell; :func:`supervise` then runs the notebook
 again from the start without that cell, up to ``max_restarts`` times.
 
-The warm parent only ever signals C, its own child (a pid that cannot be reused before it is
-reaped): SIGUSR1 asks C to interrupt G, SIGUSR2 to kill G and its process group.
+The warm parent only ever signals the warden, its own child (a pid that cannot be reused before it is
+reaped): SIGUSR1 asks the warden to interrupt the cell runner, SIGUSR2 to kill it and its process group.
 """
 from __future__ import annotations
 
@@ -19,21 +19,22 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from .child import run_child
-from .costs import merge, number
+from ..costs import merge, number
+from .child import warden
+from .contract import CellResult, Limits, RunRequest, RunResult
 from .frames import FrameReader
 
 CHANNEL_FDS: list[int] = []  # the warm parent's frames to and from the engine; closed in every child
-SETUP_SECONDS = 120  # from the fork to G's hello: namespaces, staging, confinement
-LINGER = 1.0  # once C is gone, how long G's last frames may still take to arrive
+SETUP_SECONDS = 120  # from the fork to the cell runner's hello: namespaces, staging, confinement
+LINGER = 1.0  # once the warden is gone, how long the cell runner's last frames may still take to arrive
 IDLE_WAIT = 5.0  # no deadline pending: how long to wait for the next frame before looking again
 
 
-def describe_death(status: int, limits: dict, cpu: float = 0.0) -> str:
-    if cpu >= float(limits.get("cpu_seconds", 1e9)) - 0.05 or (
+def describe_death(status: int, limits: Limits, cpu: float = 0.0) -> str:
+    if cpu >= limits.cpu_seconds - 0.05 or (
             os.WIFEXITED(status) and os.WEXITSTATUS(status) == 128 + signal.SIGXCPU):
         return (f"the process running the notebook died in this cell: the CPU time limit "
-                f"({limits.get('cpu_seconds')} s for the notebook) ran out")
+                f"({limits.cpu_seconds} s for the notebook) ran out")
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         why = {
@@ -42,8 +43,8 @@ def describe_death(status: int, limits: dict, cpu: float = 0.0) -> str:
             signal.SIGABRT: "an abort (a C library gave up)",
             signal.SIGFPE: "a floating point exception in native code",
             signal.SIGILL: "an illegal instruction in native code",
-            signal.SIGXCPU: f"the CPU time limit ({limits.get('cpu_seconds')} s for the notebook) ran out",
-            signal.SIGXFSZ: f"a file grew past the size limit ({limits.get('file_bytes')} bytes)",
+            signal.SIGXCPU: f"the CPU time limit ({limits.cpu_seconds} s for the notebook) ran out",
+            signal.SIGXFSZ: f"a file grew past the size limit ({limits.file_bytes} bytes)",
             signal.SIGKILL: "it was killed, most likely for using too much memory",
         }.get(sig, f"signal {signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else sig}")
         return f"the process running the notebook died in this cell: {why}"
@@ -58,43 +59,44 @@ def describe_death(status: int, limits: dict, cpu: float = 0.0) -> str:
 class Attempt:
     """What the warm parent knows of one forked run while it watches it."""
 
-    pid: int  # C: ours to signal until reaped
-    msgs: FrameReader  # G's frames
-    stat: FrameReader  # C's frames
+    pid: int  # the warden: ours to signal until reaped
+    msgs: FrameReader  # the cell runner's frames
+    stat: FrameReader  # the warden's frames
     timeout: float  # per cell, then SIGINT
     grace: float  # after SIGINT, then the kill
-    setup_deadline: float  # G must have said hello by then
-    gpid: int | None = None  # G, once C has reported it: until then there is no one to signal
-    facts: list[str] | None = None  # G's hello: the confinement really in force
+    setup_deadline: float  # the cell runner must have said hello by then
+    runner: int | None = None  # the cell runner, once the warden has reported it: until then no one to signal
+    facts: list[str] | None = None  # the cell runner's hello: the confinement really in force
     done: dict[int, dict] = field(default_factory=dict)  # cell -> its done frame
-    current: int | None = None  # the cell G started and has not finished
+    current: int | None = None  # the cell the cell runner started and has not finished
     started: float | None = None  # when it started
     interrupted: float | None = None  # when it got SIGINT
     last_start: int = -1  # cells start in increasing order, each once
     interrupted_cells: set[int] = field(default_factory=set)
     killed_for_timeout: int | None = None
-    garbled: bool = False  # something other than G's frames came down the message pipe
-    exit_status: int | None = None  # G's wait status, as C reported it
+    garbled: bool = False  # something other than the cell runner's frames came down the message pipe
+    exit_status: int | None = None  # the cell runner's wait status, as the warden reported it
     cpu_used: float = 0.0
     setup_error: str | None = None
-    c_gone_at: float | None = None  # when C reported its end (or its pipe closed)
+    warden_gone_at: float | None = None  # when the warden reported its end (or its pipe closed)
     after_timeout: float = 0.0  # the per-cell limit once a cell has timed out (0: no shorter limit)
     spent: float = 0.0  # seconds time-outs have cost this submission, earlier attempts included
     budget: float = float("inf")  # once spent reaches it, the next cell is not run
     budget_spent: bool = False  # the run was stopped for it: the cell that was starting and the rest did not run
-    # CPU seconds, for `grade --profile` (G's figures come from the cells' process: informative, never trusted)
-    fork_cpu: float = 0.0  # this process's side of forking C
-    c_setup: float = 0.0  # C before it forked G: namespaces, file system, staging
-    g_setup: float = 0.0  # G before its first cell: confinement, seeds, the shell's streams
-    g_cpu: float = 0.0  # G since its fork, as of its last done frame
-    sent_cpu: float = 0.0  # G writing its frames (all but the last)
-    c_total: float = 0.0  # C and G from start to exit, as the kernel counted them when C was reaped
+    # CPU seconds, for `grade --profile` (the cell runner's figures come from the cells' process: informative,
+    # never trusted)
+    fork_cpu: float = 0.0  # this process's side of forking the warden
+    warden_setup: float = 0.0  # the warden before it forked the cell runner: namespaces, file system, staging
+    runner_setup: float = 0.0  # the cell runner before its first cell: confinement, seeds, the shell's streams
+    runner_cpu: float = 0.0  # the cell runner since its fork, as of its last done frame
+    sent_cpu: float = 0.0  # the cell runner writing its frames (all but the last)
+    total_cpu: float = 0.0  # the warden and the cell runner from start to exit, counted when the warden was reaped
 
     def wait(self) -> float:
         """How long select may sleep before the next deadline."""
         now = time.monotonic()
-        if self.c_gone_at is not None:
-            return max(0.0, self.c_gone_at + LINGER - now)
+        if self.warden_gone_at is not None:
+            return max(0.0, self.warden_gone_at + LINGER - now)
         if self.current is not None and self.killed_for_timeout is None:
             return max(0.0, (self.started + self.timeout if self.interrupted is None
                              else self.interrupted + self.grace) - now)
@@ -106,7 +108,7 @@ class Attempt:
         return [r.fd for r in (self.msgs, self.stat) if not r.eof]
 
     def read_messages(self) -> None:
-        """G's frames: hello, then each cell's start and done, in order."""
+        """The cell runner's frames: hello, then each cell's start and done, in order."""
         try:
             frames = self.msgs.pump()
         except ValueError:  # something wrote into the channel: stop the run
@@ -115,7 +117,7 @@ class Attempt:
         for m in frames:
             if "hello" in m and self.facts is None:
                 self.facts = list(m["hello"])
-                self.g_setup = number(m.get("cpu"))
+                self.runner_setup = number(m.get("cpu"))
             elif type(m.get("start")) is int and m["start"] > self.last_start:
                 self.current, self.started, self.interrupted = m["start"], time.monotonic(), None
                 self.last_start = self.current
@@ -124,7 +126,7 @@ class Attempt:
                     _signal(self.pid, signal.SIGUSR2)
             elif self.current is not None and m.get("done") == self.current and type(m["done"]) is int:
                 self.done[self.current] = m
-                self.g_cpu = max(self.g_cpu, number(m.get("cpu")))
+                self.runner_cpu = max(self.runner_cpu, number(m.get("cpu")))
                 self.sent_cpu = max(self.sent_cpu, number(m.get("sent")))
                 if self.current in self.interrupted_cells:
                     self.spent += time.monotonic() - self.started
@@ -140,33 +142,34 @@ class Attempt:
     def _channel_garbled(self) -> None:
         self.garbled = True
         self.msgs.eof = True  # nothing more it says is believed
-        if self.gpid:
+        if self.runner:
             _signal(self.pid, signal.SIGUSR2)
 
     def read_status(self) -> None:
-        """C's frames: G's pid, then how G ended (or why the run could not start)."""
+        """The warden's frames: the cell runner's pid, then how it ended (or why the run could not start)."""
         for m in self.stat.pump():
             if "pid" in m:
-                self.gpid = int(m["pid"])
-                self.c_setup = number(m.get("cpu"))
+                self.runner = int(m["pid"])
+                self.warden_setup = number(m.get("cpu"))
             elif "exit" in m:
                 self.exit_status = int(m["exit"])
                 self.cpu_used = float(m.get("cpu", 0.0))
-                self.c_gone_at = time.monotonic()
+                self.warden_gone_at = time.monotonic()
             elif "setup_error" in m:
                 self.setup_error = m["setup_error"]
-                self.c_gone_at = time.monotonic()
-        if self.stat.eof and self.c_gone_at is None:
-            self.c_gone_at = time.monotonic()
+                self.warden_gone_at = time.monotonic()
+        if self.stat.eof and self.warden_gone_at is None:
+            self.warden_gone_at = time.monotonic()
 
     def over(self) -> bool:
-        """C is gone: the run is over once G's pipe is drained, or after LINGER at the latest."""
-        return self.msgs.eof or time.monotonic() >= self.c_gone_at + LINGER
+        """The warden is gone: the run is over once the cell runner's pipe is drained, or after LINGER at the
+        latest."""
+        return self.msgs.eof or time.monotonic() >= self.warden_gone_at + LINGER
 
     def enforce_deadlines(self) -> None:
         """Interrupt a cell past its timeout, kill it past the grace; give up on a run that never starts."""
         now = time.monotonic()
-        if self.current is not None and self.killed_for_timeout is None and self.gpid:
+        if self.current is not None and self.killed_for_timeout is None and self.runner:
             if self.interrupted is None and now >= self.started + self.timeout:
                 _signal(self.pid, signal.SIGUSR1)
                 self.interrupted = now
@@ -176,24 +179,26 @@ class Attempt:
             elif self.interrupted is not None and now >= self.interrupted + self.grace:
                 self.killed_for_timeout = self.current
                 _signal(self.pid, signal.SIGUSR2)
-        elif self.facts is None and now >= self.setup_deadline and self.gpid:
+        elif self.facts is None and now >= self.setup_deadline and self.runner:
             self.setup_error = f"the run did not start within {SETUP_SECONDS} s"
             _signal(self.pid, signal.SIGUSR2)
 
     def close(self) -> None:
-        """Close the pipes, make sure G is gone, reap C."""
+        """Close the pipes, make sure the cell runner is gone, reap the warden."""
         os.close(self.msgs.fd)
         os.close(self.stat.fd)
-        if self.gpid and self.exit_status is None:
-            _signal(self.pid, signal.SIGUSR2)  # C is not reaped yet, so its pid is still ours
-        self.c_total = _reap(self.pid)
+        if self.runner and self.exit_status is None:
+            _signal(self.pid, signal.SIGUSR2)  # the warden is not reaped yet, so its pid is still ours
+        self.total_cpu = _reap(self.pid)
 
     def costs(self) -> dict[str, float]:
-        """This attempt's CPU by phase; what the processes spent outside their reported steps (C waiting
-        for G, both exiting, G's last frame) counts with the fork, the price of a fresh process."""
-        cells = max(0.0, self.g_cpu - self.g_setup - self.sent_cpu)
-        reported = self.c_setup + self.g_setup + cells + self.sent_cpu
-        return {"fork": self.fork_cpu + max(0.0, self.c_total - reported), "sandbox": self.c_setup + self.g_setup,
+        """This attempt's CPU by phase; what the processes spent outside their reported steps (the warden
+        waiting for the cell runner, both exiting, the runner's last frame) counts with the fork, the price of
+        a fresh process."""
+        cells = max(0.0, self.runner_cpu - self.runner_setup - self.sent_cpu)
+        reported = self.warden_setup + self.runner_setup + cells + self.sent_cpu
+        return {"fork": self.fork_cpu + max(0.0, self.total_cpu - reported),
+                "sandbox": self.warden_setup + self.runner_setup,
                 "cells": cells, "evidence": self.sent_cpu}
 
     def result(self) -> dict:
@@ -205,19 +210,18 @@ class Attempt:
                 "fork_cpu": self.fork_cpu}
 
 
-def attempt(shell, req: dict, skip: set[int], *, timeout: float | None = None, spent: float = 0.0) -> dict:
+def attempt(shell, request: RunRequest, skip: set[int], *, timeout: float | None = None, spent: float = 0.0) -> dict:
     """One forked run of the notebook without the cells in ``skip``; ``timeout`` per cell (default the
     limits'), ``spent`` the seconds earlier attempts' time-outs cost, counted against the budget."""
-    limits = req["limits"]
-    timeout = float(limits["cell_timeout"]) if timeout is None else timeout
-    grace = float(limits.get("interrupt_grace", 5.0))
+    limits = request.limits
+    timeout = limits.cell_timeout if timeout is None else timeout
     workdir = tempfile.mkdtemp(prefix="ag-run-")
     os.chmod(workdir, 0o755)
     c0 = time.process_time()
-    pid, msg_r, st_r = _fork(shell, req, skip, workdir)
-    run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), timeout, grace, time.monotonic() + SETUP_SECONDS,
-                  after_timeout=float(limits.get("later_timeout") or 0.0), spent=spent,
-                  budget=float(limits.get("timeout_budget") or float("inf")), fork_cpu=time.process_time() - c0)
+    pid, msg_r, st_r = _fork(shell, request, skip, workdir)
+    run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), timeout, limits.interrupt_grace,
+                  time.monotonic() + SETUP_SECONDS, after_timeout=limits.later_timeout, spent=spent,
+                  budget=limits.timeout_budget or float("inf"), fork_cpu=time.process_time() - c0)
     try:
         while True:
             fds = run.open_fds()
@@ -228,7 +232,7 @@ def attempt(shell, req: dict, skip: set[int], *, timeout: float | None = None, s
                 run.read_messages()
             if st_r in ready:
                 run.read_status()
-            if run.c_gone_at is not None:
+            if run.warden_gone_at is not None:
                 if run.over():
                     break
                 continue
@@ -239,8 +243,9 @@ def attempt(shell, req: dict, skip: set[int], *, timeout: float | None = None, s
     return run.result()
 
 
-def _fork(shell, req: dict, skip: set[int], workdir: str) -> tuple[int, int, int]:
-    """Fork C with a pipe for G's frames and one for C's; returns C's pid and the two read ends."""
+def _fork(shell, request: RunRequest, skip: set[int], workdir: str) -> tuple[int, int, int]:
+    """Fork the warden with a pipe for the cell runner's frames and one for the warden's; returns the warden's
+    pid and the two read ends."""
     msg_r, msg_w = os.pipe()
     st_r, st_w = os.pipe()
     pid = os.fork()
@@ -252,7 +257,7 @@ def _fork(shell, req: dict, skip: set[int], workdir: str) -> tuple[int, int, int
                 os.close(fd)
             except OSError:
                 pass
-        run_child(shell, req, skip, msg_w, st_w, workdir)
+        warden(shell, request, skip, msg_w, st_w, workdir)
         os._exit(0)
     os.close(msg_w)
     os.close(st_w)
@@ -267,7 +272,7 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def _reap(pid: int) -> float:
-    """Wait for C (killed after 10 s); returns the CPU it and its reaped children used."""
+    """Wait for the warden (killed after 10 s); returns the CPU it and its reaped children used."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -285,12 +290,12 @@ def _reap(pid: int) -> float:
         return 0.0
 
 
-def supervise(shell, req: dict) -> dict:
-    """Run the notebook, re-running without cells that hung or killed the process."""
-    n = len(req["sources"])
-    limits = req["limits"]
-    max_restarts = int(req.get("max_restarts", 3))
-    skipped: dict[int, dict] = {}
+def supervise(shell, request: RunRequest) -> RunResult:
+    """Run the notebook, re-running without cells that hung or killed the process. The result's ``isolation``
+    is the pool's to word (from its ``facts``)."""
+    n = len(request.sources)
+    limits = request.limits
+    skipped: dict[int, CellResult] = {}
     problems: list[str] = []
     restarts = 0
     facts: list[str] = []
@@ -298,7 +303,7 @@ def supervise(shell, req: dict) -> dict:
     costs: dict[str, float] = {}
     forks, c0 = 0.0, time.process_time()
     while True:
-        run = attempt(shell, req, set(skipped), timeout=timeout, spent=spent)
+        run = attempt(shell, request, set(skipped), timeout=timeout, spent=spent)
         merge(costs, run["costs"])
         forks += run["fork_cpu"]
         facts = run["facts"] if run["facts"] is not None else facts
@@ -309,7 +314,7 @@ def supervise(shell, req: dict) -> dict:
         cell = run["current"]
         if run["budget_spent"]:
             problems.append(f"time-outs cost this notebook {spent:.0f} s, its whole time budget "
-                            f"({float(limits.get('timeout_budget', 0)):g} s); the cells after them were not run")
+                            f"({limits.timeout_budget:g} s); the cells after them were not run")
             break
         if run["garbled"] and cell is not None:
             skipped[cell] = _cell(cell, "crashed", "this cell wrote into the grader's channel, so its process "
@@ -317,13 +322,14 @@ def supervise(shell, req: dict) -> dict:
         elif cell is None:
             break
         elif run["killed_for_timeout"] == cell:
-            spent += float(limits["cell_timeout"]) + float(limits.get("interrupt_grace", 5.0))
-            if limits.get("later_timeout"):
-                timeout = min(float(limits["cell_timeout"]), float(limits["later_timeout"]))
+            cost = limits.cell_timeout + limits.interrupt_grace
+            spent += cost
+            if limits.later_timeout:
+                timeout = min(limits.cell_timeout, limits.later_timeout)
             skipped[cell] = _cell(cell, "timeout",
-                                  f"still running after {float(limits['cell_timeout']):g} s and it ignored the "
+                                  f"still running after {limits.cell_timeout:g} s and it ignored the "
                                   "interrupt, so its process was stopped; the rest of the notebook ran without it",
-                                  float(limits["cell_timeout"]) + float(limits.get("interrupt_grace", 5.0)))
+                                  cost)
         else:
             why = describe_death(run["exit"], limits, run["cpu"]) if run["exit"] is not None else \
                 "the process running the notebook disappeared in this cell"
@@ -332,7 +338,7 @@ def supervise(shell, req: dict) -> dict:
             if i in run["done"] and i not in skipped:
                 skipped[i] = _finished(run["done"][i], limits, interrupted=True)
         restarts += 1
-        if restarts > max_restarts:
+        if restarts > request.max_restarts:
             problems.append(f"the notebook's process died {restarts} times; later cells were not run")
             break
     cells = []
@@ -348,22 +354,23 @@ def supervise(shell, req: dict) -> dict:
             cells.append(_cell(i, "skipped", "not run: the notebook's process could not get this far"))
     # this process's own time besides the forks: reading the children's frames, building the answer
     costs["evidence"] = costs.get("evidence", 0.0) + max(0.0, time.process_time() - c0 - forks)
-    return {"cells": cells, "facts": facts, "problems": problems, "costs": costs}
+    return RunResult(cells=cells, isolation="", problems=problems, costs=costs, facts=facts)
 
 
-def _finished(m: dict, limits: dict, interrupted: bool) -> dict:
+def _finished(m: dict, limits: Limits, interrupted: bool) -> CellResult:
+    """A cell the cell runner finished (its done frame ``m``)."""
     status, detail = m["status"], ""
     if interrupted:
-        full, seconds = float(limits["cell_timeout"]), float(m["seconds"])
-        shorter = min(full, float(limits.get("later_timeout") or full))
+        full, seconds = float(limits.cell_timeout), float(m["seconds"])
+        shorter = min(full, float(limits.later_timeout or full))
         status, detail = "timeout", (f"interrupted after {full:g} s" if seconds > (full + shorter) / 2 or shorter >= full else
                                      f"interrupted after {shorter:g} s (the shorter limit once a cell "
                                      "of this notebook has timed out)")
     if m.get("cut"):
-        detail = (detail + "; " if detail else "") + f"output cut at {int(limits['output_bytes'])} bytes"
-    return {"index": int(m["done"]), "status": status, "outputs": m["outputs"], "seconds": float(m["seconds"]),
-            "detail": detail}
+        detail = (detail + "; " if detail else "") + f"output cut at {int(limits.output_bytes)} bytes"
+    return CellResult(index=int(m["done"]), status=status, outputs=m["outputs"], seconds=float(m["seconds"]),
+                      detail=detail)
 
 
-def _cell(i: int, status: str, detail: str, seconds: float = 0.0) -> dict:
-    return {"index": i, "status": status, "outputs": [], "seconds": seconds, "detail": detail}
+def _cell(i: int, status: str, detail: str, seconds: float = 0.0) -> CellResult:
+    return CellResult(index=i, status=status, outputs=[], seconds=seconds, detail=detail)

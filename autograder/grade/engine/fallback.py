@@ -1,7 +1,7 @@
 """A plain Jupyter-kernel runner with the engine's contract, for when the warm engine is unavailable.
 
 It is what stock nbgrader does (a fresh kernel per notebook, nbclient's per-cell timeout that
-interrupts the kernel and goes on), returning :class:`~.engine.RunResult`. Isolation is only a
+interrupts the kernel and goes on), returning :class:`~.contract.RunResult`. Isolation is only a
 scratch folder: the summary says so.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from .engine import CellResult, Limits, RunResult
+from .contract import CellResult, Limits, RunResult, grading_environment
 
 ISOLATION = "none (nbclient fallback: a fresh Jupyter kernel in a scratch folder; no sandbox, no limits)"
 PROBE_SECONDS = 10  # after a timeout, how long the interrupted kernel gets to answer a `pass` before it is given up
@@ -46,9 +46,9 @@ def _answers(client: _Client) -> bool:
     return not client.timed_out
 
 
-def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None,
-              env: dict[str, str] | None = None, limits: Limits | None = None) -> RunResult:
-    """Execute ``sources`` in order in one fresh kernel; same contract as :func:`.engine.run_cells`."""
+def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None, seed: int = 0,
+              limits: Limits | None = None) -> RunResult:
+    """Execute ``sources`` in order in one fresh kernel; same contract as :func:`.pool.run_cells`."""
     limits = limits or Limits()
     cells = [nbformat.v4.new_code_cell(s) for s in sources]
     nb = nbformat.v4.new_notebook(cells=cells)
@@ -61,8 +61,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
             if target.resolve().is_relative_to(Path(scratch).resolve()):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
-        kernel_env = {**os.environ, "AUTOGRADER_MODE": "evidence", "NBGRADER_EXECUTION": "autograde",
-                      **(env or {})}
+        kernel_env = {**os.environ, **grading_environment(seed)}
         client = _Client(nb, timeout=int(max(1, limits.cell_timeout)), allow_errors=True, interrupt_on_timeout=True,
                          error_on_timeout={"ename": "CellTimeoutError",
                                            "evalue": f"interrupted after {limits.cell_timeout:g} s",

@@ -1,14 +1,14 @@
-"""What runs in the warm parent's forked children: ``C`` sets the run up, ``G`` runs the cells.
+"""What runs in the warm parent's forked children: the warden confines a run, the cell runner runs its cells.
 
-``C`` (:func:`run_child`) enters fresh namespaces, stages the scratch folder and forks ``G``
-(PID 1 of a new PID namespace when possible); it reports on a status pipe ``{"pid"}``, then
-``{"exit", "cpu"}`` once G is gone, or ``{"setup_error"}``. ``G`` (:func:`run_cells_in_child`)
-drops privileges and runs the cells, writing ``{"hello"}``, ``{"start": i}`` and
-``{"done": i, ...}`` frames on the message pipe. Neither ever returns into the warm parent's loop.
+The warden (:func:`warden`, forked by the supervisor) enters fresh namespaces, stages the scratch folder
+and forks the cell runner (PID 1 of a new PID namespace when possible); it reports on a status pipe
+``{"pid"}``, then ``{"exit", "cpu"}`` once the cell runner is gone, or ``{"setup_error"}``, and passes on the
+supervisor's signals. The cell runner (:func:`cell_runner`) drops privileges and runs the cells, writing
+``{"hello"}``, ``{"start": i}`` and ``{"done": i, ...}`` frames on the message pipe. Neither ever returns
+into the warm parent's loop.
 """
 from __future__ import annotations
 
-import base64
 import os
 import random
 import signal
@@ -18,68 +18,52 @@ import time
 
 import numpy as np
 
-from ..checks import core
+from ...checks import core
 from . import sandbox
-from .sandbox import THREAD_VARS
+from .contract import EVIDENCE_MODE, RunRequest, child_environment
 from .frames import write_frame
 
-def child_environment(conf, extra: dict[str, str]) -> dict[str, str]:
-    path = os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"])
-    env = {"PATH": path, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": conf.scratch, "TMPDIR": conf.scratch,
-           "MPLCONFIGDIR": conf.scratch, "AUTOGRADER_MODE": "evidence", "NBGRADER_EXECUTION": "autograde",
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline", "AUTOGRADER_ROOT": conf.course_root,
-           "PYTHONHASHSEED": "0", "TORCHINDUCTOR_CACHE_DIR": os.path.join(conf.scratch, ".torchinductor"),
-           **THREAD_VARS}
-    env.update({str(k): str(v) for k, v in (extra or {}).items()})
-    return env
 
-
-def _decode_files(files: dict[str, str]) -> dict[str, bytes]:
-    return {name: base64.b64decode(data) for name, data in (files or {}).items()}
-
-
-def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, workdir: str) -> None:
-    """The forked child C: namespaces, scratch, then fork G to run the cells. Never returns."""
+def warden(shell, request: RunRequest, skip: set[int], msg_fd: int, status_fd: int, workdir: str) -> None:
+    """The warden: namespaces, scratch, then fork the cell runner and watch it. Never returns."""
     try:
         sandbox.die_with_parent()
         conf = sandbox.Confinement(real_root=sandbox.is_real_root())
-        plan = sandbox.Plan(**req["plan"])
-        if req.get("namespaces", True):
+        if request.namespaces:
             sandbox.enter_namespaces(conf)
         owner = sandbox.NOBODY if conf.real_root else -1
-        solutions, files = _decode_files(req.get("solutions")), _decode_files(req.get("files"))
         if conf.private_fs:
             try:
-                sandbox.private_filesystem(conf, plan, solutions, files, owner)
+                sandbox.private_filesystem(conf, request.hide, request.keep, request.solutions, request.files, owner)
             except OSError:
                 conf.private_fs = False
         if not conf.private_fs:
-            sandbox.host_scratch(conf, workdir, solutions, files, owner)
-        setup = time.process_time()  # C's part of the sandbox's start (its CPU count began at the fork)
-        g = os.fork()
-        if g == 0:
+            sandbox.host_scratch(conf, workdir, request.solutions, request.files, owner)
+        setup = time.process_time()  # the warden's part of the sandbox's start (its CPU count began at the fork)
+        runner = os.fork()
+        if runner == 0:
             os.close(status_fd)
-            run_cells_in_child(shell, req, skip, msg_fd, conf, plan)
+            cell_runner(shell, request, skip, msg_fd, conf)
             os._exit(0)
         os.close(msg_fd)
 
-        def forward(signum, frame):  # the warm parent signals C (its own child, never a reused pid)
+        def forward(signum, frame):  # the warm parent signals the warden (its own child, never a reused pid)
             try:
                 if signum == signal.SIGUSR1:
-                    os.kill(g, signal.SIGINT)
+                    os.kill(runner, signal.SIGINT)
                 else:
-                    os.kill(g, signal.SIGKILL)
-                    os.killpg(g, signal.SIGKILL)
+                    os.kill(runner, signal.SIGKILL)
+                    os.killpg(runner, signal.SIGKILL)
             except OSError:
                 pass
 
         signal.signal(signal.SIGUSR1, forward)
         signal.signal(signal.SIGUSR2, forward)
-        write_frame(status_fd, {"pid": g, "cpu": setup})
+        write_frame(status_fd, {"pid": runner, "cpu": setup})
         cpu = 0.0
         while True:
             try:
-                _, status, usage = os.wait4(g, 0)
+                _, status, usage = os.wait4(runner, 0)
                 cpu = usage.ru_utime + usage.ru_stime
                 break
             except ChildProcessError:
@@ -88,7 +72,7 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
             except InterruptedError:
                 continue
         try:
-            os.killpg(g, signal.SIGKILL)  # whatever G left behind (a fork bomb's survivors)
+            os.killpg(runner, signal.SIGKILL)  # whatever the cell runner left behind (a fork bomb's survivors)
         except OSError:
             pass
         write_frame(status_fd, {"exit": status, "cpu": cpu})
@@ -100,9 +84,10 @@ def run_child(shell, req: dict, skip: set[int], msg_fd: int, status_fd: int, wor
     os._exit(0)
 
 
-def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan) -> None:
-    """G: confine, then run the cells. Writes frames {"hello"}, {"start": i}, {"done": i, ...}."""
-    # late: shell imports IPython, which only G needs (C and the warm parent's other code run without it)
+def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: sandbox.Confinement) -> None:
+    """The cell runner: confine, then run the cells. Writes frames {"hello"}, {"start": i}, {"done": i, ...}."""
+    # late: shell imports IPython, which only the cell runner needs (the warden and the warm parent's other
+    # code run without it)
     from .shell import RECORDER, figures_as_text, prepare_child, run_cell
 
     send = write_frame  # bound before any student code runs
@@ -116,14 +101,14 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
     os.close(null)
     os.chdir(conf.scratch)
     os.environ.clear()
-    os.environ.update(child_environment(conf, req.get("env") or {}))
-    # evidence mode and the run seed are fixed now, before any student code: a cell that clears
-    # os.environ later must not turn the checks back into local ones (which hand no evidence over)
-    core.configure_from_environment()
+    os.environ.update(child_environment(request, scratch=conf.scratch, course_root=conf.course_root))
+    # evidence mode and the run seed are fixed now, from the request, before any student code: a cell that
+    # clears os.environ later must not turn the checks back into local ones (which hand no evidence over)
+    core.SETTINGS.mode, core.SETTINGS.seed = EVIDENCE_MODE, request.seed
     # tempfile cached the warm parent's /tmp, where this user may not write (torch.optim's first step
     # puts its compile cache there): the scratch folder is the temporary folder
     tempfile.tempdir = conf.scratch
-    sandbox.limit(conf, plan)
+    sandbox.limit(conf, request.limits)
 
     def forked() -> None:  # a process the student forks must never speak for the run
         try:
@@ -133,7 +118,7 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
 
     os.register_at_fork(after_in_child=forked)
     # The supervisor's SIGINT is meant for the cell that ran past its timeout. One that lands after the
-    # cell returned (a loaded machine) must not interrupt the sending of its result: G would skip the
+    # cell returned (a loaded machine) must not interrupt the sending of its result: it would skip the
     # "done" frame, and that cell would be reported as never reached. So it interrupts cells only.
     in_cell = [False]
 
@@ -142,7 +127,7 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, interrupt)
-    # as PID 1 of its namespace G would ignore SIGXCPU's default action: leave explicitly
+    # as PID 1 of its namespace the cell runner would ignore SIGXCPU's default action: leave explicitly
     signal.signal(signal.SIGXCPU, lambda *_: os._exit(128 + signal.SIGXCPU))
     if sys.path and sys.path[0] not in ("",):
         sys.path[0] = ""
@@ -160,17 +145,17 @@ def run_cells_in_child(shell, req: dict, skip: set[int], msg_fd: int, conf, plan
         torch.seed()
     except Exception:
         pass
-    prepare_child(shell, int(req["limits"]["output_bytes"]))
-    if not req["limits"]["draw_figures"]:
+    prepare_child(shell, request.limits.output_bytes)
+    if not request.limits.draw_figures:
         figures_as_text(shell)
-    # For `grade --profile`: G's CPU since its fork (process_time), and the part of it spent writing frames
-    # (thread_time: with RLIMIT_CPU set the process clock moves in scheduler ticks, too coarse to time one
-    # write; the thread clock stays exact).
+    # For `grade --profile`: the cell runner's CPU since its fork (process_time), and the part of it spent
+    # writing frames (thread_time: with RLIMIT_CPU set the process clock moves in scheduler ticks, too coarse
+    # to time one write; the thread clock stays exact).
     cpu, thread_cpu = time.process_time, time.thread_time
     send(msg_fd, {"hello": conf.facts, "private_fs": conf.private_fs, "cpu": cpu()})
     clock = time.monotonic
     sent = 0.0  # CPU spent writing the frames so far (each done frame reports the ones before it)
-    for i, source in enumerate(req["sources"]):
+    for i, source in enumerate(request.sources):
         if i in skip:
             continue
         try:

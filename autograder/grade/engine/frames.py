@@ -40,7 +40,7 @@ class FrameReader:
 
     Bytes that are not a frame break the stream for good (``broken`` says why): nothing after them
     is believed, but the frames that arrived before them in the same read are still handed out, so
-    a cell that writes garbage right after G said "start" is the cell that gets the blame."""
+    a cell that writes garbage right after the cell runner said "start" is the cell that gets the blame."""
 
     def __init__(self, fd: int):
         self.fd = fd

@@ -22,7 +22,7 @@ from IPython.core.history import HistoryManager
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 
-from ..checks.core import EVIDENCE_MIME
+from ...checks.core import EVIDENCE_MIME
 
 INPUT_MESSAGE = ("input() is not available while grading: the notebook must run without anyone typing. "
                  "Put the value in the code instead of asking for it.")

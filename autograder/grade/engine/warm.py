@@ -1,14 +1,15 @@
 """The warm parent: one interpreter that has imported the heavy libraries once and forks per submission.
 
-Started by the engine as ``python -m autograder.grade.warm`` (inside bubblewrap when the
+Started by the engine as ``python -m autograder.grade.engine.warm`` (inside bubblewrap when the
 machine has it). It speaks length-prefixed JSON frames (:mod:`.frames`) on its stdin/stdout:
-it sends ``{"ready": ...}`` once warm, then answers each ``{"op": "run", ...}`` request with
-``{"cells": [...], "facts": [...], "problems": [...]}`` (or ``{"error": ...}``).
+it sends ``{"ready": ..., "failed_imports": [...]}`` once warm, then answers each ``{"run": <RunRequest>}``
+with ``{"result": <RunResult>, "tree_cpu": ...}`` (or ``{"error": ...}``), both records in their JSON form
+(:mod:`.contract`).
 
 Per request it supervises forked children (:mod:`.supervisor`; the child is expendable, this
-process never runs student code): ``C`` enters fresh namespaces and stages the scratch folder,
-``G`` (C's child, PID 1 of a new PID namespace when possible) drops privileges and runs the
-cells (:mod:`.child`), reporting each cell's start and outputs on a pipe. A cell past its
+process never runs student code): the warden enters fresh namespaces and stages the scratch folder,
+the cell runner (the warden's child, PID 1 of a new PID namespace when possible) drops privileges and
+runs the cells (:mod:`.child`), reporting each cell's start and outputs on a pipe. A cell past its
 timeout gets SIGINT; one that ignores it is killed with its whole process tree, as is a child
 that dies in a cell; the notebook is then run again from the start without that cell, up to
 ``max_restarts`` times.
@@ -25,10 +26,10 @@ import signal
 import sys
 import time
 
-from .. import checks
-from .costs import tree_seconds
+from ... import checks
+from ..costs import tree_seconds
+from .contract import THREAD_VARS, RunRequest
 from .frames import ChannelClosed, FrameReader, write_frame
-from .sandbox import THREAD_VARS
 from .supervisor import CHANNEL_FDS, supervise
 
 
@@ -53,34 +54,35 @@ def preloads(assignments) -> tuple[str, ...]:
     return tuple(sorted({m for a in assignments for m in NOTEBOOK_IMPORTS.get(str(a)[:2], ())}))
 
 
-def warm_up(preload: tuple[str, ...] = ()):
+WARM_IMPORTS = ("numpy", "torch", "matplotlib", "matplotlib.pyplot", "IPython", "ipywidgets",
+                "math", "random", "collections", "itertools", "functools", "fractions", "statistics",
+                "dataclasses", "typing", "re", "string", "textwrap", "unicodedata", "json", "copy",
+                "getpass", "autograder.checks.core", "autograder.reference", "autograder.paths")
+
+
+def warm_up(preload: tuple[str, ...] = (), failed: list[str] | None = None):
     """Import what notebooks use, once, and the ``preload`` modules (see :data:`NOTEBOOK_IMPORTS`); no tensor
-    operation here (no thread pools before fork)."""
+    operation here (no thread pools before fork). An import that fails does not stop the warm-up (a run that
+    needs the module imports it itself, and fails there if it must); it is added to ``failed``, which the
+    hello frame carries to the pool and ``doctor`` shows."""
+    failed = [] if failed is None else failed
+
+    def load(name: str) -> None:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - said, not raised: see above
+            failed.append(f"{name} ({type(exc).__name__}: {exc})")
+
     for k, v in THREAD_VARS.items():
         os.environ.setdefault(k, v)
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    for name in ("numpy", "torch", "matplotlib", "matplotlib.pyplot", "IPython", "ipywidgets",
-                 "math", "random", "collections", "itertools", "functools", "fractions", "statistics",
-                 "dataclasses", "typing", "re", "string", "textwrap", "unicodedata", "json", "copy",
-                 "getpass", "autograder.checks.core", "autograder.reference", "autograder.paths"):
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass
-    try:
-        for info in pkgutil.iter_modules(checks.__path__):
-            try:
-                importlib.import_module(f"autograder.checks.{info.name}")
-            except Exception:
-                pass
-    except Exception:
-        pass
+    for name in WARM_IMPORTS:
+        load(name)
+    for info in pkgutil.iter_modules(checks.__path__):
+        load(f"autograder.checks.{info.name}")
     for name in preload:
         if MODULE_NAME.fullmatch(name):
-            try:
-                importlib.import_module(name)
-            except Exception:
-                pass
+            load(name)
     from .shell import RECORDER, make_shell  # late: IPython, like the imports above, after the environment is set
 
     shell = make_shell()
@@ -112,36 +114,43 @@ def main() -> None:
     os.dup2(null, 1)
     os.close(null)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the grader's terminal is the engine's business
-    t0 = time.monotonic()
-    shell = warm_up(tuple(sys.argv[1:]))
+    failed: list[str] = []
+    shell = warm_up(tuple(sys.argv[1:]), failed)
     gc.collect()
     gc.freeze()  # the warm objects stay out of the children's collections: fewer copy-on-write pages per fork
-    write_frame(out, {"ready": True, "seconds": time.monotonic() - t0, "pid": os.getpid(),
-                      "uid": os.getuid(), "cpu": time.process_time()})
+    write_frame(out, {"ready": True, "failed_imports": failed, "cpu": time.process_time()})
     reader = FrameReader(inp)
     answered = 0.0  # CPU spent writing the last answer, reported with the next one
     while True:
         c0 = time.process_time()
         try:
-            req = reader.read_one()
+            frame = reader.read_one()
         except (ChannelClosed, ValueError):
             break
-        if req.get("op") != "run":
+        if "run" not in frame:
             break
+        try:
+            request = RunRequest.from_json(frame["run"])
+        except (KeyError, TypeError, ValueError) as exc:  # the pool and this module disagree: say so
+            write_frame(out, {"error": f"a request this process cannot read ({type(exc).__name__}: {exc})",
+                              "tree_cpu": tree_seconds()})
+            continue
         read = time.process_time() - c0
         try:
-            resp = supervise(shell, req)
+            result = supervise(shell, request)
         except Exception as exc:  # noqa: BLE001 - answer, so the engine can say what went wrong
-            resp = {"error": f"{type(exc).__name__}: {exc}"}
-        # for `grade --profile`: the channel's share (the request stages the run's files; the answer carries
-        # the evidence), and this process's whole tree so far (the grader cannot count it: inside
-        # bubblewrap's PID namespace it is never reaped into the grader's own count)
-        costs = resp.setdefault("costs", {})
-        costs["sandbox"] = costs.get("sandbox", 0.0) + read
-        costs["evidence"] = costs.get("evidence", 0.0) + answered
-        resp["tree_cpu"] = tree_seconds()
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        else:
+            # for `grade --profile`: the channel's share (the request stages the run's files; the answer
+            # carries the evidence)
+            result.costs["sandbox"] = result.costs.get("sandbox", 0.0) + read
+            result.costs["evidence"] = result.costs.get("evidence", 0.0) + answered
+            answer = {"result": result.to_json()}
+        # this process's whole tree so far (the grader cannot count it: inside bubblewrap's PID namespace it
+        # is never reaped into the grader's own count)
+        answer["tree_cpu"] = tree_seconds()
         c1 = time.process_time()
-        write_frame(out, resp)
+        write_frame(out, answer)
         answered = time.process_time() - c1
     os._exit(0)
 
