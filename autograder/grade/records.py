@@ -83,7 +83,7 @@ class Job:
 
     def to_json(self) -> dict:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data.update(reference=self.reference.to_json(), limits=dataclasses.asdict(self.limits),
+        data.update(reference=self.reference.to_json(), limits=self.limits.to_json(),
                     hide=list(self.hide), problems=[dataclasses.asdict(p) for p in self.problems],
                     notebook=self.notebook.to_json() if self.notebook else None)
         return data
@@ -91,7 +91,7 @@ class Job:
     @classmethod
     def from_json(cls, data: dict) -> "Job":
         return cls(**{**data, "reference": Reference.from_json(data["reference"]),
-                      "limits": Limits(**data["limits"]), "hide": tuple(data["hide"]),
+                      "limits": Limits.from_json(data["limits"]), "hide": tuple(data["hide"]),
                       "problems": tuple(_problem(p) for p in data["problems"]),
                       "notebook": NotebookFile.from_json(data["notebook"]) if data.get("notebook") else None})
 
