@@ -31,9 +31,8 @@ MAX_ELEMENTS = 1_000_000  # evidence larger than this is refused, not shipped
 class Settings:
     """How checks behave in this process, fixed before any student code runs.
 
-    Read once from the environment (when this module is imported in a kernel, or by
-    :func:`configure_from_environment` in the grader's child just before the notebook's cells), never
-    again at each call: a cell that clears ``os.environ`` or changes directory cannot switch a check
+    Read once from the environment when this module is imported in a kernel (the grader's cell runner
+    sets them from its typed request instead, just before the notebook's cells), never again at each call: a cell that clears ``os.environ`` or changes directory cannot switch a check
     out of evidence mode or change the hidden inputs by accident.
     """
 
