@@ -16,20 +16,20 @@ from typing import Callable
 
 import numpy as np
 
-from .compare import Case, close, const, describe, equal, fmt, predicate, raises
-from .evidence import Array
-from .hints import known_mistakes, numbers
-from .models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
-from .models.llama import halves_np, llama_attention, llama_np, llama_state_np
-from .models.numpy_gpt import block_np, embed_np, ff_np, gpt_np, ln_np, maps_np
-from .models.stand_ins import fake_models, sum_rule
-from .models.torch_gpt import (attention09, cached_variant, check_model, gpt_class, plain_generate, run_torch_block,
-                               torch_block, torch_gpt)
-from .models.training import flat_params, reference_step, step_setup
-from .models.weights import block_shapes, gpt_shapes, load, make_params
-from .nb09 import TOL, _torch, causal, diagnose, normal, softmax, tensor
-from .questions import NB06, int_in, is_, near, number_in, one_of, question
-from .registry import exercise
+from ..compare import Case, close, const, describe, equal, fmt, predicate, raises
+from ..evidence import Array
+from ..hints import known_mistakes, numbers
+from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
+from ..models.llama import halves_np, llama_attention, llama_np, llama_state_np
+from ..models.numpy_gpt import block_np, embed_np, ff_np, gpt_np, ln_np, maps_np
+from ..models.stand_ins import fake_models, sum_rule
+from ..models.torch_gpt import (attention09, cached_variant, check_model, gpt_class, plain_generate, run_torch_block,
+                                torch_block, torch_gpt)
+from ..models.training import flat_params, reference_step, step_setup
+from ..models.weights import block_shapes, gpt_shapes, load, make_params
+from ..nb09 import TOL, _torch, causal, diagnose, normal, softmax, tensor
+from ..questions import NB06, int_in, is_, near, number_in, one_of, question
+from ..registry import exercise
 
 A = "10_decoder_block"
 check = exercise(A)
