@@ -1,9 +1,11 @@
-"""Checks that teach: one module per notebook (``nb01`` ... ``nb10``) on a shared core.
+"""Checks that teach: one module per notebook (``nb01`` ... ``nb10``; ``nb10`` is a package, one module per
+group of its exercises) on a shared core.
 
 A test cell reads ``check.softmax(softmax)``. The core, by concern: :mod:`.evidence` (what a call
 returned, as data for the grader), :mod:`.compare` (cases, comparators and their messages),
 :mod:`.hints` (known mistakes), :mod:`.registry` (the checks by name) and :mod:`.verdict` (the
 grader's decision); :mod:`.core` re-exports them all. :mod:`.questions` holds the prediction
-questions and :mod:`.models` the reference models (and their known-wrong variants) of notebook 10.
+questions and :mod:`.models` the reference models (and their known-wrong variants) of notebooks 05
+and 10.
 """
 from .compare import CheckFailure, NotAttempted  # noqa: F401

@@ -48,7 +48,7 @@ def source_hash(assignment: str) -> str:
     of the package counts, not only ``nbNN.py``: a notebook's checks import others (questions, core, nb09, models)."""
     source = source_path(assignment).read_bytes()
     package = Path(core.__file__).parent
-    checks = sorted(package.rglob("*.py"))  # checks/models/ too: notebook 10's reference models
+    checks = sorted(package.rglob("*.py"))  # subpackages too: the reference models (models/), nb10/'s modules
     return file_hash(source, *(p.relative_to(package).as_posix().encode() + p.read_bytes() for p in checks),
                      str(RESULT_VERSION).encode())
 

@@ -2,6 +2,7 @@
 import pytest
 
 from autograder.checks import nb05
+from autograder.checks.models import adamw
 from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb05
@@ -472,7 +473,7 @@ globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the stand
 
 def test_known_wrong_variants_come_from_a_closed_set():
     """Is every named mistake a variant the NumPy models compute, and does a misspelled name raise?"""
-    assert set(nb05.ADAMW_HINTS) <= set(nb05.ADAMW_VARIANTS)
-    assert set(nb05.BIGRAM_HINTS) <= set(nb05.BIGRAM_VARIANTS)
+    assert set(nb05.ADAMW_HINTS) <= set(adamw.ADAMW_VARIANTS)
+    assert set(nb05.BIGRAM_HINTS) <= set(adamw.BIGRAM_VARIANTS)
     with pytest.raises(ValueError, match="adamw_numpy has no variant 'L2'; the choices are .*l2"):
-        nb05.adamw_numpy([0.0], [[1.0]], 0.1, (0.9, 0.999), 1e-8, 0.01, "L2")
+        adamw.adamw_numpy([0.0], [[1.0]], 0.1, (0.9, 0.999), 1e-8, 0.01, "L2")

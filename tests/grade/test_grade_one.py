@@ -102,8 +102,8 @@ def test_grade_one_says_why_when_the_reference_could_not_run(g, tmp_path):
 
 
 def test_a_change_to_any_checks_module_makes_old_grades_stale(tmp_path, monkeypatch):
-    """questions.py (every prediction), nb09.py (10's attention) and models/ (10's models) decide grades too, not
-    only nbNN.py and core."""
+    """questions.py (every prediction), nb09.py (10's attention), models/ (10's models) and nb10/'s modules decide
+    grades too, not only nbNN.py and core."""
     import shutil
 
     from autograder.checks import core
@@ -114,7 +114,7 @@ def test_a_change_to_any_checks_module_makes_old_grades_stale(tmp_path, monkeypa
     monkeypatch.setattr(core, "__file__", str(copy / "core.py"))
     before = source_hash("04_softmax_and_probability")
     assert source_hash("04_softmax_and_probability") == before  # stable
-    for module in ("questions.py", "nb09.py", "models/numpy_gpt.py"):
+    for module in ("questions.py", "nb09.py", "models/numpy_gpt.py", "nb10/gpt2.py"):
         (copy / module).write_text((copy / module).read_text() + "\n# changed\n")
         after = source_hash("04_softmax_and_probability")
         assert after != before, module

@@ -1,4 +1,5 @@
-"""Notebook 10's reference models and their known-wrong variants, which its checks compare with.
+"""Reference models and their known-wrong variants, which the checks compare with: notebook 10's, and
+notebook 05's optimiser.
 
 - :mod:`.weights`: parameters by name (TinyGPT's and a block's shapes, random weights, loading them into a module);
 - :mod:`.numpy_gpt`: LayerNorm, GELU, the feed-forward, the block, the embeddings and TinyGPT in NumPy (float64),
@@ -8,6 +9,7 @@
 - :mod:`.stand_ins`: models whose next token is known, for ``generate``;
 - :mod:`.training`: one reference training step, and its known mistakes;
 - :mod:`.gpt2` and :mod:`.llama`: GPT-2 from transformers' weights, and Llama's attention layout.
+- :mod:`.adamw`: notebook 05's AdamW in NumPy, alone and training the bigram table.
 
 A variant's name is checked (:func:`autograder.checks.hints.known_variant`): a misspelled one raises rather
 than quietly giving the correct model.

@@ -1,0 +1,49 @@
+"""Checks for 10_decoder_block: compared with PyTorch's own layers, given the same weights.
+
+Weights and inputs are NumPy arrays made when the cases are built (the grader judges
+evidence without importing torch); they are copied by parameter name into the learner's
+module and into PyTorch's. Hints rerun known wrong variants in NumPy and name the one
+an answer matches. The reference models and their variants are in :mod:`autograder.checks.models`;
+the attention pieces reuse notebook 09's NumPy models.
+
+One module per group of exercises, in the notebook's order (importing them registers their checks):
+
+- :mod:`.layers`: LayerNorm, FeedForward, DecoderBlock, count_block_params
+- :mod:`.dropout`: where a block and a TinyGPT drop in training mode (no check of its own)
+- :mod:`.tinygpt`: TinyGPT and its options (positions, tie_weights, gelu, dropout)
+- :mod:`.training`: lm_loss, generate, the prediction questions, train_step
+- :mod:`.cache_and_maps`: kv_cache_bytes, generate_cached, attention_maps, agreement_scores
+- :mod:`.gpt2`: from_gpt2, interleaved_to_halves, to_llama_attention
+- :mod:`.common`: the assignment, ``check`` and ``ask``, ModelCase, and the hints the composites share
+
+A notebook reads ``check.LayerNorm(LayerNorm)`` with ``from autograder.checks import nb10 as check``, so
+every check is re-exported here, with what the tests read (messages, tolerances, the models' entry points).
+"""
+from __future__ import annotations
+
+# in the notebook's order, which the registry keeps
+from .layers import (BLOCK_MESSAGES, FF_MESSAGES, FF_TOL, LN_MESSAGES, DecoderBlock, FeedForward, LayerNorm,
+                     count_block_params)
+from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
+from .training import (STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
+                       predict_no_positions, train_step)
+from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, attention_maps, generate_cached,
+                             kv_cache_bytes)
+from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, interleaved_to_halves, to_llama_attention
+
+from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
+from ..models.llama import llama_attention, llama_np, llama_state_np
+from ..nb09 import normal, tensor
+from .common import A, ModelCase, ask, check
+from .dropout import DROPPED, UNTOUCHED, _dropout_kind
+
+__all__ = [  # the checks a notebook calls, then what the tests read
+    "LayerNorm", "FeedForward", "DecoderBlock", "count_block_params", "TinyGPT", "lm_loss", "generate",
+    "predict_ffn_share", "predict_changed_positions", "predict_no_positions", "train_step", "kv_cache_bytes",
+    "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
+    "to_llama_attention",
+    "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "FF_MESSAGES", "FF_TOL", "BLOCK_MESSAGES",
+    "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
+    "HALVES_MESSAGES", "LLAMA_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",
+    "Gpt2Shape", "gpt2_np", "gpt2_params", "llama_attention", "llama_np", "llama_state_np", "normal", "tensor",
+]

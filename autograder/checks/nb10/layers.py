@@ -1,0 +1,267 @@
+"""Notebook 10's layers: LayerNorm, FeedForward, DecoderBlock and count_block_params.
+
+Each is compared with PyTorch's own layer given the same weights; hints rerun the known wrong variants in
+NumPy (:mod:`autograder.checks.models.numpy_gpt`) and name the one an answer matches. The block's dropout
+cases are in :mod:`.dropout`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..compare import Case, close, equal
+from ..hints import known_mistakes
+from ..models.numpy_gpt import block_np, ff_np, ln_np
+from ..models.torch_gpt import run_torch_block, torch_block
+from ..models.weights import block_shapes, load, make_params
+from ..nb09 import TOL, _torch, diagnose, normal, tensor
+from .common import ModelCase, _empty_rows_explained, _uses, check
+from .dropout import _block_dropout_case, _block_eval_case
+
+
+# --------------------------------------------------------------------------- LayerNorm
+
+LN_MESSAGES = {
+    "eps_outside": "eps is added outside the square root: divide by torch.sqrt(var + eps).",
+    "unbiased": "The variance is the unbiased one, divided by d - 1 (the default of x.var() and x.std()): "
+                "use x.var(dim=-1, keepdim=True, unbiased=False), the mean of the squared deviations.",
+    "std_default": "x.std() is unbiased by default and eps belongs inside the square root: divide by "
+                   "torch.sqrt(x.var(dim=-1, keepdim=True, unbiased=False) + eps).",
+    "no_eps": "eps is missing: divide by torch.sqrt(var + eps).",
+    "wrong_axis_0": "The statistics are taken over the wrong axis (the batch): normalise each vector over "
+                    "its last axis, dim=-1, keepdim=True.",
+    "wrong_axis_-2": "The statistics are taken over the wrong axis (the positions): normalise each vector "
+                     "over its last axis, dim=-1, keepdim=True.",
+    "wrong_axis_all": "The statistics are taken over the whole tensor: normalise each vector over its last "
+                      "axis, dim=-1, keepdim=True.",
+    "no_affine": "The learned scale and shift are not applied: multiply by self.weight, then add self.bias.",
+}
+
+
+LOOSE = dict(TOL, atol=2e-4, rtol=1e-3)  # rows with a tiny spread: float32 cancellation in x - mean
+
+
+def _ln_case(label, x, w, b, eps=None, tol=TOL):
+    d = x.shape[-1]
+
+    def call(cls):
+        torch = _torch()
+        module = cls(d) if eps is None else cls(d, eps=eps)
+        load(module, {"weight": w, "bias": b})
+        with torch.no_grad():
+            return module(tensor(x))
+
+    def want():
+        torch = _torch()
+        ref = torch.nn.LayerNorm(d, eps=1e-5 if eps is None else eps)
+        load(ref, {"weight": w, "bias": b})
+        with torch.no_grad():
+            return ref(tensor(x))
+
+    e = 1e-5 if eps is None else eps
+    variants = {n: (lambda n=n: ln_np(x, w, b, e, n)) for n in LN_MESSAGES}
+    return Case(label, call, want, close(**tol), hints=[diagnose(variants, LN_MESSAGES)])
+
+
+@check
+def LayerNorm(hidden, rng):
+    if not hidden:
+        x = np.array([[1.0, 2.0, 3.0, 4.0]], dtype=np.float32)
+        return [
+            _ln_case("LayerNorm(4) on [[1, 2, 3, 4]] (weight 1, bias 0): about [-1.342, -0.447, 0.447, 1.342]",
+                     x, np.ones(4, np.float32), np.zeros(4, np.float32)),
+            _ln_case("LayerNorm(6) with weight and bias, x of shape (2, 3, 6)",
+                     normal(rng, 2, 3, 6, scale=2.0) + 1, *_affine(rng, 6)),
+            _ln_case("LayerNorm(5) on x (3, 5) whose rows vary by only about 0.003 (eps matters here)",
+                     (normal(rng, 3, 5, scale=0.003) + 0.5).astype(np.float32), *_affine(rng, 5), tol=LOOSE),
+        ]
+    return [
+        _ln_case("LayerNorm(8, eps=0.01) on x (4, 8)", normal(rng, 4, 8, scale=0.2), *_affine(rng, 8), eps=0.01),
+        _ln_case("LayerNorm(16) on x (2, 2, 3, 16) centred at 5", normal(rng, 2, 2, 3, 16) + 5,
+                 *_affine(rng, 16)),
+        _ln_case("LayerNorm(3) on x (5, 3) with a tiny spread", (normal(rng, 5, 3, scale=0.002) - 1).astype(np.float32),
+                 *_affine(rng, 3), tol=LOOSE),
+        _ln_case("LayerNorm(7) on x (3, 7)", normal(rng, 3, 7), *_affine(rng, 7)),
+    ]
+
+
+def _affine(rng, d):
+    return (1 + normal(rng, d, scale=0.3)).astype(np.float32), normal(rng, d, scale=0.5)
+
+
+# ------------------------------------------------------------------------- FeedForward
+
+FF_MESSAGES = {
+    "tanh_gelu": "This is the tanh approximation of GELU: use the exact one, F.gelu(x) (approximate='none').",
+    "relu": "This is ReLU: the network uses the exact GELU, F.gelu(x).",
+    "no_activation": "There is no activation between fc1 and fc2: apply F.gelu to fc1's output.",
+    "activation_after_fc2": "GELU is applied after fc2: it goes between the layers, fc2(gelu(fc1(x))).",
+}
+
+
+GELU_IGNORED = ("gelu='tanh' was asked for and the exact GELU came out: pass the choice on, "
+                "F.gelu(h, approximate=self.approximate) ('tanh' is GPT-2's approximation).")
+FF_TOL = dict(atol=2e-6, rtol=2e-5)  # the two GELUs differ by up to 4.7e-4: far outside this
+
+
+def _ff_case(label, p, x, gelu="exact"):
+    d_ff, d = p["fc1.weight"].shape
+
+    def call(cls):
+        torch = _torch()
+        module = load(cls(d, d_ff) if gelu == "exact" else cls(d, d_ff, gelu=gelu), p)
+        with torch.no_grad():
+            return module(tensor(x))
+
+    def want():
+        torch = _torch()
+        F = torch.nn.functional
+        h = F.linear(tensor(x), tensor(p["fc1.weight"]), tensor(p["fc1.bias"]))
+        h = F.gelu(h, approximate="none" if gelu == "exact" else "tanh")
+        return F.linear(h, tensor(p["fc2.weight"]), tensor(p["fc2.bias"]))
+
+    if gelu == "tanh":  # the two forms are too close for diagnose's loose match: compare at the case's tolerance
+        return ModelCase(label, call, want, close(**FF_TOL, kind="tensor"),
+                         hints=[known_mistakes((lambda: ff_np(p, x), GELU_IGNORED), **FF_TOL)],
+                         right=lambda: ff_np(p, x, "tanh_gelu"), variants={"gelu ignored": lambda: ff_np(p, x)})
+    hint = diagnose({n: (lambda n=n: ff_np(p, x, n)) for n in FF_MESSAGES}, FF_MESSAGES)
+    return Case(label, call, want, close(**FF_TOL, kind="tensor"), hints=[hint])
+
+
+def ff_params(rng, d, d_ff):
+    return {"fc1.weight": normal(rng, d_ff, d, scale=2 / np.sqrt(d)), "fc1.bias": normal(rng, d_ff, scale=0.5),
+            "fc2.weight": normal(rng, d, d_ff, scale=2 / np.sqrt(d_ff)), "fc2.bias": normal(rng, d, scale=0.5)}
+
+
+@check
+def FeedForward(hidden, rng):
+    if not hidden:
+        return [_ff_case("FeedForward(4, 16) on x (2, 3, 4)", ff_params(rng, 4, 16), normal(rng, 2, 3, 4)),
+                _ff_case("FeedForward(6, 8) on x (5, 6)", ff_params(rng, 6, 8), normal(rng, 5, 6)),
+                _ff_case("FeedForward(6, 12, gelu='tanh') on x (3, 6): GPT-2's approximation", ff_params(rng, 6, 12),
+                         normal(rng, 3, 6), gelu="tanh")]
+    return [_ff_case("FeedForward(8, 32) on x (2, 4, 8)", ff_params(rng, 8, 32), normal(rng, 2, 4, 8)),
+            _ff_case("FeedForward(3, 5) on x (1, 1, 3)", ff_params(rng, 3, 5), normal(rng, 1, 1, 3)),
+            _ff_case("FeedForward(8, 16, gelu='tanh') on x (2, 3, 8)", ff_params(rng, 8, 16), normal(rng, 2, 3, 8),
+                     gelu="tanh")]
+
+
+# ------------------------------------------------------------------------ DecoderBlock
+
+BLOCK_MESSAGES = {
+    "post_norm": "This is the post-norm block of the 2017 paper, LN(x + f(x)): this course's block is "
+                 "pre-norm, x + attn(ln1(x)) then x + ff(ln2(x)).",
+    "no_mask": "Every position reads the future: pass the causal mask (torch.tril, True = allowed) to attn.",
+    "pytorch_mask": "The mask is PyTorch's (True = not allowed, torch.triu): our MultiHeadAttention wants "
+                    "True = allowed, torch.tril.",
+    "residual_around_norm": "The residual adds the normalised x: add the sub-layer's output to x itself, "
+                            "x + attn(ln1(x)), not ln1(x) + attn(ln1(x)).",
+    "no_residual": "The residual connections are missing: x = x + attn(ln1(x)), then x = x + ff(ln2(x)).",
+    "one_norm": "ln1 is used twice: the feed-forward sub-layer reads ln2(x).",
+    "relu": "The feed-forward network uses ReLU: use FeedForward (exact GELU).",
+    "tanh_gelu": "The feed-forward network uses the tanh approximation of GELU: use FeedForward (exact GELU).",
+}
+
+
+def _block_case(label, p, H, x):
+    d, d_ff = x.shape[-1], p["ff.fc1.weight"].shape[0]
+
+    def call(cls):
+        torch = _torch()
+        module = load(cls(d, H, d_ff), p)
+        with torch.no_grad(), _empty_rows_explained():
+            return module(tensor(x))
+
+    variants = {n: (lambda n=n: block_np(p, x, H, n)) for n in BLOCK_MESSAGES}
+    return Case(label, call, lambda: run_torch_block(torch_block(p, d, H, d_ff), tensor(x)), close(**TOL),
+                hints=[diagnose(variants, BLOCK_MESSAGES), _uses("LayerNorm and FeedForward")])
+
+
+def _block_causality_case(p, H, x):
+    d, d_ff = x.shape[-1], p["ff.fc1.weight"].shape[0]
+    T = x.shape[1]
+
+    def call(cls):
+        torch = _torch()
+        module = load(cls(d, H, d_ff), p)
+        changed = x.copy()
+        changed[:, -1] += 1.0
+        with torch.no_grad(), _empty_rows_explained():
+            a, b = module(tensor(x)), module(tensor(changed))
+        return float((a[:, :-1] - b[:, :-1]).abs().max())
+
+    def hint(got, want):
+        if isinstance(got, float) and math.isnan(got):
+            return ("The output holds NaN: some row of the mask keeps no key. Is the mask inverted? Our "
+                    "MultiHeadAttention wants True = allowed (torch.tril), the opposite of PyTorch's torch.triu mask.")
+        if isinstance(got, float) and not got < 1e-5:
+            return ("Changing only the last position changed the outputs at earlier positions: position t must "
+                    "read positions 0..t only. Build the causal mask (torch.tril, True = allowed) and pass it to attn.")
+        return None
+
+    return Case(f"DecoderBlock({d}, {H}, {d_ff}): changing x[:, {T - 1}] must not change the outputs at "
+                f"positions 0..{T - 2}", call, lambda: 0.0, close(atol=1e-5), hints=[hint])
+
+
+@check
+def DecoderBlock(hidden, rng):
+    if not hidden:
+        p = make_params(rng, block_shapes(8, 16))
+        x = normal(rng, 2, 5, 8)
+        return [
+            _block_causality_case(p, 2, x),
+            _block_case("DecoderBlock(8, 2, 16) on x (2, 5, 8), against nn.TransformerEncoderLayer(norm_first=True) "
+                        "with a causal mask", p, 2, x),
+            _block_dropout_case(p, 2, x, 0.5),
+            _block_eval_case(p, 2, x, 0.5),
+        ]
+    return [
+        _block_case("DecoderBlock(12, 3, 20) on x (3, 7, 12)", make_params(rng, block_shapes(12, 20)), 3,
+                    normal(rng, 3, 7, 12)),
+        _block_case("DecoderBlock(4, 1, 8) on x (1, 1, 4): one position", make_params(rng, block_shapes(4, 8)), 1,
+                    normal(rng, 1, 1, 4)),
+        _block_case("DecoderBlock(16, 4, 64) on x (2, 9, 16)", make_params(rng, block_shapes(16, 64)), 4,
+                    normal(rng, 2, 9, 16)),
+        _block_dropout_case(make_params(rng, block_shapes(12, 24)), 3, normal(rng, 2, 6, 12), 0.3),
+        _block_eval_case(make_params(rng, block_shapes(8, 16)), 2, normal(rng, 1, 4, 8), 0.3),
+    ]
+
+
+# ------------------------------------------------------------------ count_block_params
+
+def _count_want(d, d_ff):
+    def want():
+        torch = _torch()
+        layer = torch.nn.TransformerEncoderLayer(d, 1, d_ff, dropout=0.0, batch_first=True, norm_first=True)
+        return int(sum(p.numel() for p in layer.parameters()))
+    return want
+
+
+def _count_hint(d, f):
+    total = 4 * (d * d + d) + 2 * d * f + f + d + 4 * d
+    wrong = {
+        total - 4 * d: "The LayerNorm parameters are missing: ln1 and ln2 each have a weight and a bias of "
+                       "d_model numbers (4 * d_model in all).",
+        total - 2 * d: "Only one LayerNorm is counted: the block has two, ln1 and ln2, each with weight and bias.",
+        total - (4 * d + f + d): "The biases of the linear layers are missing: w_q, w_k, w_v, w_o, fc1 and fc2 "
+                                 "each have one.",
+        total - (4 * d + f + d) - 2 * d: "The biases are missing (linear layers and LayerNorms).",
+        total - (d * d + d): "Only three attention projections are counted: w_o, the output projection, has "
+                             "d_model * d_model + d_model parameters too.",
+        total - (d * f + d): "fc2 is missing: the feed-forward network has two layers, d_model -> d_ff -> d_model.",
+    }
+
+    def hint(got, want):
+        return wrong.get(got) if isinstance(got, int) else None
+
+    assert len(wrong) == 6, f"two known mistakes give the same count for ({d}, {f}): pick other sizes"
+    return hint
+
+
+@check
+def count_block_params(hidden, rng):
+    sizes = [(8, 24), (768, 3072)] if not hidden else [(12, 20), (64, 256), (5, 7)]
+    return [Case(f"count_block_params({d}, {f})" + (": GPT-2 small's block has 7,087,872" if d == 768 else ""),
+                 lambda fn, d=d, f=f: fn(d, f), _count_want(d, f), equal(), hints=[_count_hint(d, f)])
+            for d, f in sizes]

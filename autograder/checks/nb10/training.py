@@ -1,0 +1,361 @@
+"""Learning and sampling: lm_loss, generate, the three prediction questions, and train_step."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..compare import Case, close, describe, equal, predicate
+from ..evidence import Array
+from ..hints import known_mistakes, numbers
+from ..models.stand_ins import fake_models, sum_rule
+from ..models.training import flat_params, reference_step, step_setup
+from ..nb09 import TOL, _torch, normal, tensor
+from ..questions import int_in, is_, near, number_in, one_of
+from .common import ask, check
+
+
+# ------------------------------------------------------------------------------ lm_loss
+
+def _ce_np(logits, targets):
+    z = logits.astype(np.float64)
+    z = z - z.max(-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    return float(-np.take_along_axis(logp, targets[..., None], -1).mean())
+
+
+def _loss_hint(logits, targets, grad=False):
+    B, T, V = logits.shape
+
+    def softmax_first():
+        probs = np.exp(logits - logits.max(-1, keepdims=True))
+        return _ce_np(probs / probs.sum(-1, keepdims=True), targets)
+
+    wrong = known_mistakes(
+        (lambda: _ce_np(logits[:, :-1], targets[:, 1:]) if T > 1 else math.nan,
+         "The targets were shifted again: they are already the next tokens, compare logits[:, t] with "
+         "targets[:, t]."),
+        (softmax_first,
+         "F.cross_entropy takes logits and applies log-softmax itself: do not apply softmax first."),
+        (lambda: _ce_np(logits.reshape(-1, V), targets.T.reshape(-1)),
+         "The targets were flattened in a different order than the logits: reshape both in the same "
+         "(B * T) order, logits.reshape(B * T, V) and targets.reshape(B * T)."),
+        atol=0.0, rtol=1e-4)
+
+    def hint(got, want):
+        g, w = getattr(got, "data", None), want.data
+        if g is None or g.shape != w.shape:
+            return None
+        for factor, message in [(B * T, _SUMMED), (B, _PER_BATCH), (T, _PER_POSITION)]:
+            if factor != 1 and np.allclose(g, w * factor, rtol=1e-3, atol=1e-6):
+                return message
+        if grad:
+            return None
+        if not np.isfinite(g).all():
+            return "An infinite loss: compute log-softmax stably (F.cross_entropy does), not log(softmax(...))."
+        return wrong(got, want)
+    return hint
+
+
+_SUMMED = "The loss is summed over positions: take the mean over all B * T positions."
+_PER_BATCH = "The loss is averaged over positions, then summed over the batch: take the mean over all B * T positions."
+_PER_POSITION = "The loss is averaged over the batch, then summed over positions: take the mean over all B * T positions."
+
+
+def _loss_case(label, logits, targets):
+    def call(fn):
+        torch = _torch()
+        return fn(tensor(logits), torch.tensor(targets))
+
+    def want():
+        torch = _torch()
+        V = logits.shape[-1]
+        return torch.nn.functional.cross_entropy(tensor(logits).reshape(-1, V), torch.tensor(targets).reshape(-1))
+
+    return Case(label, call, want, close(**TOL), hints=[_loss_hint(logits, targets)])
+
+
+def _loss_grad_case(label, logits, targets):
+    def grad_of(fn):
+        torch = _torch()
+        z = tensor(logits).requires_grad_(True)
+        fn(z, torch.tensor(targets)).backward()
+        return z.grad
+
+    def want():
+        torch = _torch()
+        V = logits.shape[-1]
+        return grad_of(lambda z, t: torch.nn.functional.cross_entropy(z.reshape(-1, V), t.reshape(-1)))
+
+    return Case(label, grad_of, want, close(atol=1e-6, rtol=1e-4, kind="tensor"),
+                hints=[_loss_hint(logits, targets, grad=True)])
+
+
+@check
+def lm_loss(hidden, rng):
+    if not hidden:
+        return [
+            _loss_case("lm_loss of uniform logits (2, 4, 27): ln 27 = 3.2958", np.zeros((2, 4, 27), np.float32),
+                       rng.integers(0, 27, size=(2, 4))),
+            _loss_case("lm_loss(logits (2, 3, 5), targets (2, 3))", normal(rng, 2, 3, 5, scale=2.0),
+                       rng.integers(0, 5, size=(2, 3))),
+            _loss_grad_case("the gradient of lm_loss with respect to logits (3, 4, 6) (torch.autograd): the loss "
+                            "must be a tensor built from the logits", normal(rng, 3, 4, 6), rng.integers(0, 6, size=(3, 4))),
+        ]
+    return [
+        _loss_case("lm_loss(logits (4, 6, 11) with entries up to 100, targets (4, 6))", normal(rng, 4, 6, 11, scale=40.0),
+                   rng.integers(0, 11, size=(4, 6))),
+        _loss_case("lm_loss(logits (1, 1, 3), targets (1, 1))", normal(rng, 1, 1, 3), rng.integers(0, 3, size=(1, 1))),
+        _loss_grad_case("the gradient of lm_loss for logits (2, 5, 7)", normal(rng, 2, 5, 7), rng.integers(0, 7, size=(2, 5))),
+    ]
+
+
+# ------------------------------------------------------------------------------ generate
+
+def _greedy_case(label, prompt, n, V, ctx):
+    def call(fn):
+        torch = _torch()
+        return fn(fake_models()[0](V, ctx), torch.tensor(prompt), n, temperature=0.0)
+
+    def want():
+        return _torch().tensor(sum_rule(prompt, n, V, ctx))
+
+    first = [list(map(int, r)) for r in prompt]
+    for row in first:
+        for _ in range(n):
+            row.append(sum(row[:ctx]) % V)
+
+    def hint(got, want):
+        g = getattr(got, "data", None)
+        if g is None:
+            return None
+        if g.shape == (len(prompt), n):
+            return "Return the whole sequence: the prompt ids followed by the new tokens, (B, T + max_new_tokens)."
+        if g.tolist() == first:
+            return ("The context keeps the first context_len tokens: keep the last ones, ids[:, -context_len:], "
+                    "and predict from the logits of the last position.")
+        if g.shape == want.data.shape and g[:, : len(prompt[0])].tolist() == want.data[:, : len(prompt[0])].tolist():
+            return ("The new tokens differ: predict from the logits of the last position, logits[:, -1, :], "
+                    "and take their argmax when temperature is 0.")
+        return None
+
+    return Case(label, call, want, equal(), hints=[hint])
+
+
+def _argmax_case(label, logits, batch, n):
+    def call(fn):
+        torch = _torch()
+        return fn(fake_models()[1](logits), torch.zeros(batch, 1, dtype=torch.long), n, temperature=0.0,
+                  generator=torch.Generator().manual_seed(0))
+
+    def want():
+        torch = _torch()
+        out = torch.full((batch, n + 1), int(np.argmax(logits)), dtype=torch.long)
+        out[:, 0] = 0
+        return out
+
+    def hint(got, want):
+        g = getattr(got, "data", None)
+        if g is not None and g.shape == want.data.shape and len(np.unique(g[:, 1:])) > 1:
+            return "At temperature 0 generation is greedy: take the argmax of the logits, do not sample."
+        return None
+
+    return Case(label, call, want, equal(), hints=[hint])
+
+
+def _sampling_case(label, logits, temperature, batch, n, seed):
+    z = np.asarray(logits, dtype=np.float64)
+    p = np.exp(z / temperature - (z / temperature).max())
+    p = p / p.sum()
+
+    def call(fn):
+        torch = _torch()
+        return fn(fake_models()[1](list(logits)), torch.full((batch, 1), 1, dtype=torch.long), n,
+                  temperature=temperature, generator=torch.Generator().manual_seed(seed))
+
+    def test(got, want):
+        g = getattr(got, "data", None)
+        if g is None or g.shape != (batch, n + 1):
+            return f"expected a tensor of shape {(batch, n + 1)}, got {getattr(g, 'shape', type(got).__name__)}."
+        if not (g[:, 0] == 1).all():
+            return "the prompt ids must stay at the start of the result."
+        new = g[:, 1:].ravel().astype(int)
+        if new.min() < 0 or new.max() >= len(p):
+            return f"generated ids outside [0, {len(p)})."
+        freq = np.bincount(new, minlength=len(p)) / new.size
+        sigma = np.sqrt(p * (1 - p) / new.size)
+        if np.all(np.abs(freq - p) <= 5 * sigma + 1e-9):
+            return None
+        msg = (f"the sampled frequencies {np.round(freq, 3).tolist()} do not follow softmax(logits / temperature) = "
+               f"{np.round(p, 3).tolist()}.")
+        if freq.max() == 1.0:
+            return msg + " Every sample is the same token: at temperature > 0 sample with torch.multinomial, not argmax."
+        raw = np.exp(z - z.max())
+        if np.all(np.abs(freq - raw / raw.sum()) <= 5 * sigma + 1e-9):
+            return msg + " They follow softmax(logits): divide the logits by the temperature first."
+        return msg
+
+    return Case(label, call, lambda: p, predicate(test))
+
+
+def _reproducible_case(label):
+    def call(fn):
+        torch = _torch()
+        outs = []
+        with torch.random.fork_rng(devices=[]):
+            for global_seed in (11, 12):
+                torch.manual_seed(global_seed)  # a different global state each time
+                outs.append(fn(fake_models()[1]([0.0, 0.5, 1.0, 1.5]), torch.zeros(4, 1, dtype=torch.long), 8,
+                               temperature=1.0, generator=torch.Generator().manual_seed(5)))
+        return tuple(outs)
+
+    def test(got, want):
+        if not (isinstance(got, tuple) and len(got) == 2 and all(hasattr(g, "data") for g in got)):
+            return "expected a tensor from each call."
+        a, b = got[0].data, got[1].data
+        if a.shape == b.shape == (4, 9) and np.array_equal(a, b):
+            return None
+        return ("two calls with generators seeded alike gave different samples: pass generator=generator to "
+                "torch.multinomial, so the global random state does not matter.")
+
+    return Case(label, call, lambda: None, predicate(test))
+
+
+@check
+def generate(hidden, rng):
+    if not hidden:
+        return [
+            _greedy_case("generate(model, [[1, 2, 3]], 5, temperature=0) where the model's next token is the sum of "
+                         "its context mod 10 and context_len = 4: expected [[1, 2, 3, 6, 2, 3, 4, 5]]",
+                         [[1, 2, 3]], 5, 10, 4),
+            _greedy_case("generate(model, ids (2, 2), 3, temperature=0), the same model", [[4, 5], [0, 9]], 3, 10, 4),
+            _argmax_case("generate at temperature 0 with logits [0, ln 2, ln 0.5] at every step: always token 1",
+                         [0.0, math.log(2), math.log(0.5)], 20, 2),
+            _sampling_case("generate(model, ids (3000, 1), 2, temperature=1.0, generator=...) with logits "
+                           "[0, ln 2, ln 0.5]: frequencies about [0.286, 0.571, 0.143]",
+                           (0.0, math.log(2), math.log(0.5)), 1.0, 3000, 2, 0),
+            _sampling_case("the same at temperature=0.5: softmax(logits / 0.5), about [0.19, 0.762, 0.048]",
+                           (0.0, math.log(2), math.log(0.5)), 0.5, 3000, 2, 1),
+            _reproducible_case("two calls with torch.Generator().manual_seed(5) give the same tokens"),
+        ]
+    return [
+        _greedy_case("generate(model, ids (3, 4), 7, temperature=0), vocab 13, context_len 5",
+                     rng.integers(0, 13, size=(3, 4)).tolist(), 7, 13, 5),
+        _greedy_case("generate(model, ids (1, 6), 2, temperature=0): a prompt longer than context_len 3",
+                     rng.integers(0, 7, size=(1, 6)).tolist(), 2, 7, 3),
+        _argmax_case("generate at temperature 0, logits [1, 0.2, 1.1, -1]", [1.0, 0.2, 1.1, -1.0], 40, 3),
+        _sampling_case("generate(..., temperature=2.0) with logits [1, 0, -1, 0.5]", (1.0, 0.0, -1.0, 0.5), 2.0, 2000, 3,
+                       int(rng.integers(1000))),
+        _reproducible_case("two calls with equally seeded generators give the same tokens"),
+    ]
+
+
+# ---------------------------------------------------------------------------- questions
+
+def _ffn_share(d, f):
+    """The feed-forward network's share of the parameters of a decoder block of width d and inner width f."""
+    ff = 2 * d * f + f + d
+    return ff / (4 * (d * d + d) + ff + 4 * d)
+
+
+predict_ffn_share = ask(
+    "predict_ffn_share", label="predict_ffn_share(): the share of ff in the parameters of DecoderBlock(768, 12, 3072)",
+    form=number_in(0, 1), compare=close(atol=0.02, rtol=0),
+    mistakes=[(near(1 / 3, 0.04), "That is attention's share, not the feed-forward network's: attention has four d x d "
+                                  "matrices (4 d^2), the network two d x 4d ones (8 d^2), twice as many: about 2/3."),
+              (near(0.5, 0.04), "The two are not equal: attention's four matrices are d x d (4 d^2 in all), the "
+                                "feed-forward network's two are d x 4d (8 d^2): it holds about 2/3."),
+              (lambda got: numbers(got) is not None and float(numbers(got)) < 0.3,
+               "Attention is the famous part, not the large one: its four d x d matrices hold 4 d^2 weights, the "
+               "feed-forward network's two d x 4d matrices 8 d^2: the network has about 2/3 of the block.")],
+    otherwise="Count in units of d^2: attention 4 (four d x d projections), feed-forward 8 (two d x 4d matrices); "
+              "biases and norms are O(d). So the feed-forward share is about 8 / 12 = 2/3.")
+
+
+predict_changed_positions = ask(
+    "predict_changed_positions",
+    label="predict_changed_positions(): positions (of 8) whose logits change when only the token at "
+          "position 5 is replaced",
+    form=int_in(0, 8), compare=equal(),
+    mistakes=[(is_(8), "Attention mixes positions, but only backwards: under the causal mask positions 0 .. 4 never "
+                       "read position 5, so their logits cannot move. Only 5, 6 and 7 change."),
+              (is_(1), "Position 5's own logits change, but so do those of positions 6 and 7, which read position 5 "
+                       "through attention: 3 positions."),
+              (is_(2), "Positions 6 and 7 read position 5, and position 5's own logits change too (its input did): "
+                       "3 positions."),
+              (is_(5), "Positions 0 .. 4 come before position 5 and cannot read it (causal mask); the ones that change "
+                       "are 5, 6 and 7."),
+              (is_(6), "Positions 0 .. 5 would be 'up to and including 5', but the mask works the other way: a position "
+                       "reads the past, so the change reaches 5 and the positions after it, 6 and 7.")],
+    otherwise="Under the causal mask a change at position 5 reaches position 5 and every later position, 6 and 7: 3.")
+
+
+NO_POSITION_CHOICES = ("bigram", "halfway", "entropy rate")
+
+
+predict_no_positions = ask(
+    "predict_no_positions", label="predict_no_positions(): where the model without positions lands",
+    form=one_of(NO_POSITION_CHOICES), compare=equal(),
+    mistakes=[(is_("bigram"), "Without positions attention is not a bag of words here: the causal mask breaks its "
+                              "symmetry (a position reads exactly the tokens before it, so the size of its context "
+                              "leaks into the output), and each word of this grammar shows its role. The model still "
+                              "finds the subject for the verb: it lands near the entropy rate."),
+              (is_("halfway"), "It does better than that: the causal mask gives a sense of order (each position reads "
+                               "only the tokens before it), and in this grammar each word shows its role, so positions "
+                               "add little: the model lands near the entropy rate.")])
+
+
+# --------------------------------------------------------------------------- train_step
+
+STEP_MESSAGES = {
+    "no_zero_grad": "The old gradients were not cleared: PyTorch adds new gradients to .grad, so call "
+                    "optimizer.zero_grad() before backward.",
+    "no_clip": "The step used unclipped gradients: call torch.nn.utils.clip_grad_norm_(model.parameters(), "
+               "max_norm) between backward and optimizer.step() (clipping after the step is too late: the step "
+               "has already used them).",
+    "clip_value": "Each gradient entry was clipped to [-max_norm, max_norm] (clip_grad_value_): clip the global "
+                  "norm of all gradients together, clip_grad_norm_, which keeps their direction.",
+}
+
+
+def _step_case(label, seed, max_norm):
+    def call(fn):
+        model, opt, xb, yb = step_setup(seed)
+        loss = fn(model, opt, xb, yb, max_norm)
+        return loss, flat_params(model)
+
+    def test(got, want):
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return f"expected the loss, got {describe_short(got)}."
+        loss, params = got
+        if isinstance(loss, Array) and loss.kind == "tensor":
+            return ("returned the loss as a tensor: return loss.item(), a float (a tensor would keep the whole "
+                    "computation graph alive and cannot be averaged with NumPy).")
+        if not isinstance(loss, float):
+            return f"expected the loss as a float, got {describe_short(loss)}."
+        w_loss, w_params = want
+        if not math.isclose(loss, w_loss, rel_tol=1e-5, abs_tol=1e-6):
+            return f"returned loss {loss:.6f}, expected {w_loss:.6f} (the mean lm_loss of the batch before the step)."
+        g, w = numbers(params), numbers(w_params)
+        if g is not None and w is not None and g.shape == w.shape and np.allclose(g, w, atol=1e-5, rtol=1e-4):
+            return None
+        return "the parameters after the step differ from one clipped step."
+
+    hint = known_mistakes(*((lambda n=n: reference_step(seed, max_norm, n)[1], STEP_MESSAGES[n])
+                            for n in STEP_MESSAGES), atol=1e-5, rtol=1e-4)
+    return Case(label, call, lambda: reference_step(seed, max_norm), predicate(test),
+                hints=[lambda got, want: hint(got[1], want[1]) if isinstance(got, tuple) and len(got) == 2 else None])
+
+
+def describe_short(value):
+    return describe(value)
+
+
+@check
+def train_step(hidden, rng):
+    if not hidden:
+        return [_step_case("train_step on a small model with leftover gradients, SGD lr 0.1, max_norm=0.5 "
+                           "(the gradient norm is larger: clipping acts)", 1, 0.5),
+                _step_case("train_step with max_norm=1000 (clipping does nothing)", 2, 1000.0)]
+    return [_step_case("train_step, max_norm=0.1", int(rng.integers(100, 1000)), 0.1),
+            _step_case("train_step, max_norm=2.0", int(rng.integers(1000, 2000)), 2.0)]
