@@ -7,6 +7,8 @@ right one: a value just outside the tolerance, a transposed array, an int for a 
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -236,6 +238,26 @@ def test_a_numeric_failure_shows_the_tolerances_and_the_largest_difference():
     # unsigned integers: 1 - 3 is a difference of 2, not a wrap-around to 254
     assert "the largest difference is 2, at position 0" in verdict(
         close(), np.array([1, 2], np.uint8), np.array([3, 2], np.uint8))
+
+
+def test_the_largest_difference_is_among_the_values_that_fail_in_complex_too_and_warns_of_nothing():
+    """Where the message points: the largest difference among the values outside the tolerance (not a larger
+    one the relative tolerance forgives), complex differences measured in the complex plane, an infinite
+    difference before a nan one, and no floating-point warning printed into the learner's output."""
+    forgiving = close(atol=1e-5, rtol=1e-3)  # 1000 -> 1000.5 is within 1.00001; 1 -> 1.1 is not
+    assert "the largest difference is 0.1, at position 1" in verdict(
+        forgiving, np.array([1000.5, 1.1]), np.array([1000.0, 1.0]))
+    assert "the largest difference is 1, at position 0" in verdict(  # |(1+2j) - (1+1j)| = 1, not 0
+        close(), np.array([1 + 2j, 0j]), np.array([1 + 1j, 0j]))
+    assert "the largest difference is 5, at position 0" in verdict(  # |3+4j| = 5: both parts count
+        close(), np.array([3 + 4j, 0j]), np.array([0j, 0j]))
+    # inf - (-inf) is inf at position 0; 1 - nan is nan at position 1: both as bad, the first is named
+    assert "the largest difference is inf, at position 0" in verdict(
+        close(), np.array([np.inf, 1.0]), np.array([-np.inf, np.nan]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inf - inf where both are inf: no "invalid value" warning escapes
+        assert "the largest difference is 1, at position 1" in verdict(
+            close(), np.array([np.inf, 1.0]), np.array([np.inf, 2.0]))
 
 
 TRANSPOSED = " It equals the expected result transposed: are the last two axes swapped?"

@@ -61,7 +61,10 @@ def nbgrader_cells(path) -> list[dict]:
     return [{**c, "source": "".join(c["source"]) if isinstance(c["source"], list) else c["source"]} for c in cells]
 
 
-def test_each_test_carries_the_sources_text_points_and_exercise_and_what_the_student_was_given(tests):
+def test_each_test_carries_the_sources_text_points_and_exercise_and_what_the_student_was_given(source):
+    # source_tests called here, not through the module's `tests` fixture: mutmut runs a mutant against the
+    # tests it saw call the function, and a module fixture calls it once, for whichever test came first
+    tests = source_tests(source, student_notebook(source, f"{A}.ipynb"))
     given = {c["metadata"]["nbgrader"]["grade_id"]: c for c in nbgrader_cells(paths.notebooks_dir() / f"{A}.ipynb")
              if c["metadata"].get("nbgrader", {}).get("grade")}
     want, exercise = [], None
