@@ -4,9 +4,10 @@ pages, the gradebook and ``validate`` read, and the one rule for "an exercise pa
 :class:`FinalResult` is what ``results/<student>/<assignment>.json`` holds (:meth:`FinalResult.from_json`,
 :meth:`FinalResult.to_json`, the format :class:`.records.SubmissionResult` writes), and with
 :meth:`FinalResult.with_gradebook` what the gradebook says of it: a person's scores, comments,
-lateness and penalty. A test's status then follows its points where a person changed them
-(:func:`counted_status`); an exercise's status is :func:`.judge.exercise_status` of its tests' statuses
-(:class:`Exercise`), and nothing else decides whether an exercise passed.
+lateness and penalty. A person's score changes a test's points, never its status: the status is what the
+grader found in the code (the named mistake stays on the learner's page and in the class's statistics when a
+person gives partial or full credit). An exercise's status is :func:`.judge.exercise_status` of its tests'
+statuses (:class:`Exercise`), and nothing else decides whether an exercise passed.
 """
 from __future__ import annotations
 
@@ -24,16 +25,6 @@ from .records import RESULT_VERSION
 def is_hidden(grade_id: str) -> bool:
     """A hidden test: inputs the learner never saw; its status and points show, never its inputs."""
     return grade_id.endswith("_hidden")
-
-
-def counted_status(status: Status, points: float, max_points: float, overridden: bool) -> Status:
-    """A test's status once a person's score counts: full points from a person pass it, fewer points from a
-    person take a pass away (failed); a score nobody changed keeps the grader's status."""
-    if not overridden:
-        return status
-    if points >= max_points:
-        return "passed"
-    return "failed" if status == "passed" else status
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,19 +46,16 @@ class GradedTest:
     grade_id: str
     points: float  # what counts: a person's score if they gave one, else the grader's
     max_points: float
-    status: Status  # the grader's, or what a person's score makes it (counted_status)
+    status: Status  # the grader's, whatever a person's score: it says what the code did
     message: str = ""
     mistake: str = ""  # the known mistake a failed check recognised, else ""
     prediction: Prediction | None = None  # a question's recorded answer, right or wrong
     auto_points: float | None = None  # the grader's points; None: the same as points
-    auto_status: Status | None = None  # the grader's status; None: the same as status
     overridden: bool = False  # a person changed its score in the gradebook
 
     def __post_init__(self) -> None:
         if self.auto_points is None:
             object.__setattr__(self, "auto_points", self.points)
-        if self.auto_status is None:
-            object.__setattr__(self, "auto_status", self.status)
 
     @property
     def exercise(self) -> str:
@@ -85,13 +73,12 @@ class GradedTest:
 
     def score(self) -> TestScore:
         """The grader's score, as saved."""
-        return TestScore(self.grade_id, self.auto_points, self.max_points, self.auto_status, self.message,
+        return TestScore(self.grade_id, self.auto_points, self.max_points, self.status, self.message,
                          self.mistake, self.prediction)
 
     def counted(self, points: float, overridden: bool) -> "GradedTest":
-        """This test with the gradebook's score for it."""
-        status = counted_status(self.auto_status, points, self.max_points, overridden)
-        return dataclasses.replace(self, points=points, status=status, overridden=overridden)
+        """This test with the gradebook's score for it (its status stays the grader's)."""
+        return dataclasses.replace(self, points=points, overridden=overridden)
 
 
 @dataclass(frozen=True, kw_only=True)

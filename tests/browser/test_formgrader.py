@@ -114,7 +114,7 @@ def test_a_reviewer_sees_why_a_test_failed_and_an_override_reaches_the_csvs(cour
     row = next(r for r in read_rows(graded / "scores.csv") if r["student_id"] == "wrong_encode"
                and r["grade_id"] == "test_encode")
     assert row["points"] == "1" and row["overridden"] == "yes" and row["comment"] == "Ids start at 0: drop the + 1."
-    assert row["status"] == "passed", "a person's full score passes the test (results.counted_status)"
+    assert row["status"] == "failed", "a person's score changes the points, not what the grader found"
     total = next(r for r in read_rows(graded / "grades.csv") if r["student_id"] == "wrong_encode")
     assert total["overridden"] == "yes"  # as in scores.csv
     page.goto((graded / "feedback" / "wrong_encode" / f"{A}.html").as_uri())

@@ -57,16 +57,17 @@ def written(out: Path, recorded: dict) -> dict[str, dict]:
     return said
 
 
-def test_a_person_s_full_score_passes_the_test_in_every_output_and_a_partial_one_does_not(tmp_path):
+def test_a_person_s_score_changes_the_points_in_every_output_and_the_status_in_none(tmp_path):
+    """A person's credit counts in the points; the status stays what the grader found in the code, alike in
+    every output, so the named mistake stays on the learner's page and in the class's statistics."""
     said = written(tmp_path, {("ada", A): person(1.0), ("bob", A): person(0.5)})
-    assert said["ada"] == {"csv": "passed", "report": True, "feedback": "passed", "terminal": True,
-                           "exercise": "passed"}
-    # partial points are not a pass: the rule a person's score goes through is the grader's own
-    assert said["bob"] == {"csv": "failed", "report": False, "feedback": "failed", "terminal": False,
-                           "exercise": "failed"}
-    assert said["cy"] == said["bob"], "nobody changed cy's score: the grader's status stands"
+    failed = {"csv": "failed", "report": False, "feedback": "failed", "terminal": False, "exercise": "failed"}
+    assert said["ada"] == said["bob"] == said["cy"] == failed
     grades = {r["student_id"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text().splitlines())}
     assert (grades["ada"]["score"], grades["bob"]["score"], grades["cy"]["score"]) == ("3", "2.5", "2")
+    assert (grades["ada"]["overridden"], grades["cy"]["overridden"]) == ("yes", "")
+    page = (tmp_path / "feedback" / "ada" / f"{A}.html").read_text()
+    assert "wrong values" in page, "the grader's message stays beside a person's full credit"
 
 
 def test_every_output_asks_the_one_rule(tmp_path, monkeypatch):
@@ -83,10 +84,10 @@ def test_every_output_asks_the_one_rule(tmp_path, monkeypatch):
     assert re.search(r"^  passed +encode", "\n".join(lines), re.M), lines
 
 
-def test_a_person_who_takes_a_pass_away_fails_the_test():
+def test_a_person_who_takes_points_away_leaves_the_status_and_the_saved_record():
     taken = saved("eve", encode=1.0).with_gradebook(person(0.0))
     encode = taken.tests[0]
-    assert (encode.points, encode.status, encode.auto_points, encode.auto_status) == (0.0, "failed", 1.0, "passed")
+    assert (encode.points, encode.status, encode.auto_points, encode.overridden) == (0.0, "passed", 1.0, True)
     assert taken.to_json() == saved("eve", encode=1.0).to_json(), "the saved record stays the grader's"
 
 
