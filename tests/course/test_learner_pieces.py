@@ -225,9 +225,9 @@ def execute(path: Path, kernel: str, env: dict[str, str], *, allow: tuple[str, .
     while the client waited for its reply): a cell that outlives the timeout is run again once in a new
     kernel, with a warning; a notebook that hangs twice fails. The slowest honest cell takes about 30 s."""
     old = dict(os.environ)
-    os.environ.update(env)  # the kernel inherits this process's environment
     for var in ("NBGRADER_EXECUTION", core.MODE_ENV, core.SEED_ENV, "AUTOGRADER_ROOT", "MPLBACKEND"):
         os.environ.pop(var, None)
+    os.environ.update(env)  # the kernel inherits this process's environment
     try:
         for attempt in (1, 2):
             nb = nbformat.read(path, as_version=4)
@@ -405,6 +405,11 @@ def fetched_runs(students):
     for assignment in ("05_gradients_and_chain_rule", "09_attention", "10_decoder_block"):
         log = students["root"] / f"calls-{assignment[:2]}.txt"
         env = {**students["env"], "LEARNER_CALLS": str(log)}
+        if assignment == "10_decoder_block":
+            # 10 as the Validate button runs it (nbgrader sets NBGRADER_EXECUTION=validate, which takes the
+            # learner's pieces, not the course's): its demos train 20 steps instead of 200, the same code on
+            # the same pieces; nbval runs the full training of the solution (30 core-s saved here)
+            env["NBGRADER_EXECUTION"] = "validate"
         # Every check of 10 runs here too: the checks' own models use the learner's 09 (models.torch_gpt.attention09)
         nb = execute(course / assignment / f"{assignment}.ipynb", "students", env)
         runs[assignment] = (nb, calls(log))
