@@ -8,7 +8,7 @@ import time
 import pytest
 
 from autograder.grade.config import GradeConfig
-from autograder.grade.engine import Limits, default_pool, run_cells
+from autograder.grade.engine import Limits, default_pool, fallback, run_cells
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
 LOOP = "def slow(x):\n    while True:\n        pass\n"
@@ -67,3 +67,17 @@ def test_grade_sets_a_budget_from_its_timeout_and_refuses_a_bad_one(tmp_path):
     assert GradeConfig(submissions=tmp_path, timeout=4).limits().timeout_budget == 120
     with pytest.raises(ValueError, match="--time-budget must be positive"):
         GradeConfig(submissions=tmp_path, timeout_budget=0).check()
+
+
+def test_the_nbclient_fallback_keeps_the_same_shorter_limit_and_budget():
+    """`grade --engine nbclient` runs a plain kernel: the same Limits bound it (it used to give every later
+    cell that met the loop the full timeout)."""
+    run = fallback.run_cells([LOOP, "x = 1", "slow(1)", "slow(2)", "slow(3)", "slow(4)", "print('after', x)"],
+                             assignment="02_demo", limits=BUDGET)
+    status = [c.status for c in run.cells]
+    assert status[:5] == ["ok", "ok", "timeout", "timeout", "timeout"], [(c.status, c.detail) for c in run.cells]
+    assert "interrupted after 3 s" in run.cells[2].detail and "shorter limit" in run.cells[3].detail
+    assert run.cells[3].seconds < 3, "the later cell ran to the shorter limit"
+    assert [c.status for c in run.cells[5:]] == ["skipped", "skipped"]
+    assert all("time budget spent" in c.detail for c in run.cells[5:])
+    assert any("whole time budget" in p for p in run.problems)

@@ -68,11 +68,19 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
                                            "traceback": []},
                          kernel_name="python3", resources={"metadata": {"path": scratch}})
         stuck = False
+        # After a first time-out, later cells get limits.later_timeout and time-outs may cost limits.timeout_budget
+        # in all, as in the engine (supervisor.py): a function that loops is met again by every cell that calls it.
+        spent, later = 0.0, False
+        budget = limits.timeout_budget or float("inf")
         # The kernel's own start-up chatter would scribble over the grader's progress line.
         with client.setup_kernel(env=kernel_env, cwd=scratch, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
             for i, cell in enumerate(cells):
                 if stuck:
                     results.append(CellResult(i, "skipped", [], 0.0, "not run: the kernel stopped responding"))
+                    continue
+                if spent >= budget:
+                    results.append(CellResult(i, "skipped", [], 0.0,
+                                              "not run: time budget spent (earlier cells of this notebook timed out)"))
                     continue
                 client.timed_out = False
                 start = time.monotonic()
@@ -90,8 +98,15 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
                 seconds = time.monotonic() - start
                 outputs = list(cell.get("outputs", []))
                 if client.timed_out:
-                    results.append(CellResult(i, "timeout", outputs, seconds,
-                                              f"interrupted after {limits.cell_timeout:g} s"))
+                    results.append(CellResult(i, "timeout", outputs, seconds, f"interrupted after {client.timeout:g} s"
+                                              + (" (the shorter limit once a cell of this notebook has timed out)"
+                                                 if later else "")))
+                    spent += seconds
+                    if limits.later_timeout and not later:
+                        later, client.timeout = True, int(max(1, min(limits.cell_timeout, limits.later_timeout)))
+                    if spent >= budget:
+                        problems.append(f"time-outs cost this notebook {spent:.0f} s, its whole time budget "
+                                        f"({limits.timeout_budget:g} s); the cells after them were not run")
                     stuck = not _answers(client)
                     if stuck:
                         problems.append(f"cell {i} ignored the interrupt; the cells after it were not run")
