@@ -18,7 +18,8 @@ from .judge import TestScore
 RESULT_VERSION = 2
 
 
-def _problem(data: dict) -> Problem:
+def problem_from_json(data: dict) -> Problem:
+    """A saved problem (keys it does not know are ignored)."""
     return Problem(**{f.name: data[f.name] for f in dataclasses.fields(Problem) if f.name in data})
 
 
@@ -92,7 +93,7 @@ class Job:
     def from_json(cls, data: dict) -> "Job":
         return cls(**{**data, "reference": Reference.from_json(data["reference"]),
                       "limits": Limits.from_json(data["limits"]), "hide": tuple(data["hide"]),
-                      "problems": tuple(_problem(p) for p in data["problems"]),
+                      "problems": tuple(problem_from_json(p) for p in data["problems"]),
                       "notebook": NotebookFile.from_json(data["notebook"]) if data.get("notebook") else None})
 
 
@@ -151,4 +152,4 @@ class SubmissionResult:
         known = {f.name for f in dataclasses.fields(cls)} - _NOT_SAVED
         return cls(**{**{k: v for k, v in data.items() if k in known},
                       "scores": [TestScore.from_json(s) for s in data.get("scores", [])],
-                      "problems": [_problem(p) for p in data.get("problems", [])]})
+                      "problems": [problem_from_json(p) for p in data.get("problems", [])]})

@@ -19,7 +19,7 @@ from ..checks.core import Prediction
 from ..nbio import exercise_of
 from .discover import Problem
 from .judge import Status, TestScore, exercise_status
-from .records import RESULT_VERSION
+from .records import RESULT_VERSION, problem_from_json
 
 
 def is_hidden(grade_id: str) -> bool:
@@ -135,12 +135,6 @@ def untouched(exercises_: Iterable[Exercise]) -> bool:
     return bool(found) and all(ex.status == "not attempted" for ex in found)
 
 
-def _problem(data: dict, student_id: str, assignment_id: str) -> Problem:
-    known = {f.name for f in dataclasses.fields(Problem)}
-    return Problem(**{"student_id": student_id, "assignment_id": assignment_id,
-                      **{k: v for k, v in data.items() if k in known}})
-
-
 _SAVED = ("assignment_id", "source_hash", "seed", "student_id", "notebook", "submission_hash", "engine", "isolation",
           "code", "seconds", "started_at", "finished_at", "submitted_at", "version")  # beside scores and problems
 
@@ -202,7 +196,7 @@ class FinalResult:
         return any(t.overridden for t in self.tests)
 
     def with_gradebook(self, recorded: Recorded | None) -> "FinalResult":
-        """This result as the gradebook has it: each test's score that counts (and the status it makes), the
+        """This result as the gradebook has it: each test's score that counts (its status stays the grader's), the
         comments, lateness and its penalty; this result itself when the gradebook has no record of it."""
         if recorded is None:
             return self
@@ -225,4 +219,5 @@ class FinalResult:
         student, assignment = data["student_id"], data["assignment_id"]
         return cls(**{k: data[k] for k in _SAVED if k in data},
                    tests=tuple(GradedTest.of(TestScore.from_json(s)) for s in data.get("scores", [])),
-                   problems=tuple(_problem(p, student, assignment) for p in data.get("problems", [])))
+                   problems=tuple(problem_from_json({"student_id": student, "assignment_id": assignment, **p})
+                                  for p in data.get("problems", [])))
