@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -24,7 +25,37 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _start_warming(args: argparse.Namespace) -> None:
+    """Start the warm interpreters before the pipeline is imported: that import (nbgrader, its server
+    extensions, SQLAlchemy) takes a core-second and a half on one core, and the warm-up, as long again on each
+    worker, need not wait behind it. Only a guess at what the class needs, from the folder names
+    (SUBMISSIONS/<student>/<assignment>/); the pipeline decides what to grade, and the schedule starts any
+    interpreter still missing. Nothing is started for nbclient, a cluster, or a folder with nothing of ours."""
+    if args.cluster or args.engine == "nbclient" or args.submissions is None:
+        return
+    from .. import paths
+    from . import engine
+
+    wanted = set(args.assignment or paths.assignments())
+    found: dict[str, int] = {}
+    try:
+        for student in os.scandir(args.submissions):
+            if student.is_dir(follow_symlinks=False) and (not args.student or student.name in args.student):
+                for entry in os.scandir(student.path):
+                    if entry.name in wanted and entry.is_dir(follow_symlinks=False):
+                        found[entry.name] = found.get(entry.name, 0) + 1
+    except OSError:
+        return  # the pipeline says what is wrong with the folder
+    if not found:
+        return
+    jobs = args.jobs or GradeConfig(submissions=args.submissions).jobs
+    pool = engine.default_pool()
+    pool.expect(found)
+    pool.start_warming(min(jobs, sum(found.values()) + len(found)))
+
+
 def _grade(args: argparse.Namespace) -> int:
+    _start_warming(args)
     # imported when grading: the pipeline pulls in nbgrader's gradebook and SQLAlchemy (about a second),
     # which `--help` and the other commands do not need
     from .pipeline import grade_class

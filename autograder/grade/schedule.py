@@ -121,9 +121,8 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                 found(a, json.loads(cached.read_text())["evidence"])
             else:
                 pending_refs[pool.submit(reference_fn, a, hashes[a], seed, limits, cfg.engine, hide)] = a
-        if isinstance(pool, ThreadPoolExecutor):  # start the other warm interpreters while the references run
-            for _ in range(max(0, min(workers, len(todo)) - len(pending_refs))):
-                pool.submit(engine_module.default_pool().warm, 1)
+        if isinstance(pool, ThreadPoolExecutor):  # one warm interpreter per worker, started side by side
+            engine_module.default_pool().start_warming(min(workers, len(todo) + len(pending_refs)))
         if not todo:
             on_start()
             return Graded(count=0, workers=workers)

@@ -322,3 +322,72 @@ def test_a_run_that_does_not_draw_figures_shows_each_as_one_line():
     assert shown == [{"text/plain": "<Figure size 640x480 with 1 Axes (not drawn while grading)>"}]
     assert flushed == [{"text/plain": "<Figure size 640x480 with 2 Axes (not drawn while grading)>"}]
     assert texts(run.cells[2]) == "after\n"
+
+
+# ------------------------------------------------------------------- one warm-up, forked into the siblings
+
+SYSV_SHM = (
+    "import ctypes, ctypes.util\n"
+    "libc = ctypes.CDLL(ctypes.util.find_library('c'), use_errno=True)\n"
+    "KEY, IPC_CREAT = 0x5A6B7C, 0o1000\n")
+
+
+def test_start_warming_warms_up_once_and_forks_the_others():
+    """start_warming(3) pays one warm-up: the other two parents are forked copies of the first, each serving
+    its own channel, and all three grade at once; a run of one cannot see the channels of the others."""
+    pool = WarmPool()
+    try:
+        pool.start_warming(3)
+        parents = [pool.acquire() for _ in range(3)]
+        assert len({id(p) for p in parents}) == 3 and len(pool._all) == 3 and pool._starting == 0
+        first = next(p for p in parents if p.siblings)
+        assert len(first.siblings) == 2
+        # the siblings' count starts at their fork: the warm-up (torch and friends, seconds) is counted once
+        assert all(s.warm_cpu < first.warm_cpu / 4 for s in first.siblings), [p.warm_cpu for p in parents]
+        for p in parents:
+            pool.release(p)
+        results: list[RunResult] = []
+        probe = ("import os\npipes = 0\nfor f in os.listdir('/proc/self/fd'):\n"
+                 "    try:\n        pipes += int(f) > 2 and os.readlink(f'/proc/self/fd/{f}').startswith('pipe:')\n"
+                 "    except OSError:\n        pass\nprint(pipes)")
+        threads = [threading.Thread(target=lambda: results.append(run_cells([*SOURCES, probe], assignment="02_demo",
+                                                                            limits=FAST, pool=pool)))
+                   for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        assert len(results) == 3
+        for r in results:
+            assert [c.status for c in r.cells] == ["ok", "ok", "ok"], r
+            # the cell runner holds its own message pipe only: no warm parent's channel, its own or another's
+            assert texts(r.cells[2]) == "1\n", texts(r.cells[2])
+        assert len(pool._all) == 3  # nobody had to start a fourth
+    finally:
+        pool.shutdown()
+
+
+def test_a_sibling_whose_channel_ends_is_not_handed_out_again():
+    pool = WarmPool()
+    try:
+        pool.start_warming(2)
+        a, b = pool.acquire(), pool.acquire()
+        sibling = b if a.siblings else a
+        assert sibling.alive()
+        sibling.close()
+        assert not sibling.alive()
+        pool.release(sibling)
+        pool.release(a if sibling is b else b)
+        assert len(pool._idle) == 1
+    finally:
+        pool.shutdown()
+
+
+def test_system_v_shared_memory_does_not_outlive_its_run():
+    """Each run has its own IPC namespace: a segment one run makes is gone for the next run of the same warm
+    parent (and for a sibling's runs, which share its bubblewrap)."""
+    make = run_cells([SYSV_SHM + "print(libc.shmget(KEY, 4096, IPC_CREAT | 0o666) >= 0)"], assignment="02_demo",
+                     limits=FAST)
+    find = run_cells([SYSV_SHM + "print(libc.shmget(KEY, 0, 0) >= 0)"], assignment="02_demo", limits=FAST)
+    assert texts(make.cells[0]) == "True\n", make.cells[0]
+    assert texts(find.cells[0]) == "False\n", find.cells[0]

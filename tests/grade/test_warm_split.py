@@ -192,3 +192,34 @@ def test_costs_a_cell_reports_are_numbers_or_nothing(run):
         {"start": 1}, {"done": 1, "status": "ok", "outputs": [], "seconds": 0, "cut": False, "cpu": 0.625, "sent": 0.125})
     assert not run.garbled
     assert run.costs() == {"fork": 0.0, "sandbox": 0.25, "cells": 0.5, "evidence": 0.125}
+
+
+# ------------------------------------------- the grade command warms up before it imports the pipeline
+
+def test_grade_starts_the_warm_interpreters_before_importing_the_pipeline(tmp_path, monkeypatch):
+    """The pipeline's import (nbgrader, SQLAlchemy) takes a core-second and more on one core: the warm-up starts
+    first, sized to the class (one per worker at most) and with the preloads of the notebooks found there."""
+    import argparse
+
+    from autograder.grade import cli, engine
+    from autograder.grade.engine import pool as pool_module
+
+    for student in ("ann", "bob", "cy"):
+        for assignment in ("05_gradients_and_chain_rule", "not_an_assignment"):
+            (tmp_path / student / assignment).mkdir(parents=True)
+    started: list[int] = []
+    pool = pool_module.WarmPool()
+    monkeypatch.setattr(pool, "start_warming", started.append)
+    monkeypatch.setattr(engine, "default_pool", lambda: pool)
+    args = argparse.Namespace(submissions=tmp_path, cluster=None, engine="auto", assignment=None, student=None, jobs=8)
+    cli._start_warming(args)
+    assert started == [4]  # 3 submissions and a reference, under 8 workers
+    assert pool.preload == ("torch._dynamo",)  # what 05's runs would each import again
+    started.clear()
+    cli._start_warming(argparse.Namespace(**{**vars(args), "jobs": 2}))
+    assert started == [2]
+    for nothing_of_ours in ({"engine": "nbclient"}, {"cluster": "tcp://x:8786"}, {"student": ["nobody"]},
+                            {"submissions": tmp_path / "missing"}):
+        started.clear()
+        cli._start_warming(argparse.Namespace(**{**vars(args), **nothing_of_ours}))
+        assert started == [], nothing_of_ours

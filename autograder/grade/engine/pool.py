@@ -12,6 +12,7 @@ import functools
 import json
 import os
 import queue
+import select
 import subprocess
 import threading
 from dataclasses import replace
@@ -182,13 +183,46 @@ def _spawn(start):
     return value
 
 
-class WarmParent:
-    """One warm interpreter (inside bubblewrap when ``bubblewrap``) serving one run at a time."""
+class _Sibling:
+    """The part of a Popen that :class:`WarmParent` uses, for a warm parent forked by another (its
+    ``siblings``): its channel's two ends. It is not this process's child, so there is nothing to wait for
+    or kill; closing its channel ends it, and it ends with the warm parent that forked it at the latest."""
 
-    def __init__(self, bubblewrap: bool, start_timeout: float = 180.0, preload: tuple[str, ...] = ()):
+    def __init__(self, write_fd: int, read_fd: int):
+        self.stdin = open(write_fd, "wb")
+        self.stdout = open(read_fd, "rb", buffering=0)
+
+    def poll(self) -> int | None:
+        # between runs a warm parent never writes: its channel readable then means it ended (end of file)
+        try:
+            readable, _, _ = select.select([self.stdout.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            return 1
+        return 1 if readable else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        return 0
+
+    def kill(self) -> None:
+        pass
+
+
+class WarmParent:
+    """One warm interpreter (inside bubblewrap when ``bubblewrap``) serving one run at a time.
+
+    With ``siblings`` it forks that many copies of itself once warm, each serving a channel of its own and
+    sharing its sandbox; they are in :attr:`siblings`, ready, when this returns."""
+
+    def __init__(self, bubblewrap: bool, start_timeout: float = 180.0, preload: tuple[str, ...] = (),
+                 siblings: int = 0):
 
         self.bubblewrap = bubblewrap
+        self.siblings: list[WarmParent] = []
+        channels = [(os.pipe(), os.pipe()) for _ in range(siblings)]  # (requests, answers) per sibling
+        theirs = [(requests[0], answers[1]) for requests, answers in channels]  # the ends the siblings keep
         argv = [sandbox.interpreter(), "-m", "autograder.grade.engine.warm", *preload]  # see warm.NOTEBOOK_IMPORTS
+        if theirs:
+            argv.append("--siblings=" + ",".join(f"{r}:{w}" for r, w in theirs))
         if bubblewrap:
             argv = sandbox.bwrap_command(argv)
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "AUTOGRADER_ENGINE_DEBUG")}
@@ -202,12 +236,29 @@ class WarmParent:
         # umask 022, not the class run's private one (pipeline.private_files): the sandbox builds a view
         # of the file system (bubblewrap's mount points, the private /tmp) that its unprivileged user must
         # pass through; with o-rwx folders it could not reach the interpreter's own modules.
-        self.proc = _spawn(lambda: subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if _debug() else subprocess.DEVNULL,
-            env=env, cwd="/", start_new_session=True, close_fds=True, umask=0o022))
+        try:
+            self.proc = _spawn(lambda: subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if _debug() else subprocess.DEVNULL,
+                env=env, cwd="/", start_new_session=True, close_fds=True, umask=0o022,
+                pass_fds=[fd for pair in theirs for fd in pair]))
+        finally:
+            for fd in (fd for pair in theirs for fd in pair):
+                os.close(fd)
+        self._hello(start_timeout)
+        for requests, answers in channels:
+            sibling = WarmParent.__new__(WarmParent)
+            sibling.bubblewrap, sibling.siblings = bubblewrap, []
+            sibling.proc = _Sibling(requests[1], answers[0])
+            try:
+                sibling._hello(start_timeout)
+            except WarmParentError:
+                continue  # fewer parents than asked: the pool starts another when one is wanted
+            self.siblings.append(sibling)
+
+    def _hello(self, timeout: float) -> None:
         self.reader = FrameReader(self.proc.stdout.fileno())
         try:
-            hello = self.reader.read_one(timeout=start_timeout)
+            hello = self.reader.read_one(timeout=timeout)
         except (EOFError, TimeoutError, ValueError) as exc:
             self.close()
             raise WarmParentError(f"the warm interpreter did not start: {exc}") from exc
@@ -215,7 +266,9 @@ class WarmParent:
             self.close()
             raise WarmParentError("the warm interpreter did not start")
         self.failed_imports = [str(f) for f in hello.get("failed_imports") or []]  # see warm.warm_up
-        self.warm_cpu = number(hello.get("cpu"))  # CPU of its start: the interpreter and the warm imports
+        # CPU of its start: the interpreter and the warm imports (a sibling's count starts at its fork, so the
+        # warm-up counts once)
+        self.warm_cpu = number(hello.get("cpu"))
         self.tree_cpu = self.warm_cpu  # CPU of it and its children so far, as its latest answer said
 
     def alive(self) -> bool:
@@ -264,6 +317,8 @@ class WarmPool:
         self._keep: list[str] | None = None
         self.preload: tuple[str, ...] = ()  # modules the warm parents started from now on import besides the usual
         self.closed = False
+        self._starting = 0  # warm parents being started in the background (start_warming)
+        self._ready = threading.Condition(self._lock)  # one of them is ready, or failed
 
     @property
     def bubblewrap(self) -> bool:
@@ -287,28 +342,67 @@ class WarmPool:
         return self._keep
 
     def acquire(self) -> WarmParent:
+        """An idle warm parent; one being started in the background (:meth:`start_warming`) is waited for
+        rather than a further one started; otherwise a new one."""
         with self._lock:
-            while self._idle:
-                parent = self._idle.pop()
-                if parent.alive():
-                    return parent
-                parent.close()
+            while True:
+                while self._idle:
+                    parent = self._idle.pop()
+                    if parent.alive():
+                        return parent
+                    parent.close()
+                if not self._starting:
+                    break
+                self._ready.wait()
+        return self._start()
+
+    def _start(self, siblings: int = 0) -> WarmParent:
+        """A new warm parent (inside bubblewrap when it runs here) and the ``siblings`` it forks, counted among
+        this pool's."""
+        with self._lock:
             bubblewrap = self.bubblewrap
         try:
-            parent = WarmParent(bubblewrap, preload=self.preload)
+            parent = WarmParent(bubblewrap, preload=self.preload, siblings=siblings)
         except WarmParentError:
             if not bubblewrap:
                 raise
             self._bubblewrap = False  # bubblewrap is there but cannot run here: namespaces from the child
-            parent = WarmParent(False, preload=self.preload)
+            parent = WarmParent(False, preload=self.preload, siblings=siblings)
         with self._lock:
-            self._all.append(parent)
+            self._all.extend([parent, *parent.siblings])
         return parent
+
+    def start_warming(self, n: int) -> None:
+        """Have ``n`` warm parents in all, starting the missing ones in the background (this returns at once):
+        the grader imports its own modules and reads the class meanwhile, on a core the warm-up would otherwise
+        leave idle. A parent that cannot start is not reported here; :meth:`acquire` then tries and says why."""
+        with self._lock:
+            missing = max(0, n - len(self._idle) - self._starting) if not self.closed else 0
+            self._starting += missing
+        if missing:  # one warm-up, forked into the others once warm (see warm.fork_siblings)
+            threading.Thread(target=self._start_in_background, args=(missing,), name="autograder-warm-start",
+                             daemon=True).start()
+
+    def _start_in_background(self, n: int) -> None:
+        try:
+            first = self._start(siblings=n - 1)
+            parents = [first, *first.siblings]
+        except BaseException:  # noqa: BLE001 - acquire() starts one itself and reports its failure
+            parents = []
+        with self._lock:  # in one step: a waiting acquire() must find them idle, or nothing more coming
+            self._starting -= n
+            keep = [p for p in parents if p.alive()] if not self.closed else []
+            self._idle.extend(keep)
+            self._ready.notify_all()
+        for p in parents:
+            if p not in keep:
+                p.close()
 
     def release(self, parent: WarmParent) -> None:
         with self._lock:
             if parent.alive() and not self.closed:
                 self._idle.append(parent)
+                self._ready.notify_all()
                 return
         parent.close()
 

@@ -33,6 +33,7 @@ from ... import paths
 from .contract import Limits
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -106,7 +107,10 @@ def enter_namespaces(conf: Confinement) -> None:
     root = conf.real_root
     base = 0 if root else CLONE_NEWUSER
     uid, gid = os.getuid(), os.getgid()
-    for extra in (CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID, CLONE_NEWNET | CLONE_NEWNS, CLONE_NEWNET):
+    # a fresh IPC namespace too: System V shared memory and semaphores made by one run are not there for the
+    # next, nor for a run of another warm parent in the same bubblewrap (pool.WarmParent's siblings)
+    for extra in (CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC, CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID,
+                  CLONE_NEWNET | CLONE_NEWNS, CLONE_NEWNET):
         try:
             unshare(base | extra)
         except OSError:

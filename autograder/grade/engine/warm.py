@@ -106,6 +106,33 @@ def warm_up(preload: tuple[str, ...] = (), failed: list[str] | None = None):
 
 # ----------------------------------------------------------------------------------- main
 
+SIBLINGS = "--siblings="  # argv: --siblings=R:W,R:W (the channels of the warm parents to fork once warm)
+
+
+def parse_argv(argv: list[str]) -> tuple[tuple[str, ...], list[tuple[int, int]]]:
+    """(the modules to preload, the siblings' channels as (read fd, write fd) pairs)."""
+    preload = tuple(a for a in argv if not a.startswith(SIBLINGS))
+    siblings = [tuple(int(fd) for fd in pair.split(":")) for a in argv if a.startswith(SIBLINGS)
+                for pair in a[len(SIBLINGS):].split(",") if pair]
+    return preload, siblings
+
+
+def fork_siblings(channels: list[tuple[int, int]], own: tuple[int, int]) -> tuple[int, int]:
+    """Fork one more warm parent per channel, each a copy of this warm interpreter that serves its own channel
+    (the warm-up is paid once for all of them: a core-second and more each). Returns the channel this process
+    serves: its own in the original, the sibling's in each copy. Every process closes the channels that are
+    not its own, so a run forked by one warm parent holds no other's."""
+    mine = own
+    for channel in channels:
+        if os.fork() == 0:
+            mine = channel
+            break
+    for fd in {fd for pair in (own, *channels) for fd in pair} - set(mine):
+        os.close(fd)
+    CHANNEL_FDS[:] = list(mine)
+    return mine
+
+
 def main() -> None:
     inp, out = os.dup(0), os.dup(1)
     CHANNEL_FDS[:] = [inp, out]
@@ -115,9 +142,12 @@ def main() -> None:
     os.close(null)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the grader's terminal is the engine's business
     failed: list[str] = []
-    shell = warm_up(tuple(sys.argv[1:]), failed)
+    preload, siblings = parse_argv(sys.argv[1:])
+    shell = warm_up(preload, failed)
     gc.collect()
     gc.freeze()  # the warm objects stay out of the children's collections: fewer copy-on-write pages per fork
+    if siblings:
+        inp, out = fork_siblings(siblings, (inp, out))
     write_frame(out, {"ready": True, "failed_imports": failed, "cpu": time.process_time()})
     reader = FrameReader(inp)
     answered = 0.0  # CPU spent writing the last answer, reported with the next one
