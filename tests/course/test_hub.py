@@ -61,6 +61,9 @@ OVERRIDE_COMMENT = "Weight each value by its probability: sum(values * probs)."
 START_TIMEOUT = 240  # seconds: the test term's image build and the Hub's start on 2 busy cores
 SERVER_TIMEOUT_MS = 180_000
 KERNEL_TIMEOUT_MS = 300_000
+# How often a wait in the page asks again. Playwright's default for wait_for_function is every animation
+# frame (60 a second): over a minute of Validate, Chromium renders thousands of frames for nothing.
+POLL_MS = 250
 
 
 def shots_folder(tmp: Path) -> Path:
@@ -281,7 +284,7 @@ class Person:
         return panel
 
     def wait_idle(self, timeout_ms: int = KERNEL_TIMEOUT_MS) -> None:
-        self.page.wait_for_function(f"() => ({JS_KERNEL_IDLE})() === 'idle'", timeout=timeout_ms)
+        self.page.wait_for_function(f"() => ({JS_KERNEL_IDLE})() === 'idle'", timeout=timeout_ms, polling=POLL_MS)
 
     def run_all(self, timeout_s: float = KERNEL_TIMEOUT_MS / 1000) -> float:
         """Run → Run All Cells, and wait until it has finished; the seconds it took."""
@@ -410,7 +413,8 @@ def played(term, tmp_path_factory):
             dialog = first.page.locator(".jp-Dialog")
             dialog.wait_for(timeout=180_000)
             first.page.wait_for_function(
-                "() => !document.querySelector('.jp-Dialog').innerText.includes('Validating')", timeout=180_000)
+                "() => !document.querySelector('.jp-Dialog').innerText.includes('Validating')", timeout=180_000,
+                polling=POLL_MS)
             seen["validate"] = dialog.inner_text()
             first.shot("validate")
             dialog.locator("button").last.click()
