@@ -61,6 +61,9 @@ OVERRIDE_COMMENT = "Weight each value by its probability: sum(values * probs)."
 START_TIMEOUT = 240  # seconds: the test term's image build and the Hub's start on 2 busy cores
 SERVER_TIMEOUT_MS = 180_000
 KERNEL_TIMEOUT_MS = 300_000
+# How often a wait in the page asks again. Playwright's default for wait_for_function is every animation
+# frame (60 a second): over a minute of Validate, Chromium renders thousands of frames for nothing.
+POLL_MS = 250
 
 
 def shots_folder(tmp: Path) -> Path:
@@ -281,7 +284,7 @@ class Person:
         return panel
 
     def wait_idle(self, timeout_ms: int = KERNEL_TIMEOUT_MS) -> None:
-        self.page.wait_for_function(f"() => ({JS_KERNEL_IDLE})() === 'idle'", timeout=timeout_ms)
+        self.page.wait_for_function(f"() => ({JS_KERNEL_IDLE})() === 'idle'", timeout=timeout_ms, polling=POLL_MS)
 
     def run_all(self, timeout_s: float = KERNEL_TIMEOUT_MS / 1000) -> float:
         """Run → Run All Cells, and wait until it has finished; the seconds it took."""
@@ -310,7 +313,9 @@ class Person:
         self.page.keyboard.insert_text(code)
 
     def open_notebook(self, path: str) -> None:
-        self.page.goto(f"{self.base}lab/tree/{path}")
+        """Open a notebook in the JupyterLab already on the page, as a double click in its file browser does
+        (JupyterLab's docmanager:open): loading JupyterLab again for it costs Chromium and the server seconds."""
+        self.page.evaluate("(path) => { window.jupyterapp.commands.execute('docmanager:open', {path}); }", path)
         self.page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=SERVER_TIMEOUT_MS)
         self.wait_idle()
 
@@ -410,7 +415,8 @@ def played(term, tmp_path_factory):
             dialog = first.page.locator(".jp-Dialog")
             dialog.wait_for(timeout=180_000)
             first.page.wait_for_function(
-                "() => !document.querySelector('.jp-Dialog').innerText.includes('Validating')", timeout=180_000)
+                "() => !document.querySelector('.jp-Dialog').innerText.includes('Validating')", timeout=180_000,
+                polling=POLL_MS)
             seen["validate"] = dialog.inner_text()
             first.shot("validate")
             dialog.locator("button").last.click()
@@ -489,17 +495,17 @@ def played(term, tmp_path_factory):
                 f"ls {first_home}; cat {first_home}/{A4}/{A4}.ipynb; ls {exchange}/inbound; ls {exchange}/feedback;"
                 f" ls {course}")
             seen["second_urls"] = {}
+            probe = second.context.new_page()  # a tab of their own browser: their JupyterLab stays as it is
             for path in (f"lab/tree/{A4}/{A4}.ipynb", f"files/{A4}/{A4}.ipynb", f"api/contents/{A4}"):
-                response = second.page.goto(f"{term.url}/user/{FIRST}/{path}")
-                seen["second_urls"][path] = (response.status if response else None, second.page.inner_text("body"))
-            second.shot("first-s-server")
-            response = second.page.goto(f"{second.base}formgrader/manage_assignments")
+                response = probe.goto(f"{term.url}/user/{FIRST}/{path}")
+                seen["second_urls"][path] = (response.status if response else None, probe.inner_text("body"))
+            second.shot("first-s-server", probe)
+            response = probe.goto(f"{second.base}formgrader/manage_assignments")
             seen["student_formgrader"] = response.status if response else None
+            probe.close()
 
             phase('second checked')
             # -------------------------------------------------------- 05 on the second student's own pieces
-            second.page.goto(f"{second.base}lab")  # back from the first student's pages
-            second.page.wait_for_selector("#jp-main-dock-panel", timeout=SERVER_TIMEOUT_MS)
             panel = second.assignment_list()
             for a in (*EARLIER, A5):  # fetched on the Assignments page, as the first student fetched 04
                 panel.locator("#released_assignments_list .list_item", has_text=a).first.locator(
