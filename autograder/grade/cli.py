@@ -33,8 +33,8 @@ def _start_warming(args: argparse.Namespace) -> None:
     interpreter still missing. Nothing is started for nbclient, a cluster, or a folder with nothing of ours."""
     if args.cluster or args.engine == "nbclient" or args.submissions is None:
         return
-    from .. import paths
-    from . import engine
+    from .. import paths  # late, as the pipeline below: the other commands and --help do not need them
+    from . import engine  # late: see above
 
     wanted = set(args.assignment or paths.assignments())
     found: dict[str, int] = {}
