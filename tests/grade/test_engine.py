@@ -363,6 +363,11 @@ def test_start_warming_warms_up_once_and_forks_the_others():
             # the cell runner holds its own message pipe only: no warm parent's channel, its own or another's
             assert texts(r.cells[2]) == "1\n", texts(r.cells[2])
         assert len(pool._all) == 3  # nobody had to start a fourth
+        busy = [pool.acquire() for _ in range(3)]
+        pool.start_warming(3)  # as the schedule does once the references hold parents: three are there
+        assert pool._starting == 0 and len(pool._all) == 3
+        for p in busy:
+            pool.release(p)
     finally:
         pool.shutdown()
 

@@ -213,6 +213,8 @@ class WarmParent:
     With ``siblings`` it forks that many copies of itself once warm, each serving a channel of its own and
     sharing its sandbox; they are in :attr:`siblings`, ready, when this returns."""
 
+    closed = False  # set by close(): the pool no longer counts it
+
     def __init__(self, bubblewrap: bool, start_timeout: float = 180.0, preload: tuple[str, ...] = (),
                  siblings: int = 0):
 
@@ -285,6 +287,7 @@ class WarmParent:
         return answer
 
     def close(self) -> None:
+        self.closed = True
         try:
             if self.proc.poll() is None:
                 try:
@@ -376,8 +379,9 @@ class WarmPool:
         """Have ``n`` warm parents in all, starting the missing ones in the background (this returns at once):
         the grader imports its own modules and reads the class meanwhile, on a core the warm-up would otherwise
         leave idle. A parent that cannot start is not reported here; :meth:`acquire` then tries and says why."""
-        with self._lock:
-            missing = max(0, n - len(self._idle) - self._starting) if not self.closed else 0
+        with self._lock:  # busy parents count too: a reference run may already hold one
+            have = sum(not p.closed for p in self._all) + self._starting
+            missing = max(0, n - have) if not self.closed else 0
             self._starting += missing
         if missing:  # one warm-up, forked into the others once warm (see warm.fork_siblings)
             threading.Thread(target=self._start_in_background, args=(missing,), name="autograder-warm-start",
