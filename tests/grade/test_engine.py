@@ -197,6 +197,20 @@ def test_fork_bomb_hits_the_process_limit(hostile):
     assert cell.status == "timeout" or errors(cell) == ["BlockingIOError"]
 
 
+def test_what_a_timed_out_cell_started_stops_with_it():
+    """Children of a cell that timed out, spinning, would take the cores from the rest of the notebook (and from
+    the student graded beside it): they are killed, and reaped, when the cell is interrupted."""
+    result = run_cells([
+        "import os\nfor _ in range(4):\n    if os.fork() == 0:\n        break\nwhile True:\n    pass",
+        "import os\n"
+        "def group(pid):\n    try:\n        return os.getpgid(pid)\n    except OSError:\n        return None\n"
+        "print(sorted(p for p in map(int, filter(str.isdigit, os.listdir('/proc')))\n"
+        "             if p != os.getpid() and group(p) == os.getpgrp()))",
+    ], assignment="02_demo", limits=FAST)
+    assert result.cells[0].status == "timeout", result.cells[0]
+    assert result.cells[1].status == "ok" and texts(result.cells[1]) == "[]\n", result.cells[1]
+
+
 def test_output_flood_is_cut_with_a_note(hostile):
     cell = hostile.cells[10]
     assert cell.status == "ok" and "output cut" in cell.detail

@@ -120,10 +120,11 @@ def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: s
     # The supervisor's SIGINT is meant for the cell that ran past its timeout. One that lands after the
     # cell returned (a loaded machine) must not interrupt the sending of its result: it would skip the
     # "done" frame, and that cell would be reported as never reached. So it interrupts cells only.
-    in_cell = [False]
+    in_cell, interrupted = [False], [False]
 
     def interrupt(signum, frame) -> None:
         if in_cell[0]:
+            interrupted[0] = True
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, interrupt)
@@ -174,6 +175,9 @@ def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: s
             seconds = clock() - t0
             if os.getpid() != me:
                 os._exit(0)
+            if interrupted[0]:  # a timed-out cell: what it started stops with it
+                interrupted[0] = False
+                sandbox.stop_leftovers()
             c1 = thread_cpu()
             send(msg_fd, {"done": i, "status": status, "outputs": outputs, "seconds": seconds,
                           "cut": RECORDER.cut, "cpu": cpu(), "sent": sent})
