@@ -93,9 +93,12 @@ def _softmax_hints(z, axis=-1):
 
 
 def _torch_softmax(z, axis=-1):
-    import torch  # lazy: the grader judges evidence without torch
+    def want():
+        import torch  # lazy, in here: the grader builds these cases (never calling want) without torch
 
-    return lambda: _np(torch.softmax(_t(z), dim=axis))
+        return _np(torch.softmax(_t(z), dim=axis))
+
+    return want
 
 
 def _softmax_case(label, z, axis=None):

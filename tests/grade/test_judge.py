@@ -404,3 +404,33 @@ def test_exercise_status_examples_written_out(statuses, want):
 
 def test_the_status_lists_agree():
     assert sorted(get_args(judge.Status)) == sorted(judge.WORST_FIRST) == sorted(RANK)
+
+
+def test_every_checks_cases_are_built_without_torch():
+    """Every verdict builds its check's cases in the grader's process: its ``want`` may use torch when it runs
+    in a notebook, but building a case must not import it (1.7 core-seconds, once per class, on the grader's
+    one core before the first result: notebook 04's softmax cases once did)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from autograder.checks.registry import REGISTRY, checks_module\n"
+        "from autograder import paths\n"
+        "for a in paths.assignments():\n"
+        "    checks_module(a)\n"
+        "assert 'torch' not in sys.modules, 'importing the checks imported torch'\n"
+        "for key, check in sorted(REGISTRY.items()):\n"
+        "    for hidden in (False, True):\n"
+        "        check.cases(hidden, 7)\n"
+        "        if 'torch' in sys.modules:\n"
+        "            print(key, 'hidden' if hidden else 'visible')\n"
+        "            break\n"
+        "    else:\n"
+        "        continue\n"
+        "    break\n"
+        "print(len(REGISTRY), 'checks')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith(" checks") and "\n" not in out.stdout.strip(), \
+        f"building these cases imported torch: {out.stdout}"
