@@ -136,6 +136,24 @@ def test_a_run_says_what_it_cost(honest):
     assert all(v >= 0 for v in costs.values()) and costs["cells"] > 0 and costs["fork"] > 0
 
 
+def test_a_failed_cells_traceback_is_formatted_once_as_jupyter_shows_it():
+    """The output carries IPython's traceback as a notebook shows it (the failing line marked); IPython's copy
+    for its history (which grading keeps none of) is not formatted a second time: with torch loaded each
+    formatting costs some 15 ms, most of what a failed cell costs a blank submission."""
+    result = run_cells([
+        "ip = get_ipython()\nformatted = []\nreal = ip.InteractiveTB.structured_traceback\n"
+        "def counting(*args, **kwargs):\n    formatted.append(1)\n    return real(*args, **kwargs)\n"
+        "ip.InteractiveTB.structured_traceback = counting",
+        "def stub():\n    raise NotImplementedError()\nstub()",
+        "print(len(formatted))",
+    ], assignment="02_demo", limits=FAST)
+    failed = result.cells[1]
+    assert failed.status == "error" and errors(failed) == ["NotImplementedError"]
+    shown = "\n".join(next(o for o in failed.outputs if o["output_type"] == "error")["traceback"])
+    assert "----> 3 stub()" in shown and "raise NotImplementedError()" in shown, shown
+    assert texts(result.cells[2]) == "1\n", result.cells[2]
+
+
 # ------------------------------------------------------------------------------ survival
 
 @pytest.fixture(scope="module")
