@@ -154,6 +154,22 @@ def test_a_failed_cells_traceback_is_formatted_once_as_jupyter_shows_it():
     assert texts(result.cells[2]) == "1\n", result.cells[2]
 
 
+def test_the_module_of_a_cells_frame_is_found_as_inspect_finds_it():
+    """Tracebacks ask inspect.getmodule for each frame; the grading shell answers a cell's frame without walking
+    sys.modules again when nothing was imported since the last walk, and must answer as inspect does: None
+    for a cell, and the module once one is loaded from that pseudo-file."""
+    result = run_cells([
+        "import inspect, sys\nhere = sys._getframe()\n"
+        "print(getattr(inspect.getmodule, 'remembers_cells', False), inspect.getmodule(here), "
+        "inspect.getmodule.__wrapped__(here), inspect.getmodule(here))",
+        "import types\nmade = types.ModuleType('made_up')\nmade.__file__ = '<made-up>'\nsys.modules['made_up'] = made\n"
+        "ns = {}\nexec(compile('import sys\\nframe = sys._getframe()', '<made-up>', 'exec'), ns)\n"
+        "print(inspect.getmodule(ns['frame']) is made, inspect.getmodule.__wrapped__(ns['frame']) is made)",
+        "import numpy\nprint(inspect.getmodule(numpy.ones) is inspect.getmodule.__wrapped__(numpy.ones))",
+    ], assignment="02_demo", limits=FAST)
+    assert [texts(c) for c in result.cells] == ["True None None None\n", "True True\n", "True\n"], result.cells
+
+
 # ------------------------------------------------------------------------------ survival
 
 @pytest.fixture(scope="module")

@@ -221,8 +221,47 @@ class GradingShell(InteractiveShell):
         self.configurables.append(self.history_manager)
 
 
+def remember_cells_without_a_module() -> None:
+    """Make ``inspect.getmodule`` of a cell's frame cheap, with the same answer.
+
+    IPython's traceback asks for the module of every frame, several times (``getmodule``,
+    ``getsourcefile``, ``findsource``). A cell's code comes from a pseudo-file (``<ipython-input-...>``)
+    that no module was loaded from, so each ask walks all of ``sys.modules`` (thousands of modules with torch
+    loaded, ~1.4 ms a walk, most of the ~10 ms a failed cell costs) and finds nothing. A walk only maps the
+    files of modules not mapped before, so while ``sys.modules`` holds exactly the modules of the last walk,
+    another would change nothing: the answer is the mapped module of the frame's file, if any, else None (a
+    frame has no ``__name__`` to look up in ``__main__``, the function's last resort). Any other object, or a
+    changed ``sys.modules``, goes to the real function."""
+    import inspect
+    import os
+    import types
+
+    real = inspect.getmodule
+    if getattr(real, "remembers_cells", False):
+        return
+    walked: list[dict | None] = [None]  # sys.modules as the last walk saw it
+
+    def getmodule(object, _filename=None):
+        if type(object) is not types.FrameType or not object.f_code.co_filename.startswith("<"):
+            return real(object, _filename)
+        name = object.f_code.co_filename
+        if (_filename is not None and _filename != name) or name in inspect.modulesbyfile \
+                or os.path.normcase(os.path.abspath(name)) in inspect.modulesbyfile:
+            return real(object, _filename)
+        if walked[0] is not None and walked[0] == sys.modules:
+            return None
+        module = real(object, _filename)  # the file is not mapped: this walks sys.modules
+        walked[0] = dict(sys.modules)
+        return module
+
+    getmodule.remembers_cells = True
+    getmodule.__wrapped__ = real
+    inspect.getmodule = getmodule
+
+
 def make_shell() -> GradingShell:
     """The shell, created once in the warm parent, with matplotlib's inline backend."""
+    remember_cells_without_a_module()
     shell = GradingShell.instance(colors="nocolor")
     try:
         shell.enable_matplotlib("inline")
