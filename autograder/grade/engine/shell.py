@@ -10,9 +10,12 @@ from __future__ import annotations
 import base64
 import builtins
 import getpass
+import inspect
 import io
 import json
+import os
 import sys
+import types
 from typing import Any
 
 from IPython.core.displayhook import DisplayHook
@@ -232,10 +235,6 @@ def remember_cells_without_a_module() -> None:
     another would change nothing: the answer is the mapped module of the frame's file, if any, else None (a
     frame has no ``__name__`` to look up in ``__main__``, the function's last resort). Any other object, or a
     changed ``sys.modules``, goes to the real function."""
-    import inspect
-    import os
-    import types
-
     real = inspect.getmodule
     if getattr(real, "remembers_cells", False):
         return
