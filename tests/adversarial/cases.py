@@ -360,21 +360,26 @@ def timeout_costs_only_the_looping_exercise(ctx):
     """)
 
 
+# These two wait rather than spin: what they test is the kill that follows an interrupt they defeat, which is
+# the same for a sleeping loop, and a spinning one would take a core from the rest of the test command for
+# their whole timeout and grace (the spinning kind is timeout_costs_only_the_looping_exercise, and the fork
+# bomb's children).
 def full_marks_after_a_loop_that_ignores_sigint(ctx):
     return add_cell(right_notebook(), """
-    import signal
+    import signal, time
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
-        pass
+        time.sleep(0.05)
     """, after="test_decode_hidden")
 
 
 def full_marks_after_a_loop_that_swallows_keyboardinterrupt(ctx):
     return add_cell(right_notebook(), """
+    import time
     while True:
         try:
             while True:
-                pass
+                time.sleep(0.05)
         except KeyboardInterrupt:
             pass
     """, after="test_embedding_lookup_hidden")
