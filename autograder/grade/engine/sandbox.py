@@ -312,11 +312,12 @@ def others_can_read(dirs: list[str]) -> bool:
 
 
 def stop_leftovers() -> None:
-    """Kill and reap what an interrupted cell left running, from the cell runner. Stopping a cell stops what it
-    started: a fork bomb's children, spinning, would otherwise take the cores from the rest of this notebook
-    and from the student graded beside it until the run ended (a CI run once timed out an honest student's
-    plot cell that way). As PID 1 of its own PID namespace the runner kills everyone else in it (kill(-1)
-    reaches no process outside the namespace); without one, the members of its process group."""
+    """Kill and reap, from the cell runner, every other process of the run once a cell was interrupted (what
+    earlier cells left running too: the notebook goes on without them). A fork bomb's children, spinning,
+    would otherwise take the cores from the rest of this notebook and from the student graded beside it
+    until the run ended (a CI run once timed out an honest student's plot cell that way). As PID 1 of its own
+    PID namespace the runner kills everyone else in it (kill(-1) reaches no process outside the namespace);
+    without one, the members of its process group."""
     me = os.getpid()
     for _ in range(20):  # a fork bomb may still be forking while the first pass kills
         if me == 1:
