@@ -423,14 +423,8 @@ def test_every_checks_cases_are_built_without_torch():
         "for key, check in sorted(REGISTRY.items()):\n"
         "    for hidden in (False, True):\n"
         "        check.cases(hidden, 7)\n"
-        "        if 'torch' in sys.modules:\n"
-        "            print(key, 'hidden' if hidden else 'visible')\n"
-        "            break\n"
-        "    else:\n"
-        "        continue\n"
-        "    break\n"
-        "print(len(REGISTRY), 'checks')\n")
+        "        assert 'torch' not in sys.modules, f'building the cases of {key} (hidden={hidden}) imported torch'\n"
+        "print(len(REGISTRY))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().endswith(" checks") and "\n" not in out.stdout.strip(), \
-        f"building these cases imported torch: {out.stdout}"
+    assert int(out.stdout) > 0  # the checks were there to build

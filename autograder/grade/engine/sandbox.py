@@ -319,21 +319,23 @@ def stop_leftovers() -> None:
     PID namespace the runner kills everyone else in it (kill(-1) reaches no process outside the namespace);
     without one, the members of its process group."""
     me = os.getpid()
-    for _ in range(20):  # a fork bomb may still be forking while the first pass kills
-        if me == 1:
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except OSError:  # nobody left to signal
-                pass
-        else:
-            for pid in _process_group(me):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+    if me == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)  # one call reaches them all, also those forked meanwhile
+        except OSError:  # nobody left to signal
+            pass
         _reap_children()
-        if me == 1 or not _process_group(me):
-            break
+        return
+    for _ in range(20):  # a fork bomb may still be forking while a pass kills
+        group = _process_group(me)
+        if not group:
+            return
+        for pid in group:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _reap_children()
 
 
 def _process_group(pgid: int) -> list[int]:

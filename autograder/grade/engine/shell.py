@@ -190,27 +190,28 @@ class RecordingDisplayPublisher(DisplayPublisher):
         RECORDER.clear()
 
 
+def _name_and_value(etype, evalue) -> tuple[str, str]:
+    """An exception's type name and message, as an error output carries them."""
+    name = getattr(etype, "__name__", str(etype))
+    try:
+        value = str(evalue)
+    except Exception:  # a student's exception whose __str__ fails is still an error
+        value = f"<unprintable {name}>"
+    return name, value
+
+
 class GradingShell(InteractiveShell):
     displayhook_class = Type(RecordingDisplayHook)
     display_pub_class = Type(RecordingDisplayPublisher)
 
     def _showtraceback(self, etype, evalue, stb) -> None:
-        name = getattr(etype, "__name__", str(etype))
-        try:
-            value = str(evalue)
-        except Exception:  # a student's exception whose __str__ fails is still an error
-            value = f"<unprintable {name}>"
-        RECORDER.error(name, value, [str(s) for s in stb])
+        RECORDER.error(*_name_and_value(etype, evalue), [str(s) for s in stb])
 
     def _format_exception_for_storage(self, exception, filename=None, running_compiled_code=False) -> dict:
         """What IPython keeps of a cell's exception for its history (read only by ``%notebook``, which has no
         history to export here): the name and value, without formatting the traceback a second time (the
         first is the output's; each costs some 15 ms with torch loaded, most of what a failed cell costs)."""
-        name = getattr(type(exception), "__name__", "Exception")
-        try:
-            value = str(exception)
-        except Exception:  # a student's exception whose __str__ fails
-            value = f"<unprintable {name}>"
+        name, value = _name_and_value(type(exception), exception)
         return {"ename": name, "evalue": value, "traceback": []}
 
     def enable_gui(self, gui=None) -> None:  # no event loop to integrate with, as in ipykernel's inline mode
@@ -238,19 +239,20 @@ def remember_cells_without_a_module() -> None:
     real = inspect.getmodule
     if getattr(real, "remembers_cells", False):
         return
-    walked: list[dict | None] = [None]  # sys.modules as the last walk saw it
+    walked: dict | None = None  # sys.modules as the last walk saw it
 
     def getmodule(object, _filename=None):
+        nonlocal walked
         if type(object) is not types.FrameType or not object.f_code.co_filename.startswith("<"):
             return real(object, _filename)
         name = object.f_code.co_filename
         if (_filename is not None and _filename != name) or name in inspect.modulesbyfile \
                 or os.path.normcase(os.path.abspath(name)) in inspect.modulesbyfile:
             return real(object, _filename)
-        if walked[0] is not None and walked[0] == sys.modules:
+        if walked is not None and walked == sys.modules:
             return None
         module = real(object, _filename)  # the file is not mapped: this walks sys.modules
-        walked[0] = dict(sys.modules)
+        walked = dict(sys.modules)
         return module
 
     getmodule.remembers_cells = True
