@@ -37,3 +37,12 @@ def test_unknown_command_is_a_usage_error():
 def test_help_lists_the_commands():
     r = run("--help")
     assert r.returncode == 0 and "release" in r.stdout and "validate" in r.stdout
+
+
+def test_reading_a_notebook_does_not_build_the_iri_parsers():
+    """Importing nbformat used to cost about 2 core-seconds in every grade, validate and nbgrader process: jsonschema
+    4.25+ builds rfc3987-syntax's parsers at import. requirements.txt pins the jsonschema before that."""
+    code = "import sys, nbformat, nbgrader.apps; print(sorted(m for m in sys.modules if m.startswith(('rfc3987', 'lark'))))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", f"importing nbformat and nbgrader loaded {r.stdout.strip()}: see jsonschema in requirements.txt"
