@@ -25,8 +25,10 @@ from tests.builders import Graded, file_hashes
 pytestmark = [pytest.mark.adversarial, pytest.mark.slow, pytest.mark.xdist_group("adversarial")]
 # seconds per cell: honest cells of notebook 01 take well under one on a quiet machine, and a few at the
 # start of the test command (the instructor's install, the Hub and the main suite at once). An honest case
-# flagged "timeout" here was once the fork bomb's children, left spinning after their cell was interrupted
-# (fixed: tests/grade/test_engine.py::test_what_a_timed_out_cell_started_stops_with_it): look there first.
+# flagged "timeout" here was twice the fork bomb's children: left spinning after their cell was interrupted
+# (fixed: tests/grade/test_engine.py::test_what_a_timed_out_cell_started_stops_with_it), and, while their cell
+# ran, sharing one session with the runs beside them, so the scheduler gave the honest run 1/65 of it (fixed:
+# test_each_run_leads_a_session_of_its_own). Look there first.
 TIMEOUT = "6"
 # AUTOGRADER_TEST_NO_NAMESPACES=1 grades the class where namespaces are refused (tests/no_userns.py);
 # the promises that rest on isolation are then replaced by the summary saying what is not isolated

@@ -249,6 +249,18 @@ def test_what_a_timed_out_cell_started_stops_with_it():
     assert result.cells[1].status == "ok" and texts(result.cells[1]) == "[]\n", result.cells[1]
 
 
+def test_each_run_leads_a_session_of_its_own():
+    """The kernel shares the CPU between sessions before it shares it between processes (autogroups): the runs
+    of one warm parent, the students graded beside each other, must not share one, or a fork bomb's children
+    take the CPU from the honest student's cells too (their timeouts in the adversarial class)."""
+    cell = ("import os\nprint(os.getsid(0) == os.getpid(), open('/proc/self/autogroup').read().split()[0]\n"
+            "      if os.path.exists('/proc/self/autogroup') else 'no-autogroups')")
+    first, second = (run_cells([cell], assignment="02_demo", limits=FAST) for _ in range(2))
+    seen = [texts(r.cells[0]).split() for r in (first, second)]
+    assert [leads for leads, _ in seen] == ["True", "True"], seen
+    assert seen[0][1] != seen[1][1] or seen[0][1] == "no-autogroups", seen
+
+
 def test_output_flood_is_cut_with_a_note(hostile):
     cell = hostile.cells[10]
     assert cell.status == "ok" and "output cut" in cell.detail

@@ -93,7 +93,11 @@ def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: s
     send = write_frame  # bound before any student code runs
     me = os.getpid()
     sandbox.die_with_parent()
-    os.setpgid(0, 0)
+    # A session of its own (and so a process group of its own, which stop_leftovers reads): the kernel shares
+    # the CPU between sessions first (autogroups), so what this run forks, a fork bomb's children say, takes
+    # CPU from this run and not from the students graded beside it, whose runs share the warm parent's
+    # sandbox. Also no controlling terminal, as bwrap --new-session.
+    os.setsid()
     sandbox.mount_proc(conf)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
