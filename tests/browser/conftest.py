@@ -1,8 +1,9 @@
 """A real JupyterLab server and a real Chromium for the browser tests.
 
 Each test module gets its own headless JupyterLab on 127.0.0.1 over a temporary copy
-of the student notebooks, and each test its own Chromium (Debian's /usr/bin/chromium,
-driven by Playwright) with a fresh profile. Both are always stopped, also on failure.
+of the student notebooks and its own Chromium (Debian's /usr/bin/chromium, driven by
+Playwright), and each test a fresh browser context of that Chromium (nothing kept from
+the test before). Both are always stopped, also on failure.
 Screenshots go to $BROWSER_SCREENSHOTS when set, otherwise to the test's tmp_path.
 """
 from __future__ import annotations
@@ -138,19 +139,29 @@ def shots(request, tmp_path) -> Path:
     return folder
 
 
-@pytest.fixture
-def page(tmp_path):
-    """A Playwright page in a fresh headless Chromium profile, closed after the test."""
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per test module, closed with it. Each test gets a context of its own from it
+    (:func:`page`): a launch, with Playwright's driver, cost about 2.5 core-seconds, a context a tenth of it.
+    Per module, not per session: tests/course/test_hub.py starts Playwright itself, and Playwright's sync API
+    refuses a second while one is open in the same process."""
     chromium = require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            user_data_dir=str(tmp_path / "chromium-profile"), executable_path=str(chromium),
-            headless=True, args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 900},
-        )
+        launched = pw.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)
         try:
-            page = context.pages[0] if context.pages else context.new_page()
-            yield page
+            yield launched
         finally:
-            context.close()
+            launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A Playwright page in a fresh context (its own cookies, storage and cache, as a new profile has), closed
+    after the test."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
