@@ -101,6 +101,22 @@ def test_environment_scratch_and_files(honest):
     json.dumps([c.outputs for c in honest.cells])  # every output is plain JSON for nbformat
 
 
+@pytest.mark.parametrize("assignment, warm", [("01_tokens_and_ids", "False"), ("02_shapes_and_matmul", "True")])
+def test_torch_is_warm_for_the_notebooks_that_use_it(assignment, warm):
+    """01 never imports torch: the warm parents of a class of 01 skip it (1.5-2 core-seconds each); 02's have it
+    imported, so its submissions do not import it again, and a 01 submission that does import it still can."""
+    pool = WarmPool()
+    pool.expect([assignment])
+    try:
+        result = run_cells(["import sys\nprint('torch' in sys.modules)",
+                            "import torch\nprint(torch.get_num_threads(), int(torch.tensor([2, 3]).prod()))"],
+                           assignment=assignment, limits=Limits(cell_timeout=60), pool=pool)
+    finally:
+        pool.shutdown()
+    assert [c.status for c in result.cells] == ["ok", "ok"], result.cells
+    assert texts(result.cells[0]) == f"{warm}\n" and texts(result.cells[1]) == "1 6\n"
+
+
 def test_notebook_10s_transformers_comes_preloaded_and_offline():
     """Does a submission's child find transformers' GPT-2 and Llama already imported by the warm parent (each
     notebook-10 submission would otherwise pay about 2.5 s of CPU for them), with the model hub switched off,

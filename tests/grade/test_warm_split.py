@@ -214,7 +214,7 @@ def test_grade_starts_the_warm_interpreters_before_importing_the_pipeline(tmp_pa
     args = argparse.Namespace(submissions=tmp_path, cluster=None, engine="auto", assignment=None, student=None, jobs=8)
     cli._start_warming(args)
     assert started == [4]  # 3 submissions and a reference, under 8 workers
-    assert pool.preload == ("torch._dynamo",)  # what 05's runs would each import again
+    assert pool.preload == ("torch", "torch._dynamo")  # what 05's runs would each import again
     started.clear()
     cli._start_warming(argparse.Namespace(**{**vars(args), "jobs": 2}))
     assert started == [2]

@@ -143,13 +143,13 @@ def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: s
         np.random.seed(int.from_bytes(os.urandom(4), "little"))
     except Exception:
         pass
-    try:
-        import torch  # late: optional, and heavy for the engine, which imports this module (warm_up has loaded it)
-
-        torch.set_num_threads(1)
-        torch.seed()
-    except Exception:
-        pass
+    torch = sys.modules.get("torch")  # when warm_up loaded it (a class of 01 or 06 never needs it)
+    if torch is not None:
+        try:
+            torch.set_num_threads(1)
+            torch.seed()
+        except Exception:
+            pass
     prepare_child(shell, request.limits.output_bytes)
     if not request.limits.draw_figures:
         figures_as_text(shell)

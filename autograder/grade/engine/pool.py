@@ -25,6 +25,11 @@ from . import sandbox
 from .contract import MAX_RESTARTS, THREAD_VARS, CellResult, Limits, RunRequest, RunResult
 from .frames import FrameReader, encode_frame
 
+# What the warm parents of a pool not told which notebooks it grades (WarmPool.expect) import besides the usual:
+# the one heavy import most notebooks share.
+UNKNOWN_PRELOAD = ("torch",)
+
+
 def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None, seed: int = 0,
               limits: Limits | None = None, hide: Iterable[str | os.PathLike] = (), max_restarts: int = MAX_RESTARTS,
               pool: "WarmPool | None" = None, namespaces: bool | None = None) -> RunResult:
@@ -318,7 +323,8 @@ class WarmPool:
         self._all: list[WarmParent] = []
         self._bubblewrap = bubblewrap
         self._keep: list[str] | None = None
-        self.preload: tuple[str, ...] = ()  # modules the warm parents started from now on import besides the usual
+        # modules the warm parents started from now on import besides the usual (.warm.NOTEBOOK_IMPORTS)
+        self.preload: tuple[str, ...] = UNKNOWN_PRELOAD
         self.closed = False
         self._starting = 0  # warm parents being started in the background (start_warming)
         self._ready = threading.Condition(self._lock)  # one of them is ready, or failed
