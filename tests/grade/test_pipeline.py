@@ -39,6 +39,16 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, args, says):
     assert says in proc.stderr and proc.stdout == ""
 
 
+def test_a_missing_folder_is_said_before_nbgrader_is_imported(tmp_path):
+    """A mistyped path is an error in a fraction of a second: nothing is warmed up, and the pipeline (nbgrader,
+    SQLAlchemy: over a core-second) is not imported for it."""
+    code = ("import sys\nfrom autograder.cli import main\nrc = main(['grade', sys.argv[1]])\n"
+            "print(rc, 'nbgrader' in sys.modules, 'autograder.grade.pipeline' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "no-such")], capture_output=True, text=True)
+    assert proc.stdout.split() == ["2", "False", "False"], (proc.stdout, proc.stderr)
+    assert "no such folder" in proc.stderr
+
+
 @pytest.mark.parametrize("text", ["{not json", '{"isolation": []}', '{"seed": "seven"}', "[]"])
 def test_a_corrupt_run_json_is_a_usage_error_that_says_what_to_do_and_is_left_as_it_was(tmp_path, text):
     """Not a silent new seed, which would grade the whole class again: exit 2, the file named, what to do."""
