@@ -62,15 +62,11 @@ def _grade(args: argparse.Namespace) -> int:
                           students=tuple(args.student or ()), assignments=tuple(args.assignment or ()),
                           draw_figures=args.draw_figures, profile=args.profile)
         cfg.check()  # a mistyped folder or option is said at once, before any warm-up or the import below
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    _start_warming(args)
-    # imported when grading: the pipeline pulls in nbgrader's gradebook and SQLAlchemy (about a second),
-    # which `--help` and the other commands do not need
-    from .pipeline import grade_class
+        _start_warming(args)
+        # imported when grading: the pipeline pulls in nbgrader's gradebook and SQLAlchemy (about a second),
+        # which `--help` and the other commands do not need
+        from .pipeline import grade_class
 
-    try:
         result = grade_class(cfg)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)

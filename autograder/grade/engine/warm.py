@@ -42,14 +42,15 @@ from .supervisor import CHANNEL_FDS, supervise
 # parents import them once (:func:`preloads`); a class without them does not pay for them. None of them starts
 # a thread.
 # torch itself is one of them: 01 and 06 never import it, and a class of only those would pay its import
-# (1.5-2 core-seconds) in every warm parent for nothing.
+# (1.5-2 core-seconds) in every warm parent for nothing. A pool not told which notebooks it grades preloads
+# pool.UNKNOWN_PRELOAD.
 NOTEBOOK_IMPORTS = {
     "02": ("torch",), "03": ("torch",), "04": ("torch",),
     "05": ("torch", "torch._dynamo"),
     "07": ("torch",), "08": ("torch",), "09": ("torch",),
     # autograder.offline_models: transformers' GPT-2 and Llama with the model hub switched off first
     "10": ("torch", "torch._dynamo", "autograder.offline_models"),
-}  # a pool not told which notebooks it grades preloads pool.UNKNOWN_PRELOAD
+}
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
