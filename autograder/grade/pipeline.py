@@ -256,7 +256,8 @@ class _Run:
 
         def open_gradebook() -> None:
             # Opening a new gradebook costs seconds (nbgrader asks alembic for its version): the schedule
-            # calls this once the references are running, so it overlaps with them.
+            # calls this on a thread of its own beside the warm-up and the references, and keeps the
+            # first result until it has returned.
             with timed(self.costs, "gradebook"):
                 self.writer = GradebookWriter(self.cfg.gradebook_url, course_id=self.cfg.course_id,
                                               late_plugin=self.course.late_plugin if self.course else None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,11 +77,10 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
     """Grade ``todo`` ((submission, submission hash) pairs); returns how many were graded and on how many
     workers (``cfg`` is left as it was given).
 
-    ``on_start`` runs in this thread once every submission is queued, or before the first result if that
-    comes sooner (the caller opens its gradebook then, which takes seconds: nbgrader commits each cell of
-    an assignment on its own, and a submission can only be queued once its assignment's reference has
-    run, so opening it earlier held back the queue and left the workers idle after the references);
-    ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
+    ``on_start`` runs on a thread of its own while the warm-up and the references run (the caller opens its
+    gradebook then: about a core-second of nbgrader committing each cell of an assignment on its own, which
+    in this thread held back the queue, and after the references had the workers' cores to share); the
+    first result waits for it. ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
     when a solution cannot be run, before any submission of that assignment is graded. ``costs``
     (with ``--profile``) gets what each reference run cost."""
     hide = tuple(str(p.resolve()) for p in (cfg.submissions, cfg.out))
@@ -112,6 +112,7 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                                   evidence=evidence)
 
     graded = 0
+    opening: _Beside | None = None
     if isinstance(pool, ThreadPoolExecutor):  # the warm parents this class starts import what its notebooks need
         engine_module.default_pool().expect({s.assignment_id for s, _ in todo})
     try:
@@ -126,17 +127,15 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
         if not todo:
             on_start()
             return Graded(count=0, workers=workers)
+        # The warm-up is one interpreter's imports on one core, and the references wait for it: the other
+        # core is free for the gradebook meanwhile.
+        opening = _Beside(on_start)
         progress.start(len(todo))
         for a in list(waiting):
             if a not in hashes or a in references:
                 for sub, shash in waiting.pop(a):
                     submit(sub, shash)
-        started = False
         while pending_refs or running:
-            if not started and not pending_refs:  # everything is queued: the workers are busy meanwhile
-                on_start()
-                started = True
-                continue
             done, _ = wait([*pending_refs, *running], return_when=FIRST_COMPLETED)
             for fut in done:
                 if fut in pending_refs:
@@ -158,15 +157,16 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                     result = fut.result()
                 except Exception as exc:  # a grader worker died: this submission is reported, the class goes on
                     result = failed_result(job, f"{type(exc).__name__}: {exc}")
-                if not started:
-                    on_start()
-                    started = True
+                opening.join()
                 on_result(result)
                 graded += 1
                 progress.advance()
+        opening.join()  # every result joins it first; this is for a class whose submissions all vanished
     except BaseException:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+        if opening is not None:  # the caller closes what it opened: it must be opened, or not at all, by then
+            opening.join(reraise=False)
         raise
     if pool is not None:
         pool.shutdown(wait=True)
@@ -176,3 +176,24 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
 def _reference(assignment: str, source_hash: str, seed: int, limits, engine: str, hide: tuple[str, ...]) -> Reference:
     """A local worker's reference run (the signature :func:`.cluster.reference_remote` shares)."""
     return run_reference(assignment, seed=seed, limits=limits, engine=engine, hide=hide)
+
+
+class _Beside:
+    """``fn`` on a thread of its own, started now; :meth:`join` waits for it and raises what it raised."""
+
+    def __init__(self, fn: Callable[[], None]):
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), name="autograder-beside", daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread by join()
+            self._error = exc
+
+    def join(self, *, reraise: bool = True) -> None:
+        self._thread.join()
+        if reraise and self._error is not None:
+            error, self._error = self._error, None  # once: the caller's except path joins again
+            raise error

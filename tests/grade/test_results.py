@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 import json
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from autograder.checks import core
 from autograder.grade import classreport, judge, pipeline, report, results, schedule
 from autograder.grade.config import GradeConfig
 from autograder.grade.discover import Problem, Submission
-from autograder.grade.records import SubmissionResult
+from autograder.grade.records import Reference, SubmissionResult
 from autograder.grade.results import FinalResult, Recorded
 from autograder.grade.submission import failed_result
 
@@ -142,22 +144,24 @@ def test_seed_or_force_replace_a_corrupt_run_json_and_run_json_has_one_writer(tm
     assert writers == ["report.py"], writers
 
 
+class FakeCluster(schedule.cluster.ClusterExecutor):
+    """A "cluster" of threads in this process: grade_all's scheduling without a warm-up or a sandbox."""
+
+    def __init__(self, workers: int = 1):
+        self.pool = schedule.ThreadPoolExecutor(workers)
+
+    def threads(self):
+        return 7
+
+    def submit(self, fn, /, *args, **kwargs):
+        return self.pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        self.pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
 def test_grade_all_leaves_the_caller_s_config_as_it_was(tmp_path, monkeypatch):
     """With --cluster the workers are the cluster's threads: said in the return value, not written into cfg."""
-
-    class FakeCluster(schedule.cluster.ClusterExecutor):
-        def __init__(self):
-            self.pool = schedule.ThreadPoolExecutor(1)
-
-        def threads(self):
-            return 7
-
-        def submit(self, fn, /, *args, **kwargs):
-            return self.pool.submit(fn, *args, **kwargs)
-
-        def shutdown(self, wait=True, *, cancel_futures=False):
-            self.pool.shutdown(wait=wait, cancel_futures=cancel_futures)
-
     monkeypatch.setattr(schedule, "executor", lambda cfg: FakeCluster())
     monkeypatch.setattr(schedule.cluster, "grade_remote", lambda job: failed_result(job, "not graded here"))
     (tmp_path / "submitted").mkdir()
@@ -168,6 +172,53 @@ def test_grade_all_leaves_the_caller_s_config_as_it_was(tmp_path, monkeypatch):
                                 progress=report.Progress(None, enabled=False))
     assert graded == schedule.Graded(count=1, workers=7) and len(kept) == 1
     assert cfg.jobs == 2, "the caller's --jobs is left as it was"
+
+
+def _graded_beside(tmp_path, monkeypatch, on_start, reference_run, on_result=None):
+    """grade_all on one submission of A with a reference to run first; the results it handed over."""
+    monkeypatch.setattr(schedule, "executor", lambda cfg: FakeCluster(workers=2))
+    monkeypatch.setattr(schedule.cluster, "reference_remote", reference_run)
+    monkeypatch.setattr(schedule.cluster, "grade_remote", lambda job: failed_result(job, "not graded here"))
+    (tmp_path / "submitted").mkdir()
+    cfg = GradeConfig(submissions=tmp_path / "submitted", out=tmp_path / "out", cluster="tcp://nowhere:8786")
+    cfg.out.mkdir()
+    kept: list = []
+    schedule.grade_all([(Submission("s", A, None), "")], cfg=cfg, seed=1, hashes={A: "0" * 16},
+                       on_start=on_start, on_result=on_result or kept.append,
+                       progress=report.Progress(None, enabled=False))
+    return kept
+
+
+def test_the_gradebook_opens_while_the_references_run_and_the_first_result_waits_for_it(tmp_path, monkeypatch):
+    """on_start (the caller opens its gradebook: a core-second) runs beside the reference runs, not after
+    them, and no result reaches the caller before it has returned."""
+    began, opened = threading.Event(), threading.Event()
+
+    def on_start():
+        began.set()
+        time.sleep(0.3)  # a gradebook still opening when the submission's result comes back
+        opened.set()
+
+    def reference_run(assignment, *args):
+        assert began.wait(10), "the gradebook was not being opened while the reference ran"
+        return Reference(assignment=assignment, source_path="", source_hash="0" * 16, evidence={})
+
+    arrived: list[bool] = []  # for each result: was the gradebook open when it reached the caller?
+    _graded_beside(tmp_path, monkeypatch, on_start, reference_run, on_result=lambda r: arrived.append(opened.is_set()))
+    assert arrived == [True]
+
+
+def test_a_gradebook_that_cannot_open_stops_the_class_before_any_result_is_kept(tmp_path, monkeypatch):
+    def on_start():
+        raise OSError("the gradebook is on a disk that went away")
+
+    def reference_run(assignment, *args):
+        return Reference(assignment=assignment, source_path="", source_hash="0" * 16, evidence={})
+
+    kept: list = []
+    with pytest.raises(OSError, match="went away"):
+        kept = _graded_beside(tmp_path, monkeypatch, on_start, reference_run)
+    assert kept == []
 
 
 def test_the_feedback_page_says_every_exercise_passed_only_when_the_rule_says_so(tmp_path):
