@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import sysconfig
@@ -178,3 +179,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def run() -> int:
+    """The program (``autograder`` and ``python -m autograder``): :func:`main` on ``sys.argv``, then an exit
+    that skips the interpreter's last garbage collections. Those go through every object the command
+    made (nbgrader, SQLAlchemy, a class's results) for nothing: everything is written and closed by now,
+    and the process is ending. They cost a grade of 96 submissions half a second on one core, with the
+    other idle. Frozen objects are freed as usual when their modules go; only reference cycles among
+    them are left to the end of the process."""
+    code = main()
+    gc.freeze()
+    return code
