@@ -37,14 +37,18 @@ chown -R "$user:" "$dest"
 # every Python as another user or with PYTHONDONTWRITEBYTECODE=1, so without .pyc files each stock nbgrader
 # command would compile its imports again (+3 core-seconds each, measured), some 20 of them in the exchange
 # test alone. (Also: Debian's pip 23.0 reads PIP_NO_COMPILE=1 as "compile"; only PIP_NO_COMPILE=0 skips it.)
-as_user bash -c "cd '$dest' && $python -m venv .venv && .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt"
-echo "instructor $user: installed in $(( $(date +%s) - start )) s" >&2
+TIMEFORMAT="instructor $user: installed in %0R s, %0U+%0S core-seconds"
+time as_user bash -c "cd '$dest' && $python -m venv .venv && .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt"
 fi
 [ "$phase" = prepare ] && exit 0
 
 tests=(tests/grade/test_setups.py tests/adversarial tests/test_validate.py)
 log="$dest/build"
 as_user mkdir -p "$log"
+# With TEST_CPU_LOG, each run as the user writes a log of its own (the user cannot write root's), added to
+# TEST_CPU_LOG at the end with "[user, run]" before each test's name, so tools/test_cpu.py shows them apart.
+cpu_log() { [ -z "${TEST_CPU_LOG:-}" ] || echo "TEST_CPU_LOG=$log/cpu-$1.jsonl"; }
+as_user rm -f "$log/cpu-namespaces.jsonl" "$log/cpu-no-namespaces.jsonl"
 # Three runs at once, each with its own log, shown in order at the end:
 # - with the namespaces this machine allows (two workers);
 # - the whole nbgrader exchange, the staff setup and a term on JupyterHub in Chromium with real users (an
@@ -52,7 +56,7 @@ as_user mkdir -p "$log"
 #   as root with this user's Python, two modules at a time (the Hub's test is the longest);
 # - where namespaces are refused (containers, Ubuntu 24.04): the promises that still hold there.
 # (tests/course/test_learner_pieces.py needs no other user and already ran in the main suite.)
-as_user bash -c "cd '$dest' && .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup --no-loadscope-reorder ${tests[*]} $*" \
+as_user bash -c "cd '$dest' && $(cpu_log namespaces) .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup --no-loadscope-reorder ${tests[*]} $*" \
   > "$log/namespaces.log" 2>&1 &
 with_namespaces=$!
 (cd "$dest" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup \
@@ -60,10 +64,15 @@ with_namespaces=$!
   > "$log/course.log" 2>&1 &
 course=$!
 status=0
-as_user bash -c "cd '$dest' && AUTOGRADER_TEST_NO_NAMESPACES=1 .venv/bin/python -m pytest -p no:cacheprovider -q tests/adversarial $*" \
+as_user bash -c "cd '$dest' && AUTOGRADER_TEST_NO_NAMESPACES=1 $(cpu_log no-namespaces) .venv/bin/python -m pytest -p no:cacheprovider -q tests/adversarial $*" \
   > "$log/no-namespaces.log" 2>&1 || status=1
 wait "$with_namespaces" || status=1
 wait "$course" || status=1
+for part in namespaces no-namespaces; do
+  if [ -n "${TEST_CPU_LOG:-}" ] && [ -f "$log/cpu-$part.jsonl" ]; then
+    sed "s|^{\"test\": \"|{\"test\": \"[$user, $part] |" "$log/cpu-$part.jsonl" >> "$TEST_CPU_LOG"
+  fi
+done
 for part in namespaces course no-namespaces; do
   echo "--- $part ($log/$part.log)"
   cat "$log/$part.log"
