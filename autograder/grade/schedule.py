@@ -161,7 +161,7 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                 on_result(result)
                 graded += 1
                 progress.advance()
-        opening.join()  # every result joins it first; this is for a class whose submissions all vanished
+        opening.join()  # done already when a result came; no path leaves with the gradebook still opening
     except BaseException:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)

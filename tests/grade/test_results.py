@@ -174,19 +174,16 @@ def test_grade_all_leaves_the_caller_s_config_as_it_was(tmp_path, monkeypatch):
     assert cfg.jobs == 2, "the caller's --jobs is left as it was"
 
 
-def _graded_beside(tmp_path, monkeypatch, on_start, reference_run, on_result=None):
-    """grade_all on one submission of A with a reference to run first; the results it handed over."""
+def _graded_beside(tmp_path, monkeypatch, on_start, reference_run, on_result) -> None:
+    """grade_all on one submission of A, whose reference runs first."""
     monkeypatch.setattr(schedule, "executor", lambda cfg: FakeCluster(workers=2))
     monkeypatch.setattr(schedule.cluster, "reference_remote", reference_run)
     monkeypatch.setattr(schedule.cluster, "grade_remote", lambda job: failed_result(job, "not graded here"))
     (tmp_path / "submitted").mkdir()
     cfg = GradeConfig(submissions=tmp_path / "submitted", out=tmp_path / "out", cluster="tcp://nowhere:8786")
     cfg.out.mkdir()
-    kept: list = []
     schedule.grade_all([(Submission("s", A, None), "")], cfg=cfg, seed=1, hashes={A: "0" * 16},
-                       on_start=on_start, on_result=on_result or kept.append,
-                       progress=report.Progress(None, enabled=False))
-    return kept
+                       on_start=on_start, on_result=on_result, progress=report.Progress(None, enabled=False))
 
 
 def test_the_gradebook_opens_while_the_references_run_and_the_first_result_waits_for_it(tmp_path, monkeypatch):
@@ -217,7 +214,7 @@ def test_a_gradebook_that_cannot_open_stops_the_class_before_any_result_is_kept(
 
     kept: list = []
     with pytest.raises(OSError, match="went away"):
-        kept = _graded_beside(tmp_path, monkeypatch, on_start, reference_run)
+        _graded_beside(tmp_path, monkeypatch, on_start, reference_run, on_result=kept.append)
     assert kept == []
 
 
