@@ -125,6 +125,9 @@ class Attempt:
                     self.budget_spent = True
                     _signal(self.pid, signal.SIGUSR2)
             elif self.current is not None and m.get("done") == self.current and type(m["done"]) is int:
+                if self.budget_spent:  # the cell runner ran on before the stop reached it (a loaded machine):
+                    self.current = None  # that cell was not to run, so it is "not run", as when the stop is quick
+                    continue
                 self.done[self.current] = m
                 self.runner_cpu = max(self.runner_cpu, number(m.get("cpu")))
                 self.sent_cpu = max(self.sent_cpu, number(m.get("sent")))
