@@ -166,7 +166,7 @@ def test_the_nbclient_fallback_gives_the_same_verdicts(tmp_path, g):
     root = tmp_path / "submitted"
     g.write_submission(root, "passes_all", g.right_notebook())
     g.write_submission(root, "blank", g.blank_notebook())
-    g.write_submission(root, "timeout_decode", g.with_solution(g.right_notebook(), "decode", g.LOOPING_DECODE))
+    g.write_submission(root, "timeout_decode", g.with_solution(g.right_notebook(), "decode", g.WAITING_DECODE))
     graded = g.run_grade(root, "--engine", "nbclient", "--timeout", TIMEOUT)
     problems = graded.rows("problems.csv") if (graded.out / "problems.csv").exists() else "no problems.csv"
     assert graded.proc.returncode == 0, (problems, graded.proc.stdout[-2000:], graded.proc.stderr[-3000:])

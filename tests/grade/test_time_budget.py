@@ -12,6 +12,10 @@ from autograder.grade.engine import Limits, default_pool, fallback, run_cells
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
 LOOP = "def slow(x):\n    while True:\n        pass\n"
+# The same loop, waiting instead of spinning, where the test is about limits rather than about interrupting
+# busy code (the first test here and tests/grade/test_engine.py prove that): a spinning one would take a core
+# from the rest of the test command for each of its time-outs.
+WAITING = "def slow(x):\n    import time\n    while True:\n        time.sleep(0.05)\n"
 DEAF = "def deaf():\n    while True:\n        try:\n            while True:\n                pass\n        except KeyboardInterrupt:\n            pass\n"
 BUDGET = Limits(cell_timeout=3, interrupt_grace=1, later_timeout=1, timeout_budget=5, memory_bytes=2 * 2**30)
 
@@ -47,7 +51,8 @@ def test_a_loop_that_ignores_the_interrupt_counts_against_the_budget_too():
 def test_without_a_budget_every_cell_still_runs_to_its_own_limit():
     """The engine's defaults (no budget): the control that shows the budget above is what stopped the cells."""
     limits = Limits(cell_timeout=2, interrupt_grace=1, memory_bytes=2 * 2**30)
-    run = run_cells([LOOP, "slow(1)", "slow(2)", "slow(3)", "print('after')"], assignment="02_demo", limits=limits)
+    run = run_cells([WAITING, "slow(1)", "slow(2)", "slow(3)", "print('after')"], assignment="02_demo",
+                    limits=limits)
     assert [c.status for c in run.cells] == ["ok", "timeout", "timeout", "timeout", "ok"]
     assert all("interrupted after 2 s" in c.detail for c in run.cells[1:4])
 
@@ -72,7 +77,7 @@ def test_grade_sets_a_budget_from_its_timeout_and_refuses_a_bad_one(tmp_path):
 def test_the_nbclient_fallback_keeps_the_same_shorter_limit_and_budget():
     """`grade --engine nbclient` runs a plain kernel: the same Limits bound it (it used to give every later
     cell that met the loop the full timeout)."""
-    run = fallback.run_cells([LOOP, "x = 1", "slow(1)", "slow(2)", "slow(3)", "slow(4)", "print('after', x)"],
+    run = fallback.run_cells([WAITING, "x = 1", "slow(1)", "slow(2)", "slow(3)", "slow(4)", "print('after', x)"],
                              assignment="02_demo", limits=BUDGET)
     status = [c.status for c in run.cells]
     assert status[:5] == ["ok", "ok", "timeout", "timeout", "timeout"], [(c.status, c.detail) for c in run.cells]

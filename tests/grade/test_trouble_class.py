@@ -61,7 +61,7 @@ def trouble(tmp_path_factory, g):
     nb.cells[g.cell_index(nb, "test_build_vocab")].metadata.nbgrader["points"] = 100
     g.write_submission(root, "changed_points", nb)
 
-    g.write_submission(root, "timeout_decode", g.with_solution(g.right_notebook(), "decode", g.LOOPING_DECODE))
+    g.write_submission(root, "timeout_decode", g.with_solution(g.right_notebook(), "decode", g.WAITING_DECODE))
 
     before = g.file_hashes(root)
     graded = g.run_grade(root, "--jobs", "2", "--timeout", TIMEOUT)
