@@ -4,7 +4,8 @@ Each test module gets its own headless JupyterLab on 127.0.0.1 over a temporary 
 of the student notebooks and its own Chromium (Debian's /usr/bin/chromium, driven by
 Playwright), and each test a fresh browser context of that Chromium (nothing kept from
 the test before). Both are always stopped, also on failure.
-Screenshots go to $BROWSER_SCREENSHOTS when set, otherwise to the test's tmp_path.
+Screenshots of each step are kept when $BROWSER_SCREENSHOTS is set (in it, a folder per test); otherwise only
+a failed test's page is, in its tmp_path.
 """
 from __future__ import annotations
 
@@ -129,6 +130,25 @@ def lab_server(tmp_path_factory) -> LabServer:
         yield server
 
 
+SCREENSHOTS = os.environ.get("BROWSER_SCREENSHOTS")
+
+
+def keep_shot(target, path: Path, **options) -> None:
+    """A screenshot of a page or an element, when $BROWSER_SCREENSHOTS asks for them. Drawing a long page into
+    a PNG costs Chromium up to a core-second (the site test's 16 took 6 of its 37 core-seconds), and the ones
+    in tmp_path went unread; a failed test's page is kept anyway (:func:`page`)."""
+    if SCREENSHOTS:
+        target.screenshot(path=str(path), **options)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's report on the test item, for :func:`page` to see whether the test failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
 def shots(request, tmp_path) -> Path:
     """Where this test's screenshots go: $BROWSER_SCREENSHOTS/<test name>/ or tmp_path."""
@@ -157,11 +177,20 @@ def browser():
 
 
 @pytest.fixture
-def page(browser):
+def page(request, browser, shots):
     """A Playwright page in a fresh context (its own cookies, storage and cache, as a new profile has), closed
-    after the test."""
+    after the test; when the test failed, a screenshot of the whole page as it was is kept first (its path is
+    in the test's output)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
     try:
-        yield context.new_page()
+        yield opened
     finally:
+        report = getattr(request.node, "report_call", None)
+        if report is not None and report.failed:
+            try:
+                opened.screenshot(path=str(shots / "failed.png"), full_page=True)
+                print(f"the page when the test failed: {shots / 'failed.png'}")
+            except Exception as exc:  # noqa: BLE001 - a page that cannot be drawn must not hide the failure
+                print(f"no screenshot of the failed page: {exc}")
         context.close()

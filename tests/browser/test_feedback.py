@@ -17,7 +17,7 @@ from autograder.nbio import exercise_points
 from tests import broken_class
 from tests.builders import source_notebook
 
-from .conftest import require_chromium
+from .conftest import keep_shot, require_chromium
 
 # The class is graded once for this module and the others that read it (`-n N --dist loadgroup`).
 pytestmark = [pytest.mark.browser, pytest.mark.grading, pytest.mark.xdist_group(broken_class.GROUP)]
@@ -41,7 +41,7 @@ def open_feedback(page, out: Path, student_id: str, shots: Path) -> str:
     page.goto(html.as_uri())
     page.wait_for_load_state("load")
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # passed ones are folded
-    page.screenshot(path=shots / f"feedback_{student_id}.png", full_page=True)
+    keep_shot(page, shots / f"feedback_{student_id}.png", full_page=True)
     return page.inner_text("body")
 
 

@@ -19,7 +19,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import paths
-from tests.browser.conftest import jupyterlab, require_chromium
+from tests.browser.conftest import jupyterlab, keep_shot, require_chromium
 from tests.builders import A, WRONG_ENCODE, read_rows, right_notebook, with_solution, write_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.nbgrader, pytest.mark.xdist_group("formgrader")]
@@ -65,12 +65,12 @@ def test_formgrader_lists_the_submissions_as_autograded(formgrader, page, shots)
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(f"{formgrader}/formgrader/gradebook/{A}/{A}", wait_until="networkidle")
     page.wait_for_function("document.body.innerHTML.includes('wrong_encode')", timeout=30_000)
-    page.screenshot(path=str(shots / "submissions.png"), full_page=True)
+    keep_shot(page, shots / "submissions.png", full_page=True)
     assert "honest" in page.content() and "wrong_encode" in page.content()
     page.goto(f"{formgrader}/formgrader/manage_students/wrong_encode", wait_until="networkidle")
     page.wait_for_function(f"document.body.innerText.includes('{A}')", timeout=30_000)
     text = page.inner_text("body")
-    page.screenshot(path=str(shots / "student.png"), full_page=True)
+    keep_shot(page, shots / "student.png", full_page=True)
     assert "not autograded" not in text.lower(), text[:2000]
     assert errors == [], errors
 
@@ -80,7 +80,7 @@ def test_a_reviewer_sees_why_a_test_failed_and_an_override_reaches_the_csvs(cour
               wait_until="networkidle")
     page.wait_for_selector("input.score#test_encode", timeout=30_000)
     body = page.inner_text("body")
-    page.screenshot(path=str(shots / "review.png"), full_page=True)
+    keep_shot(page, shots / "review.png", full_page=True)
     assert "failed: " in body, "the failed test's verdict is shown under it"
     failed = next(r for r in read_rows(course / "submitted-graded" / "scores.csv")
                   if r["student_id"] == "wrong_encode" and r["grade_id"] == "test_encode")
@@ -106,7 +106,7 @@ def test_a_reviewer_sees_why_a_test_failed_and_an_override_reaches_the_csvs(cour
             if saved[0] == 1 and saved[1]:
                 break
         time.sleep(0.5)
-    page.screenshot(path=str(shots / "override.png"), full_page=True)
+    keep_shot(page, shots / "override.png", full_page=True)
     assert saved == (1, "Ids start at 0: drop the + 1."), "formgrader saved the score and the comment"
 
     grade(course)
@@ -119,4 +119,4 @@ def test_a_reviewer_sees_why_a_test_failed_and_an_override_reaches_the_csvs(cour
     assert total["overridden"] == "yes"  # as in scores.csv
     page.goto((graded / "feedback" / "wrong_encode" / f"{A}.html").as_uri())
     assert "Ids start at 0: drop the + 1." in page.inner_text("body")
-    page.screenshot(path=str(shots / "feedback.png"), full_page=True)
+    keep_shot(page, shots / "feedback.png", full_page=True)

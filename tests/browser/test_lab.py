@@ -2,7 +2,8 @@
 
 The test opens a fresh student notebook the way a learner does (nothing written yet, so
 the exercise checks raise NotImplementedError), runs all cells, moves the lab's slider
-and asserts that the lab's output text changed. Screenshots of each step are saved.
+and asserts that the lab's output text changed. Screenshots of each step are kept when
+$BROWSER_SCREENSHOTS is set; a failed run keeps the page as it was (tests/browser/conftest.py).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from .conftest import keep_shot
 
 pytestmark = pytest.mark.browser
 
@@ -196,7 +199,7 @@ def test_lab_slider_changes_the_output(lab_server, page, shots):
 
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     wait_for_kernel_idle(page)
-    page.screenshot(path=shots / "01_after_run_all.png")
+    keep_shot(page, shots / "01_after_run_all.png")
     cells = page.evaluate(JS_CELLS)
     errors = [c for c in cells if c["error"]]
     never_ran = [c for c in cells if c["type"] == "code" and c["count"] is None]
@@ -244,8 +247,8 @@ def test_lab_slider_changes_the_output(lab_server, page, shots):
     output.scroll_into_view_if_needed()
     wait_for_images(page, output)
     before = settle(page, lab, page.evaluate(JS_OUTPUT, [lab.element_handle(), CONTROLS]))
-    page.screenshot(path=shots / "02_lab_before.png")
-    output.screenshot(path=shots / "02_lab_output_before.png")
+    keep_shot(page, shots / "02_lab_before.png")
+    keep_shot(output, shots / "02_lab_output_before.png")
 
     how = move_slider(page, lab.locator(".widget-slider").first)
     report.append(f"moved the slider by {how}")
@@ -257,8 +260,8 @@ def test_lab_slider_changes_the_output(lab_server, page, shots):
     after = settle(page, lab, after)
     output.scroll_into_view_if_needed()
     wait_for_images(page, output)
-    page.screenshot(path=shots / "03_lab_after.png")
-    output.screenshot(path=shots / "03_lab_output_after.png")
+    keep_shot(page, shots / "03_lab_after.png")
+    keep_shot(output, shots / "03_lab_output_after.png")
     report += [f"lab output before: {before['text'][:300]!r}", f"lab output after:  {after['text'][:300]!r}",
                f"images before/after: {before['images'].count('|') + bool(before['images'])}/"
                f"{after['images'].count('|') + bool(after['images'])}, changed: {before['images'] != after['images']}",
@@ -273,4 +276,4 @@ def test_lab_slider_changes_the_output(lab_server, page, shots):
         f"{notebook.name}: the lab raised when the slider moved: {after['text'][:300]!r}")
     assert after["text"] != before["text"], (
         f"{notebook.name}: moving the lab's slider ({how}) did not change its output text "
-        f"{before['text'][:200]!r}; screenshots in {shots}")
+        f"{before['text'][:200]!r}; the page is kept in {shots}")

@@ -3,7 +3,7 @@
 Every page is opened over file:// with every request to anything but a local file refused and recorded:
 no page may ask for one, log a console error, or show raw TeX (``$...$``) once MathJax has typeset it.
 Each is opened at a desktop width (1280 px) and a phone's (390 px), where nothing may be wider than the
-screen, and a screenshot of each is kept ($BROWSER_SCREENSHOTS/<test>/ when set).
+screen, and a screenshot of each is kept when $BROWSER_SCREENSHOTS is set.
 The report and feedback come from a made-up class of 100 records (tests/builders.py) and from the class
 of issue 25 graded for real (tests/broken_class.py, graded once for this module and
 tests/grade/test_broken_class.py); the site is built with the real `python -m autograder site`.
@@ -20,7 +20,7 @@ import pytest
 from autograder.grade import report
 from tests import broken_class, builders
 
-from .conftest import require_chromium
+from .conftest import keep_shot, require_chromium
 
 # the same group as tests/grade/test_broken_class.py: one worker grades issue 25's class once for both
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group(broken_class.GROUP)]
@@ -94,7 +94,7 @@ def open_offline(page, path: Path, shots: Path, name: str) -> tuple[str, list[st
     if page.evaluate("typeof window.MathJax !== 'undefined'"):
         # MathJax typesets after load; a callback queued behind the page's Typeset runs when it is done.
         page.evaluate("() => new Promise(done => MathJax.Hub.Queue(done))")
-    page.screenshot(path=shots / f"{name}.png", full_page=False)
+    keep_shot(page, shots / f"{name}.png", full_page=False)
     return page.inner_text("body"), trouble
 
 
@@ -108,7 +108,7 @@ def test_the_class_report_reads_offline_with_mistakes_counted(made_up_class, pag
     assert "Class report" in text and "Pass rate per exercise" in text and "Mistakes the class made" in text
     assert re.search(r"\b\d+ of \d+\b: you subtracted the max of the whole array", text), text[:2000]
     assert "Could not be graded" in text and "late penalty" in text
-    page.screenshot(path=shots / "report_full.png", full_page=True)
+    keep_shot(page, shots / "report_full.png", full_page=True)
     # A mistake's student links to that student's feedback page, which opens.
     link = page.locator("ul.mistakes a").first
     target = link.get_attribute("href")
@@ -130,7 +130,7 @@ def test_a_feedback_page_reads_offline(made_up_class, page, shots):
 def test_site_pages_render_their_math_offline(site, page, shots, name, width):
     at_width(page, width)
     text, trouble = open_offline(page, site / name, shots, f"site_{name.removesuffix('.html')}_{width}")
-    page.screenshot(path=shots / f"site_{name.removesuffix('.html')}_{width}_full.png", full_page=True)
+    keep_shot(page, shots / f"site_{name.removesuffix('.html')}_{width}_full.png", full_page=True)
     assert not trouble, trouble
     fits(page, name)
     if name == "figures.html":
@@ -163,7 +163,7 @@ def test_site_pages_render_their_math_offline(site, page, shots, name, width):
 def test_the_report_of_a_broken_class_names_everyone_and_fits(issue_class, page, shots, width):
     at_width(page, width)
     text, trouble = open_offline(page, issue_class.out / "report.html", shots, f"broken_report_{width}")
-    page.screenshot(path=shots / f"broken_report_{width}_full.png", full_page=True)
+    keep_shot(page, shots / f"broken_report_{width}_full.png", full_page=True)
     assert not trouble, trouble
     fits(page, "report.html")
     for student in broken_class.STUDENTS:
@@ -181,7 +181,7 @@ def test_feedback_pages_of_a_broken_class_read_on_any_screen(issue_class, page, 
     at_width(page, width)
     path = issue_class.out / "feedback" / student / f"{broken_class.A}.html"
     text, trouble = open_offline(page, path, shots, f"broken_feedback_{student}_{width}")
-    page.screenshot(path=shots / f"broken_feedback_{student}_{width}_full.png", full_page=True)
+    keep_shot(page, shots / f"broken_feedback_{student}_{width}_full.png", full_page=True)
     assert not trouble, trouble
     fits(page, f"{student}'s feedback")
     assert not re.search(r"\btest_\w+", text), re.findall(r"\btest_\w+", text)
