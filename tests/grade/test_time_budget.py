@@ -3,12 +3,15 @@ the submission get the shorter limit; once time-outs have cost the budget, the r
 An honest notebook, and the engine's own defaults, are untouched."""
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
 
 from autograder.grade.config import GradeConfig
-from autograder.grade.engine import Limits, default_pool, fallback, run_cells
+from autograder.grade.engine import Limits, default_pool, fallback, run_cells, supervisor
+from autograder.grade.engine.frames import FrameReader, write_frame
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
 LOOP = "def slow(x):\n    while True:\n        pass\n"
@@ -86,3 +89,39 @@ def test_the_nbclient_fallback_keeps_the_same_shorter_limit_and_budget():
     assert [c.status for c in run.cells[5:]] == ["skipped", "skipped"]
     assert all("time budget spent" in c.detail for c in run.cells[5:])
     assert any("whole time budget" in p for p in run.problems)
+
+
+
+def watched(monkeypatch, *, spent: float, budget: float = 5):
+    """A watcher of one run reading a hello, a cell's start and its done frame in one read (all already in the
+    pipe, as when the cell runner outran the stop); the watcher and the signals it sent."""
+    signals: list[tuple[int, int]] = []
+    monkeypatch.setattr(supervisor, "_signal", lambda pid, sig: signals.append((pid, sig)))
+    msgs_r, msgs_w = os.pipe()
+    stat_r, stat_w = os.pipe()
+    try:
+        for frame in ({"hello": ["test"]}, {"start": 0}, {"done": 0, "status": "ok", "outputs": []}):
+            write_frame(msgs_w, frame)
+        watch = supervisor.Attempt(pid=12345, msgs=FrameReader(msgs_r), stat=FrameReader(stat_r), timeout=3,
+                                   grace=1, setup_deadline=time.monotonic() + 60, budget=budget, spent=spent)
+        watch.read_messages()
+    finally:
+        for fd in (msgs_r, msgs_w, stat_r, stat_w):
+            os.close(fd)
+    return watch, signals
+
+
+def test_a_cell_that_finishes_before_the_budgets_stop_reaches_it_is_still_not_run(monkeypatch):
+    """The race of a loaded machine, held still: the budget is spent when a cell starts, the stop is sent, but
+    the cell runner gets that cell's done frame out first. The cell was not to run, so it is "not run" (its done
+    frame dropped), as when the stop is quick; it once came out "ok" in one fresh-clone run of six."""
+    watch, signals = watched(monkeypatch, spent=5)
+    assert watch.budget_spent and signals == [(12345, signal.SIGUSR2)]
+    assert watch.done == {} and watch.current is None
+
+
+def test_a_cell_that_starts_with_budget_left_keeps_its_result(monkeypatch):
+    """The control: the same frames with budget left are one finished cell and no stop."""
+    watch, signals = watched(monkeypatch, spent=4)
+    assert not watch.budget_spent and signals == []
+    assert list(watch.done) == [0] and watch.done[0]["status"] == "ok"
