@@ -352,18 +352,23 @@ def full_marks_but_no_network(ctx):
     """, after="test_encode_hidden")
 
 
+# This loop waits rather than spins: it meets three cells (a time-out of 6 s, then two of 5), and the point
+# is what the time-outs cost the notebook, which is the same for a sleeping loop; spinning, it took a core from
+# the rest of the test command for 16 s in each of the test command's three gradings of this class. A student's
+# busy loop, graded beside honest students, is issue 25's class (tests/broken_class.py); a busy loop
+# interrupted, tests/grade/test_engine.py. The fork bomb's children below still spin: they are the hostile load.
 def timeout_costs_only_the_looping_exercise(ctx):
     return solve(right_notebook(), "one_hot", """
     def one_hot(ids, vocab_size):
+        import time
         while True:
-            pass
+            time.sleep(0.05)
     """)
 
 
-# These two wait rather than spin: what they test is the kill that follows an interrupt they defeat, which is
-# the same for a sleeping loop, and a spinning one would take a core from the rest of the test command for
-# their whole timeout and grace (the spinning kind is timeout_costs_only_the_looping_exercise, and the fork
-# bomb's children).
+# These two wait rather than spin too: what they test is the kill that follows an interrupt they defeat, which
+# is the same for a sleeping loop, and a spinning one would take a core from the rest of the test command for
+# their whole timeout and grace.
 def full_marks_after_a_loop_that_ignores_sigint(ctx):
     return add_cell(right_notebook(), """
     import signal, time

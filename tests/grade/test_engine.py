@@ -241,6 +241,19 @@ def test_memory_bomb_hits_the_limit(hostile):
     assert hostile.cells[8].status == "error" and errors(hostile.cells[8]) == ["MemoryError"]
 
 
+def test_the_cells_after_a_memory_bomb_run_with_the_memory_it_held_given_back():
+    """A memory bomb that keeps what it took (a global list) ends in a MemoryError with the address space all but
+    full: in that process any later cell's allocation was luck (the adversarial class's bomb lost 6 points so in
+    half the runs as root without namespaces). The rest of the notebook runs in a fresh process without it."""
+    result = run_cells([
+        "x = 1",
+        "hog = []\nwhile True:\n    hog.append(bytearray(64 * 2**20))",
+        "block = bytearray(200 * 2**20)\nprint('after', x, len(block) // 2**20, 'hog' in globals())",
+    ], assignment="02_demo", limits=Limits(cell_timeout=20, interrupt_grace=1, memory_bytes=2**30))
+    assert result.cells[1].status == "error" and errors(result.cells[1]) == ["MemoryError"], result.cells[1]
+    assert result.cells[2].status == "ok" and texts(result.cells[2]) == "after 1 200 False\n", result.cells[2]
+
+
 def test_fork_bomb_hits_the_process_limit(hostile):
     cell = hostile.cells[9]
     assert cell.status in ("error", "timeout"), cell

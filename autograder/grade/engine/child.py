@@ -186,6 +186,17 @@ def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: s
             send(msg_fd, {"done": i, "status": status, "outputs": outputs, "seconds": seconds,
                           "cut": RECORDER.cut, "cpu": cpu(), "sent": sent})
             sent += thread_cpu() - c1
+            if ran_out_of_memory(outputs):
+                # What filled the memory may still be held (`hog = []` ... a global), leaving the cells after it
+                # a few MiB: whether they fit was luck. This process ends here; the warm parent runs the rest in a
+                # fresh one without this cell (supervisor.supervise), as after a crash.
+                os._exit(0)
         except KeyboardInterrupt:
             continue
     os._exit(0)
+
+
+def ran_out_of_memory(outputs: list) -> bool:
+    """Did the cell end in a MemoryError (the address-space limit, or a real shortage)?"""
+    return any(isinstance(o, dict) and o.get("output_type") == "error" and o.get("ename") == "MemoryError"
+               for o in outputs)

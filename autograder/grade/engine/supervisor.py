@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..costs import merge, number
-from .child import warden
+from .child import ran_out_of_memory, warden
 from .contract import CellResult, Limits, RunRequest, RunResult
 from .frames import FrameReader
 
@@ -323,7 +323,10 @@ def supervise(shell, request: RunRequest) -> RunResult:
             skipped[cell] = _cell(cell, "crashed", "this cell wrote into the grader's channel, so its process "
                                                   "was stopped; the rest of the notebook ran without it")
         elif cell is None:
-            break
+            full = _stopped_for_memory(run["done"], skipped, n)
+            if full is None:
+                break
+            skipped[full] = _finished(run["done"][full], limits, interrupted=full in run["interrupted"])
         elif run["killed_for_timeout"] == cell:
             cost = limits.cell_timeout + limits.interrupt_grace
             spent += cost
@@ -358,6 +361,17 @@ def supervise(shell, request: RunRequest) -> RunResult:
     # this process's own time besides the forks: reading the children's frames, building the answer
     costs["evidence"] = costs.get("evidence", 0.0) + max(0.0, time.process_time() - c0 - forks)
     return RunResult(cells=cells, isolation="", problems=problems, costs=costs, facts=facts)
+
+
+def _stopped_for_memory(done: dict[int, dict], skipped: dict[int, CellResult], n: int) -> int | None:
+    """The cell after whose MemoryError the cell runner ended its run (child.cell_runner), when cells after it
+    are still to run; None otherwise."""
+    if not done:
+        return None
+    last = max(done)
+    if not ran_out_of_memory(done[last].get("outputs") or []):
+        return None
+    return last if any(j not in skipped for j in range(last + 1, n)) else None
 
 
 def _finished(m: dict, limits: Limits, interrupted: bool) -> CellResult:
