@@ -43,12 +43,11 @@ from autograder.nbio import exercise_of, exercise_points, grade_id, is_solution_
 A = "01_tokens_and_ids"  # the notebook most grading tests hand in
 KINDS = ("right", "wrong", "blank")  # the students of a generated class
 WRONG_ENCODE = "def encode(tokens, vocab, unk='<unk>'):\n    return [vocab.get(t, 0) + 1 for t in tokens]\n"
-LOOPING_DECODE = "def decode(ids, vocab):\n    while True:\n        pass\n"
-# A decode that never returns without spinning: for the tests whose point is the verdict "timed out" and what
-# follows it, not the loop. Its three cells (with their time-outs of 10, 5 and 5 s) would otherwise spin a core
-# for 20 s of the test command each time; the interrupt reaches a sleeping loop the same way (KeyboardInterrupt
-# at the next bytecode). The spinning kind is proven in tests/grade/test_engine.py, tests/grade/test_time_budget.py,
-# the adversarial class and issue 25's class (tests/broken_class.py).
+# A decode that never returns, waiting rather than spinning: the tests that hand it in are about the verdict
+# "timed out" and what follows it, not the loop. It meets three cells (time-outs of 10, 5 and 5 s), and spinning
+# it took a core from the rest of the test command for those 20 s; the interrupt reaches a sleeping loop the same
+# way (KeyboardInterrupt at the next bytecode). Busy loops are interrupted in tests/grade/test_engine.py,
+# tests/grade/test_time_budget.py and issue 25's class (tests/broken_class.py).
 WAITING_DECODE = "def decode(ids, vocab):\n    import time\n    while True:\n        time.sleep(0.05)\n"
 SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 SETUP = re.compile(r"\bimport nb\d\d as check\b")  # the set-up cell: `from autograder.checks import nbNN as check`

@@ -91,8 +91,7 @@ def test_the_nbclient_fallback_keeps_the_same_shorter_limit_and_budget():
     assert any("whole time budget" in p for p in run.problems)
 
 
-
-def watched(monkeypatch, *, spent: float, budget: float = 5):
+def watched(monkeypatch, *, spent: float):
     """A watcher of one run reading a hello, a cell's start and its done frame in one read (all already in the
     pipe, as when the cell runner outran the stop); the watcher and the signals it sent."""
     signals: list[tuple[int, int]] = []
@@ -103,7 +102,7 @@ def watched(monkeypatch, *, spent: float, budget: float = 5):
         for frame in ({"hello": ["test"]}, {"start": 0}, {"done": 0, "status": "ok", "outputs": []}):
             write_frame(msgs_w, frame)
         watch = supervisor.Attempt(pid=12345, msgs=FrameReader(msgs_r), stat=FrameReader(stat_r), timeout=3,
-                                   grace=1, setup_deadline=time.monotonic() + 60, budget=budget, spent=spent)
+                                   grace=1, setup_deadline=time.monotonic() + 60, budget=5, spent=spent)
         watch.read_messages()
     finally:
         for fd in (msgs_r, msgs_w, stat_r, stat_w):
