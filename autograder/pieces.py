@@ -8,20 +8,24 @@ set-up cell gets them. For each piece it takes, in this order:
    cases of its exercise's check (every case that needs no course solution, so the verdict is the same
    on a student's machine and on ours);
 2. else the course's reference, when the solutions are installed (this repository, the grader);
-3. else nothing: it stops with one :class:`PiecesMissing` message naming each notebook and function to
-   finish.
+3. else a :class:`StandIn`: the set-up cell goes on (Run All never stops there), and the first cell that
+   calls the piece stops with :class:`PieceNotReady`: the piece, its notebook, its whole check message
+   and what to do. Every cell that does not call it runs.
 
-It prints one line per piece: whose it is and why. Under grading (nbgrader's ``NBGRADER_EXECUTION``, or
+It prints one line per piece: whose it is and why. A joint where a later notebook uses a piece beyond
+what its own exercise asks (08's ``is_causal`` takes NumPy arrays; 09 and 10 test torch layers with it)
+adapts there (:attr:`Piece.joint`), so a piece that passes its own check works wherever it is used. Under grading (nbgrader's ``NBGRADER_EXECUTION``, or
 our grader's evidence mode) it always takes the reference, so one notebook's grade never depends on
 another's. From a learner's saved notebook only the set-up, library and solution cells run (see
 :func:`autograder.reference.load_cells`), never its demos or checks.
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from . import paths, reference
 from .checks import core
@@ -36,10 +40,34 @@ class Piece:
     # False for given code (a library cell) that travels with its notebook's exercises and has no check of
     # its own: it is taken from the same notebook as the exercise listed before it.
     exercise: bool = True
+    # How the later notebook uses it beyond its own exercise's statement: wraps whatever version is chosen.
+    joint: Callable[[Any], Any] | None = None
 
 
-def _pieces(assignment: str, *names: str, exercise: bool = True) -> tuple[Piece, ...]:
-    return tuple(Piece(assignment, name, exercise) for name in names)
+def _pieces(assignment: str, *names: str, exercise: bool = True,
+            joint: Callable[[Any], Any] | None = None) -> tuple[Piece, ...]:
+    return tuple(Piece(assignment, name, exercise, joint) for name in names)
+
+
+def causal_on_tensors(is_causal: Callable) -> Callable:
+    """08's exercise asks for ``is_causal(fn, x)`` on NumPy arrays; 09 and 10 test torch layers with it. At
+    that joint the learner's version sees what its exercise promised: ``x`` as a NumPy array and an ``fn`` of
+    NumPy arrays (the layer runs on tensors of ``x``'s dtype inside). NumPy input passes through unchanged."""
+
+    @functools.wraps(is_causal)
+    def on_tensors(fn: Callable, x: Any) -> Any:
+        if not hasattr(x, "detach"):  # already NumPy: nothing to adapt
+            return is_causal(fn, x)
+        import numpy as np
+        import torch
+
+        def fn_of_arrays(a: Any) -> Any:
+            out = fn(torch.as_tensor(np.asarray(a), dtype=x.dtype))
+            return out.detach().cpu().numpy() if hasattr(out, "detach") else np.asarray(out)
+
+        return is_causal(fn_of_arrays, x.detach().cpu().numpy())
+
+    return on_tensors
 
 
 # Which earlier pieces each notebook's set-up cell asks for (the contract's list), in the order printed.
@@ -52,15 +80,16 @@ NEEDS: dict[str, tuple[Piece, ...]] = {
         + _pieces("03_dot_and_outer_products", "score_table")
         + _pieces("04_softmax_and_probability", "softmax")
         + _pieces("07_complex_rotations_and_rope", "apply_rope")
-        + _pieces("08_causality_and_masking", "masked_softmax", "is_causal")),
+        + _pieces("08_causality_and_masking", "masked_softmax")
+        + _pieces("08_causality_and_masking", "is_causal", joint=causal_on_tensors)),
     "10_decoder_block": (
         _pieces("09_attention", "MultiHeadAttention", "scaled_dot_product_attention")
         + _pieces("09_attention", "apply_rope_torch", exercise=False)
         + _pieces("06_sinusoids_and_positions", "sinusoidal_positions")
-        + _pieces("08_causality_and_masking", "is_causal")),
+        + _pieces("08_causality_and_masking", "is_causal", joint=causal_on_tensors)),
 }
 
-YOURS, COURSE = "yours", "the course's"
+YOURS, COURSE, NOT_READY = "yours", "the course's", "not ready"
 
 
 @dataclass(frozen=True)
@@ -68,13 +97,13 @@ class Choice:
     """Which version of one piece a notebook runs on, and why."""
 
     piece: Piece
-    whose: str  # YOURS, COURSE, or "" when neither could be had
-    why: str
+    whose: str  # YOURS, COURSE, or NOT_READY (the value is a StandIn)
+    why: str  # one sentence, whole
     value: Any = field(default=None, repr=False, compare=False)
 
     def line(self, width: int = 0) -> str:
         """``name (NN) whose: why``, the name padded to ``width`` so a notebook's lines align."""
-        return f"{self.piece.name:{width}s} ({self.piece.assignment[:2]}) {self.whose or 'missing'}: {self.why}"
+        return f"{self.piece.name:{width}s} ({self.piece.assignment[:2]}) {self.whose}: {self.why}"
 
 
 @dataclass(frozen=True)
@@ -87,7 +116,7 @@ class Pieces:
         return self.choice(name).value
 
     def whose(self, name: str) -> str:
-        """``YOURS`` or ``COURSE``: whose version of ``name`` this notebook runs on."""
+        """``YOURS``, ``COURSE`` or ``NOT_READY``: whose version of ``name`` this notebook runs on."""
         return self.choice(name).whose
 
     def choice(self, name: str) -> Choice:
@@ -98,16 +127,39 @@ class Pieces:
                        f"{', '.join(c.piece.name for c in self.choices)}")
 
 
-class PiecesMissing(core.ShownAsMessage, RuntimeError):
-    """Neither the learner's version nor the course's of some piece is here. ``missing`` holds them."""
+class PieceNotReady(core.ShownAsMessage, RuntimeError):
+    """A cell called an earlier piece that is missing or fails its check (a :class:`StandIn`)."""
 
-    def __init__(self, notebook: str, missing: tuple[Choice, ...]):
-        self.missing = missing
-        lines = [f"{notebook} builds on functions from earlier notebooks, and these are not ready:"]
-        lines += [f"  - {c.piece.name} in {c.piece.assignment}.ipynb ({c.why})" for c in missing]
-        lines.append("Finish each one there until its check passes, save that notebook, then run this cell "
-                     "again. (The course's own versions are not installed here to stand in.)")
+    def __init__(self, piece: Piece, why: str, detail: str = ""):
+        self.piece = piece
+        notebook = f"{piece.assignment}.ipynb"
+        lines = [f"{piece.name} ({notebook}) is not ready: fix it there first, then rerun this notebook's set-up "
+                 "cell.", f"Why: {why}"]
+        if detail:
+            lines += ["Its check says:", *("    " + line for line in detail.splitlines())]
+        lines.append(f"What to do: open {notebook}, make {piece.name} pass its check cell, save the notebook, then "
+                     "run this notebook's set-up cell again. Cells that do not call it run as they are.")
         super().__init__("\n".join(lines))
+
+
+class StandIn:
+    """Stands where a piece that is not ready would be: the set-up cell goes on, and calling it (or reading an
+    attribute, as ``attn.w_q`` would) raises :class:`PieceNotReady` with the whole reason."""
+
+    def __init__(self, piece: Piece, why: str, detail: str = ""):
+        self._piece, self._why, self._detail = piece, why, detail
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        raise PieceNotReady(self._piece, self._why, self._detail)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # IPython, copy and pickle probe dunders: theirs to miss, not an error
+            raise AttributeError(name)
+        raise PieceNotReady(self._piece, self._why, self._detail)
+
+    def __repr__(self) -> str:
+        return f"<{self._piece.name} of {self._piece.assignment}: not ready, a stand-in>"
 
 
 @dataclass(frozen=True)
@@ -132,43 +184,62 @@ def under_grading(environ: Mapping[str, str] | None = None) -> bool:
 def use_pieces(notebook: str, *, mine: bool = True, folder: str | Path | None = None,
                quiet: bool = False) -> Pieces:
     """The earlier pieces ``notebook`` builds on (``NEEDS[notebook]``): the learner's where found and
-    passing, else the course's, else :class:`PiecesMissing`. ``mine=False`` takes the course's for every
-    piece; ``folder`` is where the learner keeps their notebooks when not beside this one (or in nbgrader's
-    ``../NN_slug/`` layout). Prints one line per piece unless ``quiet``."""
+    passing, else the course's, else a :class:`StandIn` that says why when called. ``mine=False`` takes the
+    course's for every piece where they are installed; ``folder`` is where the learner keeps their notebooks
+    when not beside this one (or in nbgrader's ``../NN_slug/`` layout). Prints one line per piece unless
+    ``quiet``. Never raises for the learner's sake: a set-up cell must not stop Run All."""
     if notebook not in NEEDS:
         raise ValueError(f"{notebook!r} builds on no earlier pieces; the notebooks that do are "
                          f"{', '.join(sorted(NEEDS))}")
+    needs = NEEDS[notebook]
+    notes: list[str] = []  # sentences about the switches, printed before the pieces' lines
     outer = reference.importing()
     if outer == reference.REFERENCE:  # the course's notebook imported as a module: it stands on the course's
-        choices = tuple(_course(p, "the course's notebooks build on the course's pieces") for p in NEEDS[notebook])
+        choices = tuple(_course(p, "the course's notebooks build on the course's pieces") for p in needs)
         quiet = True
     elif isinstance(outer, _Search):  # a learner's notebook imported for a later one: same search, quietly
-        choices = _choose_all(NEEDS[notebook], outer, mine=True)
+        choices = _choose_all(needs, outer, mine=True)
         quiet = True
     else:
         if folder is not None and not Path(folder).expanduser().is_dir():
-            raise ValueError(f"folder={str(folder)!r} is not a folder here. Give the folder that holds your saved "
-                             "notebooks (e.g. folder='~/course'), or folder=None to look beside this notebook.")
+            notes.append(f"MY_NOTEBOOKS = {str(folder)!r} is not a folder here, so the set-up looks beside this "
+                         "notebook instead: set MY_NOTEBOOKS to the folder of your saved notebooks, or to None.")
+            folder = None
         search = _Search(Path.cwd(), Path(folder).expanduser().resolve() if folder is not None else None)
         if under_grading():
             why = "under grading every notebook runs on the course's pieces, so its grade depends on it alone"
-            choices = tuple(_course(p, why) for p in NEEDS[notebook])
+            choices = tuple(_course(p, why) for p in needs)
         else:
-            choices = _choose_all(NEEDS[notebook], search, mine=mine)
+            if not mine and not all(reference.available(p.assignment) for p in needs):
+                notes.append("USE_MY_PIECES = False asks for the course's versions, which are not installed here, "
+                             "so this notebook runs on your own pieces.")
+                mine = True
+            choices = _choose_all(needs, search, mine=mine)
+    choices = tuple(_joined(c) for c in choices)
     if not quiet:
+        for note in notes:
+            print(note)
         width = max(len(c.piece.name) for c in choices)
         for choice in choices:
             print(choice.line(width))
-    missing = tuple(c for c in choices if not c.whose)
-    if missing:
-        raise PiecesMissing(notebook, missing)
     return Pieces(choices)
+
+
+def _joined(choice: Choice) -> Choice:
+    """The choice with its piece's joint applied (a stand-in stays as it is: calling it says why)."""
+    if choice.piece.joint is None or isinstance(choice.value, StandIn):
+        return choice
+    return Choice(choice.piece, choice.whose, choice.why, choice.piece.joint(choice.value))
 
 
 def _course(piece: Piece, why: str) -> Choice:
     if not reference.available(piece.assignment):
-        return Choice(piece, "", f"{why}, and the course's are not installed here")
+        return _stand_in(piece, f"{why}, and the course's are not installed here")
     return Choice(piece, COURSE, why, reference.ref(piece.assignment, piece.name))
+
+
+def _stand_in(piece: Piece, why: str, detail: str = "") -> Choice:
+    return Choice(piece, NOT_READY, f"{why}; a cell that calls it will say what to do", StandIn(piece, why, detail))
 
 
 def _choose_all(pieces: tuple[Piece, ...], search: _Search, *, mine: bool) -> tuple[Choice, ...]:
@@ -194,18 +265,22 @@ def _choose(piece: Piece, search: _Search, *, mine: bool) -> Choice:
     if not hasattr(module, piece.name):
         return _fallback(piece, f"your {path.name} defines no {piece.name}")
     value = getattr(module, piece.name)
+    if isinstance(value, StandIn):  # given code of a learner's notebook whose own pieces were not ready
+        return _fallback(piece, value._why, value._detail)
     if not piece.exercise:
         return Choice(piece, YOURS, f"from {_shown(path, search)}, given code that runs on your pieces", value)
     verdict = _verdict(piece, value, search)
     if verdict:
-        return _fallback(piece, verdict)
+        return _fallback(piece, *verdict)
     return Choice(piece, YOURS, f"from {_shown(path, search)}, its check passes", value)
 
 
-def _fallback(piece: Piece, why_not_yours: str) -> Choice:
+def _fallback(piece: Piece, why_not_yours: str, detail: str = "") -> Choice:
     if not reference.available(piece.assignment):
-        return Choice(piece, "", why_not_yours)
-    return Choice(piece, COURSE, why_not_yours, reference.ref(piece.assignment, piece.name))
+        return _stand_in(piece, why_not_yours, detail)
+    first = detail.strip().splitlines()[0] if detail.strip() else ""  # whole: its notebook's check shows the rest
+    return Choice(piece, COURSE, f"{why_not_yours}: {first}" if first else why_not_yours,
+                  reference.ref(piece.assignment, piece.name))
 
 
 def _candidates(assignment: str, search: _Search) -> list[Path]:
@@ -233,19 +308,18 @@ def _load_learner(assignment: str, search: _Search) -> "tuple[Path, Any] | str":
         path = existing[0]
         try:
             result = (path, reference.load_cells(path, f"autograder.pieces.learner.nb{assignment[:2]}", search))
-        except core.ShownAsMessage as exc:  # its own set-up cell found pieces missing: say which
+        except core.ShownAsMessage as exc:  # e.g. a piece it calls at top level is not ready
             result = f"your {path.name} could not run: {_first_line(exc)}"
-            if isinstance(exc, PiecesMissing):
-                result += " (" + "; ".join(f"{c.piece.name} in {c.piece.assignment}" for c in exc.missing) + ")"
         except Exception as exc:  # the learner's notebook may hold anything
             result = f"your {path.name} could not run: {type(exc).__name__}: {_first_line(exc)}"
     search.cache[assignment] = result
     return result
 
 
-def _verdict(piece: Piece, value: Any, search: _Search) -> str:
-    """"" when the learner's ``value`` passes every visible case of its check that needs no course
-    solution, else what went wrong. The same cases a learner's check cell shows, so no hidden input leaks."""
+def _verdict(piece: Piece, value: Any, search: _Search) -> tuple[str, str] | None:
+    """None when the learner's ``value`` passes every visible case of its check that needs no course
+    solution, else (why, the check's whole message). The same cases a learner's check cell shows, so no
+    hidden input leaks."""
     check = getattr(core.checks_module(piece.assignment), piece.name)
     ran = 0
     try:
@@ -256,14 +330,15 @@ def _verdict(piece: Piece, value: Any, search: _Search) -> str:
             case.compare(core.capture(lambda c=case: c.call(value)), want, case)
             ran += 1
     except core.NotAttempted:
-        return f"your {piece.name} in {piece.assignment}.ipynb is not written yet (it still raises NotImplementedError)"
+        return (f"your {piece.name} in {piece.assignment}.ipynb is not written yet (it still raises "
+                "NotImplementedError)", "")
     except core.CheckFailure as failure:
-        return f"your {piece.name} does not pass its check yet: {_first_line(failure)[:200]}"
+        return f"your {piece.name} does not pass its check yet", str(failure).strip()
     except Exception as exc:  # a learner's object can break a comparison in any way
-        return f"your {piece.name} could not be checked: {type(exc).__name__}: {_first_line(exc)[:200]}"
+        return f"your {piece.name} could not be checked", f"{type(exc).__name__}: {str(exc).strip()}"
     if not ran:  # a verdict on no case at all would take any object
-        return f"none of {piece.name}'s checks can run without the course's solutions"
-    return ""
+        return f"none of {piece.name}'s checks can run without the course's solutions", ""
+    return None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -55,6 +55,8 @@ NB09 = Wording("{label}: your prediction", "{label}: your prediction, recorded f
 class Question(Check):
     """A question's check: passes on a well-formed answer and records whether it was right."""
 
+    traceable = False
+
     form: Form = field(default=lambda got: None, kw_only=True)
     compare: Comparator = field(default_factory=equal, kw_only=True)  # decides right or wrong, never points
     explain: Callable[[Any, Any], "str | None"] = field(default=lambda got, want: None, kw_only=True)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import causes
 from .compare import Case, CheckFailure, CheckUnavailable
 from .evidence import Outcome, capture, emit, mode, seed_for
 
@@ -24,6 +25,8 @@ class Check:
     name: str
     build: Callable[[bool, np.random.Generator], list[Case]]
     success: str = ""
+    # A prediction earns its points for its form, so it is never the cause of another exercise's failure.
+    traceable = True
 
     def check_id(self, hidden: bool) -> str:
         return f"{self.assignment}:{self.name}:{'hidden' if hidden else 'visible'}"
@@ -43,12 +46,48 @@ class Check:
         if not callable(obj):
             raise CheckFailure(f"`{self.name}` is not a function or class here (it is {type(obj).__name__}).")
         for case, got in zip(cases, outcomes):
+            if "PieceNotReady" in got.raised:  # an earlier notebook's piece it calls is not ready: that says it all
+                raise CheckFailure(got.message)
             want = capture(case.want)
             if "ReferenceUnavailable" in want.raised:
                 raise CheckUnavailable(f"{case.label}: this check compares with the reference solution, which "
                                        "is not installed here. It runs when your work is graded.")
-            case.compare(got, want, case)
+            try:
+                case.compare(got, want, case)
+            except CheckFailure as failure:
+                cause = self.failing_callee(obj)
+                if cause is None:
+                    raise
+                raise CheckFailure(f"{causes.cause_sentence(*cause)}\n{failure}",
+                                   failure.mistake or causes.mistake_of(cause[0])) from None
         print(self.passed_line(len(cases), hidden))
+
+    def failing_callee(self, obj: Any) -> tuple[str, str] | None:
+        """(name, the first line of its check's message) of an exercise of this notebook that ``obj`` calls
+        and that fails its own visible check; None when there is none. Quiet: it only compares."""
+        failed: dict[str, str] = {}
+        for name, value in causes.names_used(obj).items():
+            callee = REGISTRY.get(f"{self.assignment}:{name}")
+            if name == self.name or callee is None or not callable(value) or not callee.traceable:
+                continue
+            why = callee.first_failure(value)
+            if why is not None:
+                failed[name] = why
+        return causes.failed_callee(failed, failed, self.name)
+
+    def first_failure(self, obj: Any) -> str | None:
+        """The first line of what this check says of ``obj`` on its visible cases that need no course
+        solution, or None when they pass (or none can run here)."""
+        try:
+            for case in self.cases(False):
+                want = capture(case.want)
+                if "ReferenceUnavailable" in want.raised:
+                    continue
+                case.compare(capture(lambda c=case: c.call(obj)), want, case)
+        except CheckFailure as failure:
+            text = str(failure).strip()
+            return text.splitlines()[0] if text else type(failure).__name__
+        return None
 
     def passed_line(self, n: int, hidden: bool) -> str:
         """What a passing call prints (a question says "recorded" instead: its point is for the form)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from ..checks import core
-from ..nbio import ANSI
+from ..checks import causes, core
+from ..nbio import ANSI, exercise_of
 from .engine import RunResult
 from .sanitize import Plan, SourceTest
 
@@ -127,6 +127,26 @@ def score(run: RunResult, plan: Plan, tests: list[SourceTest], reference: dict[s
             s.status = "tampered"
         scores.append(s)
     return scores
+
+
+def trace_causes(scores: list[TestScore], sources: dict[str, str]) -> None:
+    """Say first, in each failed test's message, when its exercise calls another exercise of the same
+    notebook that failed too (``sources``: grade_id -> the learner's solution cell); a failure without a
+    known mistake counts as ``caused by <name>`` in the class report. Earlier notebooks' pieces are the
+    course's under grading, so only this notebook's exercises can be the cause."""
+    failing = ("failed", "error", "timeout")
+    failed: dict[str, str] = {}
+    for s in scores:
+        if s.status in failing:
+            failed.setdefault(exercise_of(s.grade_id), "")
+    for s in scores:
+        name = exercise_of(s.grade_id)
+        if s.status not in failing or name not in sources:
+            continue
+        cause = causes.failed_callee(causes.names_in_source(sources[name]), failed, name)
+        if cause is not None:
+            s.message = f"{causes.cause_sentence(cause[0])} {s.message}"
+            s.mistake = s.mistake or causes.mistake_of(cause[0])
 
 
 def _score_one(cell, test: SourceTest, reference: list | None, seed: int) -> TestScore:

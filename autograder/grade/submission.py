@@ -175,6 +175,7 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
         for text_ in run.problems:
             result.add_problem("run", text_)
         scores = judge.score(run, plan, tests, reference.evidence, seed=seed)
+        judge.trace_causes(scores, {grade_id(c): c.source for c in nb.cells if is_solution_cell(c)})
     with thread_timer(result.costs, "autograded"):
         solution_ids = {grade_id(c) for c in source.cells if is_solution_cell(c)}
         # for formgrader and generate_feedback: the class run writes it beside the saved result

@@ -68,7 +68,7 @@ def attention09():
     solutions, and 10's checks must still run there."""
     if available("09_attention"):
         return import_notebook("09_attention")
-    found = pieces.use_pieces("10_decoder_block", quiet=True)  # raises one message naming what to finish
+    found = pieces.use_pieces("10_decoder_block", quiet=True)  # a piece not ready says why when called
     return SimpleNamespace(**{name: found[name] for name in
                               ("MultiHeadAttention", "scaled_dot_product_attention", "apply_rope_torch")})
 

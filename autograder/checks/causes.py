@@ -1,0 +1,70 @@
+"""Tracing a failure to its cause: an exercise whose function calls another exercise's function that
+fails its own check.
+
+A learner whose ``softmax`` skips the max subtraction may pass ``sample_token``'s visible check and fail
+its hidden one, which then reads as a mistake of ``sample_token``. The cause is one exercise earlier, and
+saying so first saves the learner a search: "your softmax fails its own check: fix it first, and this one
+may pass as it is". Two places need it, with the same words (:func:`cause_sentence`):
+
+* the learner's check cell (:meth:`.registry.Check.__call__`): the names the function's code refers to
+  (:func:`names_used`), each looked up where the function looks them up, and checked on its visible cases;
+* the grader (:func:`autograder.grade.judge.trace_causes`): the names in each exercise's source, against the
+  exercises whose tests failed in the same submission.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import types
+from typing import Any, Iterable
+
+
+def cause_sentence(name: str, why: str = "") -> str:
+    """The sentence that goes first in a message whose failure another exercise may have caused."""
+    said = f" Its check says: {why}" if why else ""
+    return f"Your {name} fails its own check: fix it first, and this one may pass as it is.{said}"
+
+
+def mistake_of(name: str) -> str:
+    """The mistake the class report counts for a failure traced to ``name``."""
+    return f"caused by {name}, which fails its own check"
+
+
+def names_in_source(source: str) -> set[str]:
+    """Every plain name a piece of code reads (``softmax`` in ``softmax(z / t)``); empty when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def names_used(obj: Any) -> dict[str, Any]:
+    """The global names a function (or each method of a class) refers to, with the values they have where
+    it looks them up. Names it does not find there are left out."""
+    functions = ([obj] if inspect.isfunction(obj) else
+                 [f for f in vars(obj).values() if inspect.isfunction(f)] if inspect.isclass(obj) else [])
+    found: dict[str, Any] = {}
+    for fn in functions:
+        namespace = fn.__globals__
+        for code in _codes(fn.__code__):
+            for name in code.co_names:
+                if name in namespace:
+                    found.setdefault(name, namespace[name])
+    return found
+
+
+def failed_callee(names: Iterable[str], failed: dict[str, str], exclude: str) -> tuple[str, str] | None:
+    """The first of ``names`` (in sorted order, so the answer never depends on a set's order) that is an
+    exercise in ``failed`` (name -> why), other than ``exclude``: (name, why), or None."""
+    for name in sorted(set(names)):
+        if name != exclude and name in failed:
+            return name, failed[name]
+    return None

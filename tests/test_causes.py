@@ -1,0 +1,119 @@
+"""Is a failure traced to the earlier exercise that caused it, in the learner's check and in the grader?
+
+A softmax without the max subtraction makes softmax_temperature and sample_token fail too; the learner
+should read "your softmax fails its own check: fix it first" before anything about the later exercise,
+and the class report should count "caused by softmax" instead of "no known mistake recognised".
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograder.checks import causes, core
+from autograder.checks import nb04 as check
+from autograder.grade.judge import TestScore, trace_causes
+
+pytestmark = pytest.mark.nb04
+
+
+def softmax(z, axis=-1):  # the classic mistake: no max subtraction, so exp(1000) overflows
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def stable_softmax(z, axis=-1):
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_temperature(logits, temperature):
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    return softmax(np.asarray(logits, dtype=float) / temperature)
+
+
+def softmax_temperature_unguarded(logits, temperature):  # and a mistake of its own: no check of tau > 0
+    return softmax(np.asarray(logits, dtype=float) / temperature)
+
+
+@pytest.fixture
+def local(monkeypatch):
+    monkeypatch.setattr(core.SETTINGS, "mode", "local")
+
+
+def test_a_check_that_fails_because_an_earlier_exercise_fails_says_so_first(local, capsys):
+    check.softmax_temperature(softmax_temperature)  # the visible cases are small logits: it passes them
+    assert "passed" in capsys.readouterr().out
+    with pytest.raises(core.CheckFailure) as failure:
+        check.softmax_temperature(softmax_temperature_unguarded)
+    message = str(failure.value)
+    assert message.startswith("Your softmax fails its own check: fix it first, and this one may pass as it is.")
+    assert "fix it first" in message[:100]  # nbgrader's Validate shows about 100 characters
+    assert "subtract the max" in message.splitlines()[0]  # softmax's own check's words, whole
+    assert failure.value.mistake == causes.mistake_of("softmax")
+
+
+def test_the_same_exercise_on_a_right_softmax_passes_and_blames_nothing(local, capsys, monkeypatch):
+    monkeypatch.setitem(softmax_temperature.__globals__, "softmax", stable_softmax)
+    wrong = lambda logits, temperature: stable_softmax(np.asarray(logits, dtype=float) * temperature)  # noqa: E731
+    with pytest.raises(core.CheckFailure) as failure:
+        check.softmax_temperature(wrong)  # its own mistake: no earlier exercise to blame
+    assert "fails its own check" not in str(failure.value)
+
+
+def test_names_used_finds_the_globals_a_function_and_a_class_read():
+    used = causes.names_used(softmax_temperature)
+    assert used["softmax"] is softmax and "temperature" not in used
+
+    class Layer:
+        def forward(self, z):
+            return stable_softmax(z)
+    assert causes.names_used(Layer) == {"stable_softmax": stable_softmax}
+    assert causes.names_in_source("def f(z):\n    return softmax(z / t)\n") >= {"softmax", "t"}
+    assert causes.names_in_source("def f(:\n") == set()  # a SyntaxError names nothing
+
+
+def score(grade_id: str, status: str, message: str = "", mistake: str = "") -> TestScore:
+    return TestScore(grade_id, 0.0 if status != "passed" else 1.0, 1.0, status, message, mistake)
+
+
+SOURCES = {
+    "softmax": "def softmax(z, axis=-1):\n    e = np.exp(z)\n    return e / e.sum(axis=axis, keepdims=True)\n",
+    "softmax_temperature": "def softmax_temperature(logits, t):\n    return softmax(logits / t)\n",
+    "sample_token": "def sample_token(logits, rng, t=1.0):\n    p = softmax_temperature(logits, t)\n"
+                    "    return int(rng.choice(len(p), p=p))\n",
+    "entropy": "def entropy(p):\n    return float(-(p * np.log(p)).sum())\n",
+}
+
+
+def test_the_grader_traces_a_failed_hidden_test_to_the_failing_exercise_it_calls():
+    scores = [score("test_softmax", "passed"), score("test_softmax_hidden", "failed", "nan at row 0"),
+              score("test_softmax_temperature", "passed"),
+              score("test_softmax_temperature_hidden", "failed", "got nan"),
+              score("test_sample_token_hidden", "error", "ValueError: probabilities contain NaN"),
+              score("test_entropy_hidden", "failed", "wrong sign", mistake="the sign of the log"),
+              score("test_entropy", "passed")]
+    trace_causes(scores, SOURCES)
+    by_id = {s.grade_id: s for s in scores}
+    temp = by_id["test_softmax_temperature_hidden"]
+    assert temp.message.startswith(causes.cause_sentence("softmax")) and temp.message.endswith("got nan")
+    assert temp.mistake == "caused by softmax, which fails its own check"
+    assert by_id["test_sample_token_hidden"].mistake == "caused by softmax_temperature, which fails its own check"
+    assert by_id["test_softmax_hidden"].message == "nan at row 0"  # the cause itself blames nobody
+    assert by_id["test_entropy_hidden"].mistake == "the sign of the log"  # calls nothing that failed
+    assert by_id["test_softmax_temperature"].message == ""  # a passed test is left alone
+
+
+def test_a_known_mistake_stays_the_mistake_and_the_cause_still_comes_first():
+    scores = [score("test_softmax", "failed", "nan"),
+              score("test_softmax_temperature", "failed", "multiplied by t", mistake="multiplied by the temperature")]
+    trace_causes(scores, SOURCES)
+    assert scores[1].mistake == "multiplied by the temperature"
+    assert scores[1].message.startswith("Your softmax fails its own check")
+
+
+def test_an_exercise_not_in_the_sources_or_calling_only_itself_is_never_its_own_cause():
+    recursive = {"softmax": "def softmax(z):\n    return softmax(z)\n"}
+    scores = [score("test_softmax", "failed", "boom"), score("test_unknown", "failed", "x")]
+    trace_causes(scores, recursive)
+    assert [s.message for s in scores] == ["boom", "x"] and not any(s.mistake for s in scores)
