@@ -20,5 +20,5 @@ A map, in the order a submission meets them:
   on :func:`.judge.exercise_status`) that every output below reads;
 - :mod:`.schedule` - a class on a pool of workers (or :mod:`.cluster`, a Dask cluster);
 - :mod:`.pipeline` - a class run from start to end, the only writer: results, the gradebook
-  (:mod:`.gradebook`), the CSVs and feedback (:mod:`.report`, :mod:`.feedback`, :mod:`.classreport`).
+  (:mod:`.gradebook`), the CSVs and feedback (:mod:`.report`, :mod:`.feedback`, :mod:`.classreport`, with each test's item analysis from :mod:`.items`).
 """

@@ -5,7 +5,7 @@ scores, lateness and its penalty), so its numbers are theirs: a test passed when
 ``passed``, an exercise when :attr:`.results.Exercise.status` says so; a submission's score is its ``score`` in
 ``grades.csv``. One self-contained page: no script, no font and no picture from anywhere
 else, so it opens offline and can be mailed. Plots are HTML/CSS bars in Okabe-Ito colours, each with its
-numbers written out beside it.
+numbers written out beside it. Its last section judges the tests themselves (:mod:`.items`, also ``items.csv``).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from ..nbio import write_atomic
 from .feedback import NAME_ERROR, compile_errors
+from .items import NEAR_ZERO, ItemStats, item_analysis
 from .results import Exercise, FinalResult, GradedTest, untouched
 
 # Okabe & Ito (2008), a palette readers with every common colour-vision deficiency tell apart.
@@ -40,6 +41,7 @@ ul.mistakes li{{margin:.3rem 0}}.count{{font-weight:600}}.who{{font-size:.9em}}
 nav ul{{columns:2}}.note{{background:#fff8e1;padding:.4rem .6rem}}
 .scroll{{overflow-x:auto;max-width:100%}}h1,h2,h3,h4{{overflow-wrap:anywhere}}.flag{{color:#a03000;font-weight:600}}ul.causes li{{margin:.3rem 0}}
 .students td,.students th{{white-space:nowrap}}.students td.problems{{white-space:normal;min-width:12rem}}
+.items tbody th{{font-weight:normal;border:0}}.items td.num{{white-space:nowrap}}.items td.reading{{min-width:12rem}}
 @media (max-width:40rem){{body{{margin:1rem auto;font-size:15px}}.rate{{width:3.5rem}}nav ul{{columns:1}}
 th,td{{padding-right:.4rem}}.axis{{font-size:.6em}}}}"""
 
@@ -324,7 +326,7 @@ class StudentRow:
 def student_row(r: FinalResult, out: Path | None = None) -> StudentRow:
     """The table row of one result (as the gradebook has it); ``out`` finds its autograded notebook."""
     tests = r.tests
-    if not tests or r.fatal and all(t.status == "missing" for t in tests):
+    if r.ungradable:
         status = "could not be graded"
     elif untouched(r.exercises):
         status = "blank"
@@ -450,24 +452,88 @@ def assignment_section(a: Assignment, rows: list[StudentRow] | None = None, caus
     return "".join(parts)
 
 
+# --------------------------------------------------------------------------- item analysis
+
+def _signed(x: float | None) -> str:
+    """Two decimals with a true minus sign (read aloud as "minus"); "none" when there is no number."""
+    if x is None:
+        return '<span class="muted">none</span>'
+    return f"{round(x, 2) or 0.0:.2f}".replace("-", "\u2212")  # never "-0.00"
+
+
+def _breakable(name: str) -> str:
+    """``name`` escaped, free to wrap after each underscore: a long test id must not widen the table on a phone."""
+    return "_<wbr>".join(e(part) for part in name.split("_"))
+
+
+def item_row(item: ItemStats) -> str:
+    """One test's row: its numbers in data attributes as items.csv has them, and in words."""
+    data = (f'data-item="{e(item.grade_id)}" data-item-assignment="{e(item.assignment_id)}" '
+            f'data-passed="{item.passed}" data-students="{item.students}" data-verdict="{e(item.verdict)}"'
+            + "".join(f' data-{name}="{value:.3f}"' for name, value in (
+                ("discrimination", item.discrimination), ("upper-lower", item.upper_lower)) if value is not None))
+    reading = e(item.reading)
+    if item.flagged:
+        reading = f'<span class="flag">{e(item.verdict.capitalize())}:</span> {reading}'
+    elif item.verdict == "not enough spread":
+        reading = f'<span class="muted">{reading}</span>'
+    return (f"<tr {data}><td>{_breakable(item.assignment_id)}</td>"
+            f'<th scope="row"><code>{_breakable(item.grade_id)}</code></th>'
+            f'<td class="num">{item.passed} of {item.students} ({_pct(item.passed, item.students)})</td>'
+            f'<td class="num">{_signed(item.discrimination)}</td><td class="num">{_signed(item.upper_lower)}</td>'
+            f'<td class="reading">{reading}</td></tr>')
+
+
+def item_section(items: tuple[ItemStats, ...]) -> str:
+    """Difficulty and discrimination of every test, flagged tests named first (the rows are also items.csv)."""
+    if not items:
+        return ""
+    flagged_ = [i for i in items if i.flagged]
+    named = ", ".join(f"<code>{e(i.grade_id)}</code> ({e(i.assignment_id)}, {e(i.verdict)})" for i in flagged_)
+    head = (f"<p><b>{len(flagged_)} test(s) flagged</b>: {named}.</p>" if flagged_
+            else "<p>No test is flagged.</p>")
+    return (f'<section id="item-analysis" data-items="{len(items)}" data-flagged="{len(flagged_)}">'
+            "<h2>Item analysis: which tests tell students apart</h2>"
+            '<p class="muted">Counted over the submissions that were graded and not blank, from the grader\'s '
+            "verdicts (a person's override is not counted here). <b>Difficulty</b> is the share that passed the "
+            "test. <b>Discrimination</b> is the correlation between passing it and the score on the assignment's "
+            "other tests, from &minus;1 to 1: positive when students who do well elsewhere pass it more often. "
+            "The <b>upper&ndash;lower index</b> is the share that passed among the 27% with the highest score on "
+            "the other tests less the share among the 27% with the lowest. A test is flagged when its "
+            f"discrimination is below {NEAR_ZERO:g}, near zero or negative; in a class of 30, chance alone moves "
+            "it by about 0.2, so a flag is a reason to read the test again, not a verdict.</p>"
+            + head +
+            '<table class="items"><caption>Difficulty and discrimination of each test, in notebook order '
+            "(also in items.csv)</caption><thead><tr><th scope=\"col\">assignment</th>"
+            '<th scope="col">test</th><th scope="col">difficulty (passed)</th>'
+            '<th scope="col">discrimination (r)</th><th scope="col">upper&ndash;lower 27% index</th>'
+            '<th scope="col">reading</th></tr></thead><tbody>'
+            + "".join(item_row(i) for i in items) + "</tbody></table></section>")
+
+
 def scrolling_tables(body: str) -> str:
     """Each table in a box of its own that scrolls sideways, so a wide one never widens the page on a phone."""
     return body.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")
 
 
-def page(finals: list[FinalResult], out: Path | None = None) -> str:
+def page(finals: list[FinalResult], out: Path | None = None, items: tuple[ItemStats, ...] | None = None) -> str:
     """The whole report for ``finals`` (results as the gradebook has them); ``out`` is where it is written, to
-    link the autograded notebooks found there."""
+    link the autograded notebooks found there; ``items`` is :func:`.items.item_analysis` of ``finals`` when the
+    caller has it already."""
     assignments = summarise(finals)
+    items = item_analysis(finals) if items is None else items
     rows = student_rows(finals, out)
     causes = error_causes(finals)
     toc = "".join(f'<li><a href="#{quote(a.name)}">{e(a.name)}</a>: {a.graded + len(a.ungraded) - a.scored_ungraded}'
                   + (f", {len(a.ungraded)} could not be graded" if a.ungraded else "") + "</li>"
                   for a in assignments.values())
+    if items:
+        toc += (f'<li><a href="#item-analysis">Item analysis</a>: {sum(i.flagged for i in items)} of '
+                f"{len(items)} test(s) flagged</li>")
     students = len({r.student_id for r in finals})
     body = "".join(assignment_section(a, [r for r in rows if r.assignment == a.name], causes)
                    for a in assignments.values()) or "<p>No submissions yet.</p>"
-    body = scrolling_tables(body)
+    body = scrolling_tables(body + item_section(items))
     return f"""<!DOCTYPE html>
 <!-- Generated by `python -m autograder grade` from results/; rebuilt on every run: do not edit. -->
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -483,6 +549,6 @@ def page(finals: list[FinalResult], out: Path | None = None) -> str:
 """
 
 
-def write_report(out: Path, finals: list[FinalResult]) -> None:
-    """``out/report.html`` from every result as the gradebook has it."""
-    write_atomic(out / "report.html", page(finals, out))
+def write_report(out: Path, finals: list[FinalResult], items: tuple[ItemStats, ...] | None = None) -> None:
+    """``out/report.html`` from every result as the gradebook has it (``items``: their item analysis, if made)."""
+    write_atomic(out / "report.html", page(finals, out, items))

@@ -1,23 +1,26 @@
 """What a grading run leaves behind: saved results, the CSVs, feedback pages and the terminal lines.
 
 Every file is written atomically (a temporary file and a rename). The CSVs and the feedback are
-rebuilt from the saved results, so they always agree with them.
+rebuilt from the saved results, so they always agree with them. Every cell of every CSV goes through one
+guard, :func:`spreadsheet_safe`, so that no spreadsheet runs one as a formula.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Iterable, Sequence, TextIO
 
 from ..nbio import write_atomic
 from . import classreport, feedback
 from .config import UsageError
 from .costs import CLASS, timed
 from .engine import not_isolated
+from .items import ItemStats, item_analysis
 from .results import FinalResult
 
 if TYPE_CHECKING:
@@ -28,6 +31,8 @@ SCORES = ("student_id", "assignment_id", "grade_id", "points", "max_points", "st
 GRADES = ("student_id", "assignment_id", "score", "max_score", "auto_score", "overridden", "submitted_at",
           "seconds_late", "late_penalty")
 PROBLEMS = ("student_id", "assignment_id", "problem", "detail")
+ITEMS = ("assignment_id", "grade_id", "students", "passed", "difficulty", "discrimination", "upper_lower", "verdict",
+         "reading")  # one row per test of each assignment: .items.ItemStats
 LMS = "lms.csv"  # one row per student, one column per assignment: what an LMS gradebook imports
 
 
@@ -115,11 +120,14 @@ def write_run(out: Path, record: RunRecord) -> None:
 
 # --------------------------------------------------------------------------- CSVs and feedback
 
-def _csv(rows: list[tuple], header: tuple[str, ...]) -> str:
+def _csv(rows: Iterable[Sequence[str]], header: Sequence[str]) -> str:
+    """A CSV file's text, every cell (the header's too) through :func:`spreadsheet_safe`: each CSV ``grade``
+    writes is opened in a spreadsheet by someone, and a student id, a comment or a problem's detail is text a
+    student can choose."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
+    w.writerow([spreadsheet_safe(c) for c in header])
+    w.writerows([spreadsheet_safe(c) for c in row] for row in rows)
     return buf.getvalue()
 
 
@@ -128,27 +136,44 @@ def _num(x: float) -> str:
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what Excel, LibreOffice and Sheets read as a formula
+GUARD = "'"  # the spreadsheets' own mark for "this is text"
+NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")  # a plain number, as _num writes one
 
 
 def spreadsheet_safe(cell: str) -> str:
     """``cell`` as a spreadsheet shows it and never runs it: text that would start a formula (a student id
     like ``=HYPERLINK(...)``) gets a leading apostrophe, the spreadsheets' own mark for "this is text"
-    (OWASP's advice for CSV injection). Numbers, negative ones included, are left as they are."""
-    if not cell.startswith(FORMULA_STARTS):
-        return cell
-    try:
-        float(cell)
-        return cell
-    except ValueError:
-        return "'" + cell
+    (OWASP's advice for CSV injection). Plain numbers, negative ones included, are left as they are. Text that
+    already starts with an apostrophe gets one more, so that removing one leading apostrophe wherever there is
+    one (:func:`spreadsheet_original`) gives every cell back exactly."""
+    if cell.startswith(GUARD) or cell.startswith(FORMULA_STARTS) and not NUMBER.fullmatch(cell):
+        return GUARD + cell
+    return cell
+
+
+def spreadsheet_original(cell: str) -> str:
+    """What :func:`spreadsheet_safe` was given: ``cell`` without one leading apostrophe (to join a CSV's student
+    ids with an LMS's, see docs/grading.md)."""
+    return cell.removeprefix(GUARD)
+
+
+def _share(x: float | None) -> str:
+    """A share or a correlation for items.csv: three decimals, "" when there is none (never "nan")."""
+    return "" if x is None else f"{round(x, 3) or 0.0:.3f}"
+
+
+def item_rows(items: Iterable[ItemStats]) -> list[tuple[str, ...]]:
+    """items.csv's rows (columns :data:`ITEMS`)."""
+    return [(i.assignment_id, i.grade_id, str(i.students), str(i.passed), _share(i.difficulty),
+             _share(i.discrimination), _share(i.upper_lower), i.verdict, i.reading) for i in items]
 
 
 def write_outputs(out: Path, results: list[FinalResult], recorded: "dict | None" = None, *,
                   costs: "Costs | None" = None) -> list[FinalResult]:
-    """The CSVs, the LMS export, every feedback page and the class report, from the saved results and the
-    gradebook's record ((student, assignment) -> :class:`~.gradebook.Recorded`); returns the results as the
-    gradebook has them (:meth:`.FinalResult.with_gradebook`). ``costs`` (with ``--profile``) gets what the
-    pages and the CSVs cost."""
+    """The CSVs (the LMS export and the item analysis among them), every feedback page and the class report,
+    from the saved results and the gradebook's record ((student, assignment) -> :class:`~.gradebook.Recorded`);
+    returns the results as the gradebook has them (:meth:`.FinalResult.with_gradebook`). ``costs`` (with
+    ``--profile``) gets what the pages and the CSVs cost."""
     recorded = recorded or {}
     csvs = time.thread_time()
     scores, grades, problems = [], [], []
@@ -179,13 +204,15 @@ def write_outputs(out: Path, results: list[FinalResult], recorded: "dict | None"
     write_atomic(out / "grades.csv", _csv(grades, GRADES))
     write_atomic(out / "problems.csv", _csv(problems, PROBLEMS))
     columns = sorted({a for per in lms.values() for a in per})
-    rows = [(spreadsheet_safe(s), *(_num(per[a]) if a in per else "" for a in columns), _num(sum(per.values())))
+    rows = [(s, *(_num(per[a]) if a in per else "" for a in columns), _num(sum(per.values())))
             for s, per in sorted(lms.items())]
-    write_atomic(out / LMS, _csv(rows, ("student_id", *(spreadsheet_safe(a) for a in columns), "total")))
+    write_atomic(out / LMS, _csv(rows, ("student_id", *columns, "total")))
+    items = item_analysis(finals)
+    write_atomic(out / "items.csv", _csv(item_rows(items), ITEMS))
     if costs is not None:
         costs.add(CLASS, {"results": time.thread_time() - csvs})
     with timed(costs, "report"):
-        classreport.write_report(out, finals)
+        classreport.write_report(out, finals, items)
     return finals
 
 

@@ -175,6 +175,12 @@ class FinalResult:
         return any(p.fatal for p in self.problems)
 
     @property
+    def ungradable(self) -> bool:
+        """No test of it ran: none is listed, or a fatal problem left every one missing (grades.csv may still
+        give it a zero row; the report calls it "could not be graded" and item analysis leaves it out)."""
+        return not self.tests or self.fatal and all(t.status == "missing" for t in self.tests)
+
+    @property
     def exercises(self) -> tuple[Exercise, ...]:
         return exercises(self.tests)
 

@@ -37,6 +37,7 @@ class Report(HTMLParser):
         self.changed: dict[tuple[str, str], float] = {}
         self._li: tuple[str, int, set[str]] | None = None
         self.links: list[str] = []
+        self.items: dict[tuple[str, str], dict[str, str]] = {}  # (assignment, grade_id) -> the row's data
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -64,6 +65,8 @@ class Report(HTMLParser):
             self.ungraded[self.assignment] = int(a["data-ungraded"])
         if tag == "tr" and "data-score" in a:
             self.changed[a["data-student"], self.assignment] = float(a["data-score"])
+        if tag == "tr" and "data-item" in a:
+            self.items[a["data-item-assignment"], a["data-item"]] = a
 
     def handle_endtag(self, tag):
         if tag == "li" and self._li:
@@ -87,10 +90,31 @@ def csv_pass_counts(scores: list[dict]) -> dict[tuple[str, str], dict[str, int]]
     return {k: dict(v) for k, v in out.items()}
 
 
+def csv_item_counts(scores: list[dict]) -> dict[tuple[str, str], tuple[int, int]]:
+    """From scores.csv: per test, (submissions that passed it, submissions counted), leaving out blank submissions
+    (every test not attempted) and those that could not be graded (every test missing)."""
+    per: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in scores:
+        per[r["student_id"], r["assignment_id"]].append(r)
+    out: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for (_, a), rows in per.items():
+        if {r["status"] for r in rows} in ({"not attempted"}, {"missing"}):
+            continue
+        for r in rows:
+            out[a, r["grade_id"]][0] += r["status"] == "passed"
+            out[a, r["grade_id"]][1] += 1
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def assert_report_matches_csvs(out: Path) -> Report:
     page = Report((out / "report.html").read_text(encoding="utf-8"))
-    scores, grades, problems = (builders.read_rows(out / f"{name}.csv") for name in ("scores", "grades", "problems"))
+    scores, grades, problems, items = (builders.read_rows(out / f"{name}.csv")
+                                       for name in ("scores", "grades", "problems", "items"))
     assert page.rates == csv_pass_counts(scores), "pass rates per exercise differ from scores.csv"
+    counts = {(i["assignment_id"], i["grade_id"]): (int(i["passed"]), int(i["students"])) for i in items}
+    assert counts == csv_item_counts(scores), "items.csv's difficulty differs from scores.csv"
+    assert {k: (int(v["data-passed"]), int(v["data-students"])) for k, v in page.items.items()} == counts, (
+        "the report's item analysis differs from items.csv")
     for a in {g["assignment_id"] for g in grades}:
         mine = [g for g in grades if g["assignment_id"] == a]
         # ten bins of 10 points, and full marks alone in an eleventh (100% is not "90-99%")
