@@ -85,6 +85,32 @@ def in_notebook_order(nb, tests: list[GradedTest]) -> list[Exercise]:
     return sorted(found, key=lambda ex: order.get(ex.name, len(order)))
 
 
+def stopped_cells(nb) -> list[str]:
+    """What stopped in the notebook's own cells (the set-up, a demo, a solution cell), in order, before any
+    test: one line each, the piece or error first. A test that fails after one of these may fail because of it."""
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or is_test_cell(cell):
+            continue
+        err = error_of(cell)
+        if err is None:
+            continue
+        name, value = err
+        if name in ("NotImplementedError", "NotAttempted"):  # it calls an exercise not written yet: not a failure
+            continue
+        first = (value.strip().splitlines() or [""])[0]
+        if is_solution_cell(cell):
+            where = f"your {grade_id(cell)} cell"
+        elif "setup" in cell.metadata.get("tags", []):
+            where = "the set-up cell"
+        else:
+            start = next((l.strip() for l in cell.source.splitlines() if l.strip() and not l.strip().startswith("#")), "")
+            where = f"the cell starting {start[:40]!r}"
+        # the message first: nbgrader's toolbar and a narrow terminal keep only the start of a line
+        found.append(f"{first} (it stopped {where})" if name == "PieceNotReady" else f"{name}: {first} (it stopped {where})")
+    return found
+
+
 def report(nb, nb_name: str = "") -> list[Exercise]:
     """Per exercise, its visible tests' outcomes in the executed notebook ``nb`` (named ``nb_name``, the assignment)."""
     tests: list[GradedTest] = []
@@ -110,6 +136,9 @@ def report(nb, nb_name: str = "") -> list[Exercise]:
     return in_notebook_order(nb, tests)
 
 
+NO_SOLUTION = "this copy of the course has no solution for it to grade against"  # a students' image: normal
+
+
 class LocalOnly(Exception):
     """The grader's pipeline cannot check this notebook here; the message says why, for the student."""
 
@@ -123,7 +152,7 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
     assignment = path.stem
     source = submission.source_path(assignment)
     if assignment not in paths.assignments() or not source.exists():
-        raise LocalOnly("this copy of the course has no solution for it to grade against")
+        raise LocalOnly(NO_SOLUTION)
     if path.resolve() == source.resolve():
         raise LocalOnly("it is the reference solution itself")
     seed = 0  # the visible checks' own inputs, as the student sees them in the notebook
@@ -174,11 +203,18 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
             worst = max(worst, _print_report(path, exercises, hidden, "; ".join(problems) or None, start, out))
             continue
         except LocalOnly as why:
-            out(f"{path.name}: checked in a local Jupyter kernel, not in the grader's sandbox: {why}")
+            # A students' image has no solutions: that is normal, and not the learner's business. Other reasons
+            # (the sandbox failing where the course is installed) are said, after the plain first line.
+            out(f"{path.name}: running your notebook to check it (hidden tests run when your work is graded)")
+            if why.args and why.args[0] != NO_SOLUTION:
+                out(f"  (checked in a local Jupyter kernel, not in the grader's sandbox: {why})")
         nb, problem = run_notebook(path, timeout=timeout)
         exercises = report(nb, path.stem)
+        stopped = stopped_cells(nb)
+        for line in stopped:  # the cause comes before the exercises it may have cost
+            out(f"  first: {line}")
         hidden = sum(float(nbgrader_meta(c).get("points", 0)) for c in nb.cells if is_test_cell(c) and is_hidden_only(c))
-        worst = max(worst, _print_report(path, exercises, hidden, problem, start, out))
+        worst = max(worst, _print_report(path, exercises, hidden, problem, start, out), 1 if stopped else 0)
     return worst
 
 
@@ -188,17 +224,24 @@ def _print_report(path: Path, exercises: list[Exercise], hidden: float, problem:
     earned = sum(t.points for e in exercises for t in e.tests)
     total = sum(t.max_points for e in exercises for t in e.tests)
     out(f"{path.name}  ({time.perf_counter() - start:.1f} s)")
+    waiting = []
     for ex in exercises:
-        pts = ex.points[1]
         status = shown_status(ex, assignment)
+        if status == "not attempted":  # not a failure: said once, in one line, below
+            waiting.append(ex.name)
+            continue
+        pts = ex.points[1]
         out(f"  {status:<13} {ex.name}  [{pts:g} pt{'s' if pts != 1 else ''}]")
         if status == "recorded" and prediction_line(ex):
             out(f"      {prediction_line(ex)}")
         for t in ex.tests:
             if t.status not in ("passed", "not attempted"):
                 out(f"      {t.grade_id}: {t.message}")
+    if waiting:
+        out(f"  not attempted yet ({len(waiting)}): {', '.join(waiting)}")
     out(f"  visible checks: {earned:g} of {total:g} points"
         + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else ""))
     if problem:
         out(f"  problem: {problem}")
-    return 1 if problem or earned < total or not exercises else 0
+    failed = any(shown_status(ex, assignment) not in ("passed", "recorded", "not attempted") for ex in exercises)
+    return 1 if problem or failed or not exercises else 0

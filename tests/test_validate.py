@@ -45,7 +45,8 @@ def test_partly_done_notebook_names_the_failure_and_what_is_left(tmp_path):
     assert any(line.split() == ["passed", "decode", "[1", "pt]"] for line in lines), r.stdout
     assert any(line.split()[:2] == ["failed", "encode"] for line in lines), r.stdout
     assert "expected 3 items, got 2" in r.stdout
-    assert any(line.split()[:3] == ["not", "attempted", "build_vocab"] for line in lines), r.stdout
+    waiting = [line for line in lines if line.strip().startswith("not attempted yet")]  # one line, not failures
+    assert len(waiting) == 1 and "build_vocab" in waiting[0] and "not attempted" not in r.stdout.replace(waiting[0], "")
     assert f"visible checks: 1 of {VISIBLE:g} points; hidden tests worth {HIDDEN:g} more" in r.stdout
     assert path.read_bytes() == before, "validate must never modify the student's file"
 
@@ -60,5 +61,5 @@ def test_validate_sees_what_the_grader_sees_despite_an_input_transformer(tmp_pat
     path = tmp_path / f"{A}.ipynb"
     nbformat.write(nb, path)
     r = validate(path)
-    assert r.returncode == 1, r.stdout + r.stderr
     assert f"visible checks: 0 of {VISIBLE:g} points" in r.stdout, r.stdout
+    assert not any(line.split()[:1] == ["passed"] for line in r.stdout.splitlines()), r.stdout
