@@ -38,13 +38,13 @@ def _vocab_hints(specials=("<unk>",)):
             return "Two tokens share an id: give each distinct token its own id."
         if not numbered:
             return f"The ids must be 0 .. {len(want) - 1} without gaps."
-        return "Right tokens, wrong ids: sort by descending count, break ties alphabetically."
+        return "Right tokens, wrong ids: sort by descending count, and break ties by code point (Python's string order)."
     return [hint]
 
 
 @check
 def build_vocab(hidden, rng):
-    """specials first, then by count (descending), ties alphabetical."""
+    """specials first, then by count (descending), ties by code point."""
     if not hidden:
         return [
             Case('build_vocab("the cat sat on the mat".split())', call_with(CAT), const(CAT_VOCAB),
