@@ -39,8 +39,9 @@ class CheckFailure(ShownAsMessage, AssertionError):
         self.mistake = mistake
 
 
-class CheckUnavailable(RuntimeError):
-    """The check needs the reference solution and this machine does not have it."""
+class CheckUnavailable(ShownAsMessage, RuntimeError):
+    """The check needs the reference solution and this machine does not have it (a students' image): said in
+    a sentence, as every message a learner meets from the course's own code."""
 
 
 class NotAttempted(CheckFailure):
@@ -144,7 +145,7 @@ class Comparator:
                 except Exception:  # a hint is a guess; it must never hide the verdict
                     extra = None
                 if extra:
-                    self.fail(case, message + " " + extra, mistake=extra)
+                    self.fail(case, message, mistake=extra)
             self.fail(case, message)
 
     def mismatch(self, got: Any, want: Any) -> str | None:
@@ -152,8 +153,11 @@ class Comparator:
 
     @staticmethod
     def fail(case: Case, message: str, mistake: str = "") -> None:
+        """A known mistake goes first, on a line of its own: nbgrader's Validate button shows about the first
+        100 characters of a message, and the likely cause is what a learner needs most."""
         __tracebackhide__ = True
-        raise CheckFailure(f"{case.label}: {message}", mistake=mistake)
+        raise CheckFailure(f"{mistake}\n{case.label}: {message}" if mistake else f"{case.label}: {message}",
+                           mistake=mistake)
 
 
 def describe(value: Any) -> str:

@@ -415,7 +415,7 @@ def test_a_hint_names_the_mistake_and_a_broken_hint_is_ignored():
     with pytest.raises(core.CheckFailure) as raised:
         equal()(outcome(2), outcome(1), core.Case("case", None, None, equal(), [broken, lambda g, w: None,
                                                                                lambda g, w: "you added one"]))
-    assert str(raised.value) == "case: expected 1, got 2. you added one"
+    assert str(raised.value) == "you added one\ncase: expected 1, got 2."  # the likely cause first
     assert raised.value.mistake == "you added one"
     assert verdict(equal(), 2, 1, hints=[broken]) == "case: expected 1, got 2."
     assert verdict(equal(), 1, 1, hints=[lambda g, w: "never asked"]) is None, "a hint is read only on a mismatch"
