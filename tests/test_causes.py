@@ -98,7 +98,10 @@ def test_the_grader_traces_a_failed_hidden_test_to_the_failing_exercise_it_calls
     temp = by_id["test_softmax_temperature_hidden"]
     assert temp.message.startswith(causes.cause_sentence("softmax")) and temp.message.endswith("got nan")
     assert temp.mistake == "caused by softmax, which fails its own check"
-    assert by_id["test_sample_token_hidden"].mistake == "caused by softmax_temperature, which fails its own check"
+    sample = by_id["test_sample_token_hidden"]  # traced through softmax_temperature to the root, softmax
+    assert sample.mistake == "caused by softmax, which fails its own check"
+    assert sample.message.startswith("Your softmax fails its own check (this calls it through softmax_temperature): "
+                                     "fix it first")
     assert by_id["test_softmax_hidden"].message == "nan at row 0"  # the cause itself blames nobody
     assert by_id["test_entropy_hidden"].mistake == "the sign of the log"  # calls nothing that failed
     assert by_id["test_softmax_temperature"].message == ""  # a passed test is left alone
@@ -110,6 +113,14 @@ def test_a_known_mistake_stays_the_mistake_and_the_cause_still_comes_first():
     trace_causes(scores, SOURCES)
     assert scores[1].mistake == "multiplied by the temperature"
     assert scores[1].message.startswith("Your softmax fails its own check")
+
+
+def test_a_cycle_of_failing_exercises_ends_instead_of_looping():
+    cycle = {"a": "def a():\n    return b()\n", "b": "def b():\n    return a()\n"}
+    scores = [score("test_a", "failed", "x"), score("test_b", "failed", "y")]
+    trace_causes(scores, cycle)
+    assert scores[0].mistake == "caused by b, which fails its own check"
+    assert scores[1].mistake == "caused by a, which fails its own check"
 
 
 def test_an_exercise_not_in_the_sources_or_calling_only_itself_is_never_its_own_cause():

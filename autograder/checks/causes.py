@@ -19,10 +19,12 @@ import types
 from typing import Any, Iterable
 
 
-def cause_sentence(name: str, why: str = "") -> str:
-    """The sentence that goes first in a message whose failure another exercise may have caused."""
+def cause_sentence(name: str, why: str = "", through: tuple[str, ...] = ()) -> str:
+    """The sentence that goes first in a message whose failure another exercise may have caused (``through``
+    the exercises in between: sample_token calls softmax through softmax_temperature)."""
     said = f" Its check says: {why}" if why else ""
-    return f"Your {name} fails its own check: fix it first, and this one may pass as it is.{said}"
+    via = f" (this calls it through {', '.join(through)})" if through else ""
+    return f"Your {name} fails its own check{via}: fix it first, and this one may pass as it is.{said}"
 
 
 def mistake_of(name: str) -> str:

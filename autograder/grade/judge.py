@@ -135,18 +135,23 @@ def trace_causes(scores: list[TestScore], sources: dict[str, str]) -> None:
     known mistake counts as ``caused by <name>`` in the class report. Earlier notebooks' pieces are the
     course's under grading, so only this notebook's exercises can be the cause."""
     failing = ("failed", "error", "timeout")
-    failed: dict[str, str] = {}
-    for s in scores:
-        if s.status in failing:
-            failed.setdefault(exercise_of(s.grade_id), "")
+    failed = {exercise_of(s.grade_id): "" for s in scores if s.status in failing}
+    direct: dict[str, str] = {}  # exercise -> the failing exercise it calls
+    for name in failed:
+        if name in sources:
+            cause = causes.failed_callee(causes.names_in_source(sources[name]), failed, name)
+            if cause is not None:
+                direct[name] = cause[0]
     for s in scores:
         name = exercise_of(s.grade_id)
-        if s.status not in failing or name not in sources:
+        if s.status not in failing or name not in direct:
             continue
-        cause = causes.failed_callee(causes.names_in_source(sources[name]), failed, name)
-        if cause is not None:
-            s.message = f"{causes.cause_sentence(cause[0])} {s.message}"
-            s.mistake = s.mistake or causes.mistake_of(cause[0])
+        chain = [direct[name]]  # follow it to the first exercise that fails of itself (softmax, not the
+        while chain[-1] in direct and direct[chain[-1]] not in chain + [name]:  # softmax_temperature calling it)
+            chain.append(direct[chain[-1]])
+        root = chain[-1]
+        s.message = f"{causes.cause_sentence(root, through=tuple(chain[:-1]))} {s.message}"
+        s.mistake = s.mistake or causes.mistake_of(root)
 
 
 def _score_one(cell, test: SourceTest, reference: list | None, seed: int) -> TestScore:
