@@ -26,12 +26,6 @@ SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*### END SOL
 # "name = ..." or "a, b[i] += ...": what is assigned, without the name (not "==", "<=", ">=", "!=")
 ASSIGNED = re.compile(r"^[\w.\[\], :]+?\s*(?:[-+*/@%]|//|\*\*)?=(?!=)\s*(.+)$")
 
-# Notebooks another engineer owns, failing when this test was written (at commit 1d87ddc); each is theirs to fix,
-# then unmark. Not strict: a notebook fixed before its mark goes shows as XPASS, not as a failure.
-NOT_YET = {
-    "05_gradients_and_chain_rule": "05_gradients_and_chain_rule: no hints yet, and bigram_train_step's text prints "
-                                   "its lines `embedding_lookup(W, x)` and `cross_entropy(logits, y)`",
-}
 
 
 @dataclass(frozen=True)
@@ -102,10 +96,8 @@ def printed_solution_lines(exercise: ExerciseText) -> list[str]:
 
 
 def _params():
-    """One param per notebook (with its nbNN marker); the notebooks of NOT_YET are expected to fail."""
-    return [pytest.param(*p.values, id=p.id, marks=[*p.marks, *([pytest.mark.xfail(reason=NOT_YET[p.id], strict=False)]
-                                                                if p.id in NOT_YET else [])])
-            for p in assignment_params()]
+    """One param per notebook, with its nbNN marker."""
+    return assignment_params()
 
 
 def _exercises(assignment: str) -> list[ExerciseText]:
