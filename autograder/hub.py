@@ -49,6 +49,16 @@ STAFF_LAB_EXTENSIONS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:cours
 # The file in a students' image that turns those off; named to sort after nbgrader's own nbgrader.json,
 # which turns every nbgrader server extension on (a later file of jupyter_server_config.d wins).
 STUDENTS_SERVER_CONFIG = "zz-transformer-math-students.json"
+# JupyterLab's settings in a students' image, as defaults a student may still change (JupyterLab reads them
+# from <prefix>/share/jupyter/lab/settings/overrides.json): no question about fetching "official Jupyter news"
+# from the internet at each new student's first start, and no notice of JupyterLab releases, which a student
+# cannot install into the image. The plugin and values are those of JupyterLab's schema (apputils-extension,
+# notification.json; its announcements plugin reads them).
+STUDENTS_LAB_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false",
+                                                                         "checkForUpdates": False}}
+# What a build of the course as root leaves in its folder (`pip wheel .`, `pip install .`): root's files there
+# stop the owner's next build, so the Hub gives them back (give_back_builds).
+BUILD_LEFTOVERS = ("build", "dist", "*.egg-info")
 # What a students' image must import, and whether it reaches the course's solutions (it must not).
 IMAGE_PROBE = ("import json, jupyterhub.singleuser, jupyterlab, nbgrader, autograder\n"
                "from autograder import paths, reference\n"
@@ -192,8 +202,21 @@ def proxy_command() -> str:
 # --------------------------------------------------------------------------- the students' image
 
 def configure_image(image: Path, *, course_id: str, exchange: Path) -> None:
-    """The Jupyter settings of a students' image: nbgrader's student parts only, and the course's exchange."""
+    """The Jupyter settings of a students' image: nbgrader's student parts only, the course's exchange, and
+    JupyterLab's settings for students (STUDENTS_LAB_SETTINGS)."""
     etc = image / "etc" / "jupyter"
+    lab_settings = image / "share" / "jupyter" / "lab" / "settings"
+    if not lab_settings.resolve().is_relative_to(image.resolve()):
+        raise HubError(f"{lab_settings} leads out of the students' image (to {lab_settings.resolve()}): the "
+                       "students' JupyterLab settings would change another installation's. Make share/jupyter/lab "
+                       "a folder of the image (pip install jupyterlab into it)")
+    overrides = lab_settings / "overrides.json"
+    try:
+        lab = json.loads(overrides.read_text()) if overrides.exists() else {}
+    except ValueError as exc:
+        raise HubError(f"{overrides} is not JSON ({exc}): fix or remove it, then start again") from None
+    for plugin, values in STUDENTS_LAB_SETTINGS.items():
+        lab.setdefault(plugin, {}).update(values)
     write_atomic(etc / "jupyter_server_config.d" / STUDENTS_SERVER_CONFIG, json.dumps(
         {"ServerApp": {"jpserver_extensions": {name: False for name in STAFF_SERVER_EXTENSIONS}}}, indent=1) + "\n")
     page = etc / "labconfig" / "page_config.json"
@@ -206,7 +229,9 @@ def configure_image(image: Path, *, course_id: str, exchange: Path) -> None:
                  "c = get_config()  # noqa: F821\n"
                  f"c.CourseDirectory.course_id = {course_id!r}\n"
                  f"c.Exchange.root = {str(exchange)!r}\n")
-    for written in (etc / "jupyter_server_config.d" / STUDENTS_SERVER_CONFIG, page, etc / "nbgrader_config.py"):
+    write_atomic(overrides, json.dumps(lab, indent=1) + "\n")
+    for written in (etc / "jupyter_server_config.d" / STUDENTS_SERVER_CONFIG, page, etc / "nbgrader_config.py",
+                    overrides):
         written.chmod(0o644)  # every student's server reads them, whatever root's umask
         written.parent.chmod(0o755)
 
@@ -260,7 +285,8 @@ def build_test_image(dest: Path) -> Path:
 
 
 def build_wheel(out: Path) -> Path:
-    """A wheel of the course built from a copy of its sources (building in place leaves build/ behind)."""
+    """A wheel of the course built from a copy of its sources in ``out``: building in place, as root, would
+    leave root's build/ and *.egg-info in the course (see give_back_builds)."""
     src = out / "src"
     shutil.copytree(paths.root() / "autograder", src / "autograder",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -273,12 +299,22 @@ def build_wheel(out: Path) -> Path:
     return next(out.glob("*.whl"))
 
 
-def _link_jupyter_data(dest: Path) -> None:
-    """JupyterLab's application, the lab extensions, nbconvert's templates and the kernel spec, as installed."""
+def _link_jupyter_data(dest: Path, source: Path | None = None) -> None:
+    """JupyterLab's application, the lab extensions, nbconvert's templates and the kernel spec, as installed,
+    linked; JupyterLab's settings folder (lab/settings) a copy of the image's own, where configure_image writes
+    the students' settings without changing the installation's."""
+    source = source or Path(sys.prefix) / "share" / "jupyter"
     dest.mkdir(parents=True, exist_ok=True)
-    for entry in (Path(sys.prefix) / "share" / "jupyter").iterdir():
+    for entry in source.iterdir():
         target = dest / entry.name
-        if not target.exists():
+        if entry.name == "lab" and entry.is_dir():
+            target.mkdir(exist_ok=True)
+            for part in entry.iterdir():
+                if part.name == "settings":
+                    shutil.copytree(part.resolve(), target / part.name, dirs_exist_ok=True)
+                elif not (target / part.name).exists():
+                    (target / part.name).symlink_to(part.resolve())
+        elif not target.exists():
             target.symlink_to(entry.resolve())
 
 
@@ -346,6 +382,32 @@ def ensure_account(name: str) -> Path:
     return home
 
 
+def give_back_builds(course: Path, out=print) -> list[Path]:
+    """Build leftovers (BUILD_LEFTOVERS) holding root's files in a course someone else owns, given to the course
+    folder's owner and group: what ``sudo pip wheel .`` or ``sudo pip install .`` run in the course leaves.
+    Root's build/ stops the owner's next ``pip wheel .`` there. The leftovers it gave back."""
+    owner = course.stat()
+    if owner.st_uid == 0:
+        return []
+    given = []
+    for pattern in BUILD_LEFTOVERS:
+        for found in sorted(course.glob(pattern)):
+            if found.is_symlink() or not any(p.lstat().st_uid == 0 for p in [found, *found.rglob("*")]):
+                continue
+            subprocess.run([_tool("chown"), "-R", f"{owner.st_uid}:{owner.st_gid}", str(found)], check=True)
+            out(f"{found} held root's files (a build run as root in the course): given to "
+                f"{_name(owner.st_uid)}, who owns the course")
+            given.append(found)
+    return given
+
+
+def _name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
 def require_root(what: str) -> None:
     if os.geteuid() != 0:
         raise HubError(f"{what} runs as root: JupyterHub starts each user's server as that Unix user. "
@@ -386,6 +448,7 @@ def prepare_test_term(folder: Path, *, instructor: str = TEST_INSTRUCTOR, studen
         shutil.copy2(paths.root() / "nbgrader_config.py", course)
         subprocess.run(["chown", "-R", f"{owner.pw_uid}:{owner.pw_gid}", str(course)], check=True)
         course.chmod(0o700)
+    give_back_builds(course, out=out)
     exchange = folder / "exchange"
     exchange.mkdir(exist_ok=True)
     exchange.chmod(0o1777)  # nbgrader's exchange: everyone writes, nobody removes another's files
@@ -433,6 +496,7 @@ def prepare_term(*, course: Path, instructors: tuple[str, ...], image: Path, stu
         raise HubError(f"the exchange {exchange} must be mode 1777 (everyone writes, nobody removes another's "
                        f"files): `sudo chmod 1777 {exchange}`")
     staff_python = everyones_python()
+    give_back_builds(course, out=out)
     check_image(image)  # before writing anything into it: it must be a students' image
     configure_image(image, course_id=course_id, exchange=exchange)
     for warning in open_homes([*students, *members]):
@@ -442,11 +506,30 @@ def prepare_term(*, course: Path, instructors: tuple[str, ...], image: Path, stu
                            gradebook=course / "gradebook.db" if (course / "gradebook.db").exists() else None,
                            submitted=course / "submitted" if (course / "submitted").is_dir() else None):
         out(f"warning: {found}")
+    for warning in checkout_exposures(course, installed_checkout()):
+        out(warning)
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o700)
     return Term(course=course, exchange=exchange, image=image, staff_python=staff_python, state=state,
                 instructors=instructors, students=students, students_group=students_group, ip=ip, port=port,
                 course_id=course_id)
+
+
+def installed_checkout() -> Path | None:
+    """The checkout this installation imports the course's code from (``pip install -e .`` ties it to one), when
+    it holds solutions/; None for an installation from the wheel."""
+    checkout = Path(paths.__file__).resolve().parent.parent
+    return checkout if (checkout / "solutions").is_dir() else None
+
+
+def checkout_exposures(course: Path, checkout: Path | None) -> list[str]:
+    """A warning, with the fix, for each part of ``checkout`` other users can read, when the instructors'
+    installation imports from it and it is not the course (whose own are checked with the rest of it)."""
+    if checkout is None or checkout.resolve() == course.resolve():
+        return []
+    from .grade.doctor import exposures  # late: it pulls in the grading sandbox
+    return [f"warning: the course's installation imports from {checkout}; {found}"
+            for found in exposures(course=checkout, solutions=checkout / "solutions")]
 
 
 def _exists(user: str) -> bool:

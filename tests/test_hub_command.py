@@ -2,10 +2,13 @@
 login (PAM, the server's own accounts) work here? The term itself, in a browser: tests/course/test_hub.py."""
 from __future__ import annotations
 
+import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -75,3 +78,111 @@ def test_a_python_other_users_cannot_run_is_refused_with_the_install_that_works(
     with pytest.raises(hub.HubError, match=r"other users cannot run this Python .* /usr/bin/python3 -m venv"):
         hub.prepare_test_term(tmp_path / "term")
     assert not (tmp_path / "term").exists()  # refused before making anything
+
+
+def test_a_students_image_starts_jupyterlab_without_the_news_question(tmp_path):
+    """The image's overrides.json turns JupyterLab's news feed and update notices off, keeps what it held
+    already, and names a plugin and values the installed JupyterLab's schema accepts."""
+    import jsonschema
+
+    from autograder import hub
+
+    image = tmp_path / "image"
+    overrides = image / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    overrides.parent.mkdir(parents=True)
+    overrides.write_text(json.dumps({"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"}}))
+    hub.configure_image(image, course_id="transformer-math", exchange=tmp_path / "exchange")
+    written = json.loads(overrides.read_text())
+    assert written == {"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"},
+                       "@jupyterlab/apputils-extension:notification": {"fetchNews": "false",
+                                                                       "checkForUpdates": False}}
+    assert overrides.stat().st_mode & 0o777 == 0o644
+    schemas = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas"
+    for plugin, values in hub.STUDENTS_LAB_SETTINGS.items():
+        package, _, name = plugin.partition(":")
+        schema = json.loads((schemas / package / f"{name}.json").read_text())
+        jsonschema.validate(values, schema)  # a setting JupyterLab does not know would be dropped, unseen
+        assert set(values) <= set(schema["properties"])
+
+
+def test_the_test_images_jupyterlab_settings_are_its_own(tmp_path):
+    """The test image links the installation's JupyterLab, but its settings folder is its own: the students'
+    settings never land in the instructors' installation. An image whose lab folder leads out is refused."""
+    from autograder import hub
+
+    installed = tmp_path / "installed" / "share" / "jupyter"
+    for part in ("lab/static", "lab/schemas", "lab/settings", "kernels/python3"):
+        (installed / part).mkdir(parents=True)
+    (installed / "lab" / "settings" / "page_config.json").write_text("{}")
+    image = tmp_path / "image"
+    hub._link_jupyter_data(image / "share" / "jupyter", installed)
+    lab = image / "share" / "jupyter" / "lab"
+    assert not lab.is_symlink() and (lab / "static").is_symlink()
+    assert (image / "share" / "jupyter" / "kernels").is_symlink()
+    assert not (lab / "settings").is_symlink() and (lab / "settings" / "page_config.json").exists()
+    hub.configure_image(image, course_id="transformer-math", exchange=tmp_path / "exchange")
+    assert (lab / "settings" / "overrides.json").exists()
+    assert sorted(p.name for p in (installed / "lab" / "settings").iterdir()) == ["page_config.json"]
+
+    linked = tmp_path / "linked-image"
+    (linked / "share" / "jupyter").mkdir(parents=True)
+    (linked / "share" / "jupyter" / "lab").symlink_to(installed / "lab")
+    with pytest.raises(hub.HubError, match=r"leads out of the students' image"):
+        hub.configure_image(linked, course_id="transformer-math", exchange=tmp_path / "exchange")
+    assert not (installed / "lab" / "settings" / "overrides.json").exists()
+
+
+def test_root_owned_build_leftovers_in_a_course_go_back_to_its_owner(tmp_path):
+    """What `sudo pip wheel .` leaves in an instructor's course (build/, dist/, *.egg-info) is given to the
+    course's owner when the Hub starts; the rest of the course, and a course root owns, stay as they are."""
+    import pwd
+
+    from autograder import hub
+    from tests.course.unix import ensure_user
+
+    if os.geteuid() != 0:
+        pytest.skip("makes root's files in a user's folder: run as root")
+    ensure_user(TEACHER)
+    owner = pwd.getpwnam(TEACHER)
+    course = tmp_path / "course"
+    for folder in ("build/lib/autograder", "dist", "transformer_math_autograder.egg-info", "solutions"):
+        (course / folder).mkdir(parents=True)
+    (course / "dist" / "transformer_math_autograder-0.1.0-py3-none-any.whl").write_text("")
+    (course / "transformer_math_autograder.egg-info" / "PKG-INFO").write_text("")
+    os.chown(course, owner.pw_uid, owner.pw_gid)
+    said = []
+    given = hub.give_back_builds(course, out=said.append)
+    assert sorted(p.name for p in given) == ["build", "dist", "transformer_math_autograder.egg-info"]
+    for path in course.rglob("*"):
+        expected = 0 if path.parts[-1] == "solutions" else owner.pw_uid
+        assert path.lstat().st_uid == expected, path
+    assert len(said) == 3 and all(f"given to {TEACHER}" in line for line in said), said
+    assert hub.give_back_builds(course, out=said.append) == []  # nothing left to give
+    os.chown(course, 0, 0)
+    (course / "build" / "again").mkdir()
+    assert hub.give_back_builds(course, out=said.append) == []  # root's own course: root's builds are in place
+
+
+def test_a_checkout_the_installation_imports_from_is_checked_like_the_course():
+    """The instructors' installation reads the course's code from its checkout (pip install -e .): when that
+    is another folder than the course, the Hub warns for its solutions others can read, with the fix."""
+    from autograder import hub
+
+    base = Path(tempfile.mkdtemp(prefix="ag-checkout-"))  # under /tmp, which every user passes through
+    try:
+        base.chmod(0o755)
+        checkout, course = base / "checkout", base / "course"
+        for folder in (checkout / "solutions", course / "solutions"):
+            folder.mkdir(parents=True, mode=0o755)
+            folder.chmod(0o755)
+        checkout.chmod(0o755)
+        warnings = hub.checkout_exposures(course, checkout)
+        assert any(f"the course's installation imports from {checkout}; the solutions" in w
+                   and f"Fix: chmod -R o-rwx {checkout / 'solutions'}" in w for w in warnings), warnings
+        assert hub.checkout_exposures(checkout, checkout) == []  # the course itself: checked with the rest of it
+        assert hub.checkout_exposures(course, None) == []  # an installation from the wheel
+        (checkout / "solutions").chmod(0o700)
+        checkout.chmod(0o750)
+        assert hub.checkout_exposures(course, checkout) == []
+    finally:
+        shutil.rmtree(base)

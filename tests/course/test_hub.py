@@ -64,6 +64,8 @@ KERNEL_TIMEOUT_MS = 300_000
 # How often a wait in the page asks again. Playwright's default for wait_for_function is every animation
 # frame (60 a second): over a minute of Validate, Chromium renders thousands of frames for nothing.
 POLL_MS = 250
+NEWS = "@jupyterlab/apputils-extension:notification"  # the JupyterLab plugin whose settings hold the news feed
+NEWS_QUESTION = "official Jupyter news"  # JupyterLab asks "Would you like to get notified about official Jupyter news?"
 
 
 def shots_folder(tmp: Path) -> Path:
@@ -253,18 +255,31 @@ class Person:
         self.logged_in = time.monotonic()
         page.click("#login_submit")
 
-    def lab(self) -> None:
-        """Wait for JupyterLab of this user's own server."""
+    def lab(self, *, asked_news: bool) -> None:
+        """Wait for JupyterLab of this user's own server; answer No when it asks about its news feed (the
+        instructors' installation asks once; a students' image is set not to, and nobody waits for it there)."""
         page = self.page
         page.wait_for_url(re.compile(rf"/user/{self.user}/lab"), timeout=SERVER_TIMEOUT_MS)
         page.wait_for_selector("#jp-main-dock-panel", timeout=SERVER_TIMEOUT_MS)
         self.server_start = time.monotonic() - self.logged_in
-        news = page.locator(".jp-toast-button", has_text="No")  # JupyterLab asks once about its news feed
-        try:
-            news.click(timeout=5_000)
-        except Exception:  # noqa: BLE001 - no question asked: nothing to dismiss
-            pass
+        if asked_news:
+            try:
+                page.locator(".jp-toast-button", has_text="No").click(timeout=5_000)
+            except Exception:  # noqa: BLE001 - no question asked: nothing to dismiss
+                pass
         self.shot("lab")
+
+    def news_question(self) -> int:
+        """How many times JupyterLab's question about its news feed shows on this person's page now."""
+        return self.page.get_by_text(NEWS_QUESTION).count()
+
+    def lab_settings(self, plugin: str) -> dict:
+        """JupyterLab's settings of ``plugin`` in force for this user, from their server's settings API: each
+        the user's own value, else the default of the schema it serves (the image's overrides in it)."""
+        response = self.context.request.get(f"{self.base}lab/api/settings/{plugin}")
+        assert response.ok, (response.status, response.text()[:500])
+        found = response.json()
+        return {**{k: v.get("default") for k, v in found["schema"]["properties"].items()}, **found["settings"]}
 
     def terminal(self, command: str, timeout_s: float = 300) -> str:
         found = self.page.evaluate(JS_TERMINAL, [self.base, command, int(timeout_s * 1000)])
@@ -361,8 +376,9 @@ def played(term, tmp_path_factory):
             for person in people:  # three people log in at once: the Hub starts their servers side by side
                 person.log_in()
             for person in people:
-                person.lab()
+                person.lab(asked_news=person is teacher)
             seen["server_start_s"] = [person.server_start for person in people]
+            seen["news_settings"] = {p.user: p.lab_settings(NEWS) for p in (first, second)}
             seen["memory_mib_hub_and_proxy"] = hub_memory_mib(term.proc.pid)
             for person in (teacher, first):  # what nbgrader puts in each one's menu
                 person.menu("Nbgrader")
@@ -398,6 +414,8 @@ def played(term, tmp_path_factory):
             released = panel.locator("#released_assignments_list")
             released.locator(".list_item", has_text=A4).wait_for(timeout=60_000)
             first.shot("assignments-released")
+            # long after each JupyterLab started (its question comes seconds after the page, and stays)
+            seen["news_question"] = {p.user: p.news_question() for p in (first, second)}
             released.locator(".list_item", has_text=A4).locator("button", has_text="Fetch").click()
             fetched = panel.locator("#fetched_assignments_list .list_item", has_text=A4).first
             fetched.wait_for(timeout=60_000)
@@ -599,6 +617,36 @@ def test_instructors_get_formgrader_and_the_course_list_students_the_assignment_
     assert COURSE_ID in played["course_list"], played["course_list"]
     # why formgrader opens in a tab of its own (docs/grading.md): JupyterHub forbids framing a server's pages
     assert "frame-ancestors 'none'" in played["formgrader_frames"], played["formgrader_frames"]
+
+
+def test_students_meet_jupyterlab_without_the_question_about_its_news(played, term):
+    """The students' image turns JupyterLab's news feed (and its update notices) off: the file is in the image,
+    each student's server serves those settings, and neither student's page asks. The instructors'
+    installation is left as it was installed."""
+    image = term.folder / "term" / "students-image"
+    overrides = json.loads((image / "share" / "jupyter" / "lab" / "settings" / "overrides.json").read_text())
+    assert overrides[NEWS] == {"fetchNews": "false", "checkForUpdates": False}, overrides
+    for student in (FIRST, SECOND):
+        settings = played["news_settings"][student]
+        assert settings["fetchNews"] == "false" and settings["checkForUpdates"] is False, (student, settings)
+        assert played["news_question"][student] == 0, played["news_question"]
+    staff = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"  # the term's staff_python
+    assert not staff.exists() or NEWS not in json.loads(staff.read_text())
+
+
+def test_no_root_owned_file_is_left_in_the_instructors_course(played, term):
+    """After the whole term (the course copied, the wheel and the image built as root, then released,
+    collected, graded and fed back by the instructor), every file of the instructor's course is theirs: no
+    root-owned build/, dist/ or *.egg-info, nothing they could not replace."""
+    import pwd
+
+    course = term.folder / "term" / "course"
+    teacher = pwd.getpwnam(TEACHER).pw_uid
+    assert course.stat().st_uid == teacher and course.stat().st_mode & 0o777 == 0o700
+    others = [f"{p} ({p.lstat().st_uid})" for p in course.rglob("*") if p.lstat().st_uid != teacher]
+    assert not others, others
+    assert (course / "gradebook.db").exists() and (course / "release" / A4).is_dir()  # the term did run there
+    assert not [p for pattern in ("build", "dist", "*.egg-info") for p in course.glob(pattern)]
 
 
 def test_05_runs_in_the_hub_on_the_students_own_fetched_notebooks(played):

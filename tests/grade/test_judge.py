@@ -173,7 +173,7 @@ def test_the_mistake_a_failed_check_recognised_is_kept_for_the_class_report():
     finally:
         core.REGISTRY["01_tokens_and_ids:encode"] = saved
     assert (s.points, s.status, s.mistake) == (0.0, "failed", mistake)
-    assert s.message.endswith(mistake)
+    assert s.message.startswith(mistake)  # the likely cause first: nbgrader's Validate keeps ~100 characters
 
 
 def test_a_score_is_saved_and_read_back_with_its_prediction():
