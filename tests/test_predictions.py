@@ -41,13 +41,17 @@ def test_a_wrong_prediction_of_the_right_form_earns_every_point_and_is_recorded_
 
 
 def test_a_right_prediction_is_recorded_right_without_a_reason():
-    for v in run_exercise(A, Q, answer(Q, "(16_000, 80)")):
+    verdicts = run_exercise(A, Q, answer(Q, "(16_000, 80)"))
+    assert verdicts, f"no check of {Q} ran: nothing was recorded"
+    for v in verdicts:
         assert v.graded and [(p.answer, p.right, p.why) for p in v.predictions] == [("(16000, 80)", True, "")]
 
 
 @pytest.mark.parametrize("value", ["(80,)", "'16000, 80'", "(16000.5, 80)", "None"])
 def test_a_malformed_prediction_earns_nothing(value):
-    for v in run_exercise(A, Q, answer(Q, value)):
+    verdicts = run_exercise(A, Q, answer(Q, value))
+    assert verdicts, f"no check of {Q} ran: nothing was refused"
+    for v in verdicts:
         assert isinstance(v.local, core.CheckFailure) and not v.graded and not v.predictions
         assert "expected a tuple of two ints" in str(v.local)
 

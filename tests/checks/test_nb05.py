@@ -4,6 +4,7 @@ import pytest
 from autograder.checks import nb05
 from autograder.checks.models import adamw
 from tests.harness import Mistake, answer, exercise_suite, returns
+from tests.variants import variant
 
 pytestmark = pytest.mark.nb05
 A = "05_gradients_and_chain_rule"
@@ -143,32 +144,17 @@ def softmax_cross_entropy_backward(logits, targets):
     return p / len(targets)
 ''', "each row's own target"),
     # ---------------------------------------------------------------- adamw_step
-    Mistake("adamw_step", "no_bias_correction", '''
-def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-    b1, b2 = betas
-    param = param * (1 - lr * weight_decay)
-    m = b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * m / (np.sqrt(v) + eps), m, v
-''', "bias correction is missing"),
-    Mistake("adamw_step", "l2_in_the_gradient", '''
-def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-    b1, b2 = betas
-    grad = grad + weight_decay * param
-    m = b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
-    return param - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
-''', "adam with l2"),
-    Mistake("adamw_step", "decay_without_the_learning_rate", '''
-def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-    b1, b2 = betas
-    param = param * (1 - weight_decay)
-    m = b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
-    return param - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
-''', "1 - lr * weight_decay, not 1 - weight_decay"),
+    # the reference solution with one named edit each (tests/variants.py)
+    Mistake("adamw_step", "no_bias_correction", variant(
+        A, "adamw_step", replace=("m_hat / (np.sqrt(v_hat) + eps)", "m / (np.sqrt(v) + eps)"),
+        name="the update uses m and v, not m_hat and v_hat"), "bias correction is missing"),
+    Mistake("adamw_step", "l2_in_the_gradient", variant(
+        A, "adamw_step", replace=("param = param * (1 - lr * weight_decay)", "grad = grad + weight_decay * param"),
+        name="weight decay added to the gradient (Adam with L2) instead of to the weights"), "adam with l2"),
+    Mistake("adamw_step", "decay_without_the_learning_rate", variant(
+        A, "adamw_step", replace=("(1 - lr * weight_decay)", "(1 - weight_decay)"),
+        name="weight decay not scaled by lr"), "1 - lr * weight_decay, not 1 - weight_decay"),
+    # moves a line of the solution (two edits), so written out in full
     Mistake("adamw_step", "decays_after_the_update", '''
 def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
     b1, b2 = betas
@@ -178,24 +164,12 @@ def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weig
     param = param - lr * m_hat / (np.sqrt(v_hat) + eps)
     return param * (1 - lr * weight_decay), m, v
 ''', "before the adam update"),
-    Mistake("adamw_step", "eps_inside_the_root", '''
-def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-    b1, b2 = betas
-    param = param * (1 - lr * weight_decay)
-    m = b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
-    return param - lr * m_hat / np.sqrt(v_hat + eps), m, v
-''', "outside the square root"),
-    Mistake("adamw_step", "returns_only_the_parameter", '''
-def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-    b1, b2 = betas
-    param = param * (1 - lr * weight_decay)
-    m = b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
-    return param - lr * m_hat / (np.sqrt(v_hat) + eps)
-''', "must return a tuple (param, m, v)"),
+    Mistake("adamw_step", "eps_inside_the_root", variant(
+        A, "adamw_step", replace=("(np.sqrt(v_hat) + eps)", "np.sqrt(v_hat + eps)"),
+        name="eps added under the square root"), "outside the square root"),
+    Mistake("adamw_step", "returns_only_the_parameter", variant(
+        A, "adamw_step", replace=("return param, m, v", "return param"),
+        name="m and v not returned"), "must return a tuple (param, m, v)"),
     # ------------------------------------------------------- embedding_backward
     Mistake("embedding_backward", "fancy_index_assignment_loses_repeats", '''
 def embedding_backward(ids, grad_out, vocab_size):

@@ -2,6 +2,7 @@
 import pytest
 
 from tests.harness import Mistake, answer, exercise_suite, returns
+from tests.variants import variant
 
 pytestmark = pytest.mark.nb08
 A = "08_causality_and_masking"
@@ -61,40 +62,19 @@ def masked_softmax(scores, allowed):
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 ''', "should raise ValueError"),
-    Mistake("masked_softmax", "max_over_blocked_keys", '''
-def masked_softmax(scores, allowed):
-    allowed = np.broadcast_to(allowed, scores.shape)
-    if not allowed.any(axis=-1).all():
-        raise ValueError("a row keeps no key")
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True)) * allowed
-    return e / e.sum(axis=-1, keepdims=True)
-''', "max over the allowed keys"),
-    Mistake("masked_softmax", "no_max_subtraction", '''
-def masked_softmax(scores, allowed):
-    allowed = np.broadcast_to(allowed, scores.shape)
-    if not allowed.any(axis=-1).all():
-        raise ValueError("a row keeps no key")
-    e = np.where(allowed, np.exp(scores), 0.0)
-    return e / e.sum(axis=-1, keepdims=True)
-''', "exp overflowed"),
-    Mistake("masked_softmax", "small_negative_fill", '''
-def masked_softmax(scores, allowed):
-    allowed = np.broadcast_to(allowed, scores.shape)
-    if not allowed.any(axis=-1).all():
-        raise ValueError("a row keeps no key")
-    z = np.where(allowed, scores, -30.0)
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-''', "exactly 0"),
-    Mistake("masked_softmax", "inverted_mask", '''
-def masked_softmax(scores, allowed):
-    allowed = np.broadcast_to(allowed, scores.shape)
-    if not allowed.any(axis=-1).all():
-        raise ValueError("a row keeps no key")
-    z = np.where(allowed, -np.inf, scores)
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-'''),
+    # the reference solution with one named edit each (tests/variants.py)
+    Mistake("masked_softmax", "max_over_blocked_keys", variant(
+        A, "masked_softmax", replace=("z - z.max(axis=-1, keepdims=True)", "z - scores.max(axis=-1, keepdims=True)"),
+        name="the max taken over every key, blocked ones too"), "max over the allowed keys"),
+    Mistake("masked_softmax", "no_max_subtraction", variant(
+        A, "masked_softmax", replace=("z = z - z.max(axis=-1, keepdims=True)", ""),
+        name="no max subtracted before exp"), "exp overflowed"),
+    Mistake("masked_softmax", "small_negative_fill", variant(
+        A, "masked_softmax", replace=("np.where(allowed, scores, -np.inf)", "np.where(allowed, scores, -30.0)"),
+        name="blocked scores set to -30, not -inf"), "exactly 0"),
+    Mistake("masked_softmax", "inverted_mask", variant(
+        A, "masked_softmax", replace=("np.where(allowed, scores, -np.inf)", "np.where(allowed, -np.inf, scores)"),
+        name="the allowed keys blocked and the blocked ones kept")),
     Mistake("is_causal", "only_perturbs_last_position", '''
 def is_causal(fn, x):
     changed = np.array(x, dtype=float)

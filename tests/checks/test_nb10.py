@@ -6,6 +6,7 @@ from autograder.checks import nb10
 from autograder.checks.models import numpy_gpt, torch_gpt, training
 from tests.checks import test_nb10_gpt2 as gpt2
 from tests.harness import Mistake, answer, exercise_suite, indent, returns
+from tests.variants import variant
 
 pytestmark = pytest.mark.nb10
 A = "10_decoder_block"
@@ -512,49 +513,25 @@ MISTAKES += [
             "does better than that"),
     returns("predict_no_positions", "not_a_choice", "'entropy'",
             "answer with one of"),
-    Mistake("train_step", "no_zero_grad", """
-def train_step(model, optimizer, xb, yb, max_norm):
-    loss = lm_loss(model(xb), yb)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    return loss.item()
-""", "optimizer.zero_grad()"),
-    Mistake("train_step", "no_clipping", """
-def train_step(model, optimizer, xb, yb, max_norm):
-    optimizer.zero_grad()
-    loss = lm_loss(model(xb), yb)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
-""", "unclipped gradients"),
-    Mistake("train_step", "clips_after_the_step", """
-def train_step(model, optimizer, xb, yb, max_norm):
-    optimizer.zero_grad()
-    loss = lm_loss(model(xb), yb)
-    loss.backward()
-    optimizer.step()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    return loss.item()
-""", "clipping after the step is too late"),
-    Mistake("train_step", "clips_each_value", """
-def train_step(model, optimizer, xb, yb, max_norm):
-    optimizer.zero_grad()
-    loss = lm_loss(model(xb), yb)
-    loss.backward()
-    torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)
-    optimizer.step()
-    return loss.item()
-""", "clip_grad_value_"),
-    Mistake("train_step", "returns_the_tensor", """
-def train_step(model, optimizer, xb, yb, max_norm):
-    optimizer.zero_grad()
-    loss = lm_loss(model(xb), yb)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    return loss
-""", "loss.item()"),
+    # the reference solution with one named edit each (tests/variants.py)
+    Mistake("train_step", "no_zero_grad", variant(
+        A, "train_step", replace=("    optimizer.zero_grad()\n", ""),
+        name="old gradients never cleared"), "optimizer.zero_grad()"),
+    Mistake("train_step", "no_clipping", variant(
+        A, "train_step", replace=("    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n", ""),
+        name="gradients never clipped"), "unclipped gradients"),
+    Mistake("train_step", "clips_after_the_step", variant(
+        A, "train_step", replace=("    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+                                  "    optimizer.step()\n",
+                                  "    optimizer.step()\n"
+                                  "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"),
+        name="clipping and the step swapped"), "clipping after the step is too late"),
+    Mistake("train_step", "clips_each_value", variant(
+        A, "train_step", replace=("clip_grad_norm_", "clip_grad_value_"),
+        name="each gradient value clipped, not the global norm"), "clip_grad_value_"),
+    Mistake("train_step", "returns_the_tensor", variant(
+        A, "train_step", replace=("return loss.item()", "return loss"),
+        name="the loss tensor returned, not its float"), "loss.item()"),
     Mistake("kv_cache_bytes", "keys_only", """
 def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
     return n_layers * context_len * d_model * bytes_per_value * batch

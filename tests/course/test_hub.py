@@ -41,7 +41,7 @@ import pytest
 from autograder import pieces
 from tests.browser.conftest import CHROMIUM_ARGS, require_chromium
 from tests.builders import fill_in, free_port
-from tests.course.unix import python_every_user_can_run
+from tests.course.unix import python_every_user_can_run, remove_users_made_by_this_run
 
 pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.slow, pytest.mark.nbgrader,
               pytest.mark.xdist_group("hub")]
@@ -178,6 +178,9 @@ def term(tmp_path_factory):
     finally:
         hub.stop()
         shutil.rmtree(folder, ignore_errors=True)
+        # the students the Hub made (those there before stay); not the teacher: tests/test_hub_command.py uses
+        # ag_hubteacher too, in the main suite, which runs beside this phase of the test command
+        remove_users_made_by_this_run(FIRST, SECOND)
 
 
 # ------------------------------------------------------------------------------------------ the browser

@@ -19,7 +19,7 @@ import pytest
 
 from autograder import paths
 from tests.builders import A, FULL, blank_notebook, right_notebook, write_submission
-from tests.course.unix import ensure_user, python_every_user_can_run
+from tests.course.unix import ensure_user, python_every_user_can_run, remove_users_made_by_this_run
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.slow, pytest.mark.xdist_group("staff_setup")]
 GROUP, INSTRUCTOR, TA, STUDENTS = "ag_staff", "ag_instructor", "ag_ta", ("ag_pupil1", "ag_pupil2")
@@ -100,6 +100,7 @@ def staff(python):
     yield {"course": course, "python": python, "by_ta": by_ta, "formgrader": formgrader,
            "by_instructor": by_instructor, "ta_saves": ta_saves}
     shutil.rmtree(base, ignore_errors=True)
+    remove_users_made_by_this_run(INSTRUCTOR, TA, *STUDENTS, groups=(GROUP,))
 
 
 def test_a_ta_in_the_group_grades_the_class(staff):

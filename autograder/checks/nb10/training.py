@@ -252,12 +252,6 @@ def generate(hidden, rng):
 
 # ---------------------------------------------------------------------------- questions
 
-def _ffn_share(d, f):
-    """The feed-forward network's share of the parameters of a decoder block of width d and inner width f."""
-    ff = 2 * d * f + f + d
-    return ff / (4 * (d * d + d) + ff + 4 * d)
-
-
 predict_ffn_share = ask(
     "predict_ffn_share", label="predict_ffn_share(): the share of ff in the parameters of DecoderBlock(768, 12, 3072)",
     form=number_in(0, 1), compare=close(atol=0.02, rtol=0),
