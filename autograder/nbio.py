@@ -111,6 +111,16 @@ def points_per_test(nb: NotebookNode) -> dict[str, float]:
     return {grade_id(c): float(nbgrader_meta(c).get("points", 0)) for c in test_cells(nb)}
 
 
+def notebook_title(nb: NotebookNode) -> str:
+    """The notebook's human title: its first markdown heading (``# 04 · Softmax and probability``); "" if none."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"^#\s+(.+)$", cell.source, re.M)
+            if m:
+                return m.group(1).strip()
+    return ""
+
+
 def exercise_points(nb: NotebookNode) -> dict[str, float]:
     """Points of each exercise (its visible and hidden test cells together), in notebook order."""
     out: dict[str, float] = {}

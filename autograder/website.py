@@ -3,11 +3,13 @@
 Built from the student notebooks in ``notebooks/`` (never ``solutions/``): every notebook rendered by
 nbconvert's JupyterLab template, a contents page in the prerequisite order (01 to 10) with README's line
 on what each one builds, README's figures, and on every page how to run the notebook and the page's own
-contents. A given cell (neither an exercise nor a test) shows what it printed or drew in the reference run
-stored in ``solutions/``; only its outputs are taken from there, never a line of code. Math is typeset in
-the browser by MathJax 2.7, the version nbconvert's template is written for, copied from the Python
-package ``jupyter-server-mathjax`` (in requirements.txt) into the site; no page loads anything from
-another host, so the site works from a USB stick or a folder opened over ``file://``.
+contents. A given cell that does not depend on the learner's work (neither an exercise nor a test, nor a
+cell that uses an exercise's function: :mod:`.learner_work`) shows what it printed or drew in the reference
+run stored in ``solutions/``; only its outputs are taken from there, never a line of code. Math is typeset
+in the browser by MathJax 2.7, the version nbconvert's template is written for, copied from the Python
+package ``jupyter-server-mathjax`` (in requirements.txt) into the site, on every page, the contents and the
+figures included; no page loads anything from another host, so the site works from a USB stick or a folder
+opened over ``file://``.
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ from nbconvert.filters import markdown2html
 
 from . import paths
 from .checks.core import EVIDENCE_MIME
-from .nbio import grade_id, is_solution_cell, read_notebook, write_atomic, write_atomic_bytes
+from .learner_work import learners_cells
+from .nbio import grade_id, is_solution_cell, notebook_title, read_notebook, write_atomic, write_atomic_bytes
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # needs a live kernel; the page has none
 
@@ -67,16 +70,19 @@ FIGURE_NOTEBOOK = {"temperature": "04", "gradient_step": "05", "frequency_two_sc
 
 # nbconvert's JupyterLab page without what it would fetch from a CDN: require.js and Mermaid (no notebook
 # here uses them) and the widget manager (widget outputs are left out: they need a running kernel); the
-# site's own boxes (a raw cell marked site_block) are written as they are.
+# site's own boxes (a raw cell marked site_block) are written as they are; an image gets the alt text
+# describe_figures found for it. site.css comes after JupyterLab's styles, so that its rules win a tie.
 TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {%- block html_head_js_mathjax -%}{{ resources.site_mathjax_fonts }}{{ super() }}{%- endblock html_head_js_mathjax -%}
 {%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
-{%- block extra_css -%}<link rel="stylesheet" href="site.css">{%- endblock extra_css -%}
+{%- block notebook_css -%}{{ super() }}<link rel="stylesheet" href="site.css">{%- endblock notebook_css -%}
 {%- block body_header -%}{{ super() }}{{ resources.site_before }}{%- endblock body_header -%}
 {%- block rawcell scoped -%}{%- if cell.metadata.get('site_block') -%}{{ cell.source }}{%- else -%}{{ super() }}{%- endif -%}{%- endblock rawcell -%}
 {%- block body_footer -%}{{ resources.site_after }}{{ super() }}{%- endblock body_footer -%}
+{%- block data_png scoped -%}{{ super() | site_alt(output) }}{%- endblock data_png -%}
+{%- block data_jpg scoped -%}{{ super() | site_alt(output) }}{%- endblock data_jpg -%}
 """
 
 CSS = """.site-nav,.site-box,.site-page{max-width:62rem;margin:1rem auto;padding:0 1rem;
@@ -87,7 +93,7 @@ font-family:system-ui,sans-serif;line-height:1.45;color:#222}
 .site-page figure{margin:1.5rem 0}.site-page figure img,.site-box img{max-width:100%;height:auto;
 border:1px solid #eee}.site-page ol.contents li{margin:.5rem 0}.site-page table{border-collapse:collapse}
 .site-page td,.site-page th{border:1px solid #ddd;padding:.2rem .5rem;text-align:left}
-.site-page table{display:block;overflow-x:auto;max-width:100%}.site-page h1,.site-nav a{overflow-wrap:anywhere}
+.site-page h1,.site-nav a{overflow-wrap:anywhere}
 .site-box figure img{max-width:min(100%,34rem)}figcaption{font-size:.92em;color:#333}.site-page a.anchor-link{display:none}
 .site-boxes{margin:1rem 0}.site-boxes .site-box{margin:.8rem 0;max-width:none}
 /* in line with the text column, which sits beside the input prompts */
@@ -96,7 +102,34 @@ nav.site-toc ol{margin:.3rem 0;padding-left:1.4rem}nav.site-toc li{margin:.15rem
 .jp-OutputArea-output img{max-width:100%;height:auto}
 @media (max-width:40rem){.jp-InputPrompt,.jp-OutputPrompt{display:none}}
 .MJX_Assistive_MathML [mathvariant]{font-family:inherit!important}
-.jp-RenderedMarkdown code{overflow-wrap:anywhere}"""
+/* that hidden MathML is a 1 px box at its formula's left edge: a formula that starts at the end of a line would
+   put it past the screen's edge (07 at 390 px: 391); at the formula's right edge it stays inside the text */
+.MJX_Assistive_MathML{left:auto!important;right:0}
+.jp-RenderedMarkdown code,.site-box code{overflow-wrap:anywhere}
+/* Code and outputs keep every line whole: a long one scrolls sideways inside its own box, one a keyboard can
+   focus (see keyboard_scrolling), never clipped (JupyterLab's overflow:hidden) nor broken mid-word (break-all). */
+.jp-InputArea,.jp-InputArea-editor,.jp-OutputArea-child{overflow:visible;min-width:0}
+.jp-InputArea-editor pre,.jp-RenderedMarkdown pre{overflow-x:auto;white-space:pre;overflow-wrap:normal}
+.jp-OutputArea-output{overflow-x:auto}.jp-OutputArea-output pre{overflow:visible;white-space:pre;word-break:normal;
+overflow-wrap:normal}
+/* JupyterLab makes an output a table row below 760 px, and a row never scrolls: a block does */
+@media (max-width:760px){.jp-OutputArea-child,.jp-OutputArea-child .jp-OutputArea-output{display:block;width:auto}}
+/* A wide table scrolls in its own box (the page never does); no column takes the others' room: MathJax sizes a
+   formula alone in its cell to the whole line (MathJax_FullWidth), for line breaking, which a table reads as wide. */
+.scroll{overflow-x:auto;max-width:100%}
+:is(td,th)>.MathJax.MathJax_FullWidth{display:inline!important;width:auto!important}
+:is(td,th)>.MathJax_FullWidth .math{width:auto!important}
+@media (max-width:40rem){.site-page td,.site-page th{padding:.2rem .3rem}.site-page table{font-size:.9em}}
+/* Lines of prose a reader can follow: at most about 80 characters, which 60ch is (a ch is a digit's width, wider
+   than most letters), in a page centred under its links; code lines up to about 110 characters fit beside the
+   prompts at 1280 px. */
+.jp-RenderedMarkdown :is(p,li,dd,blockquote,summary),.site-page :is(p,li),.site-box p{max-width:60ch}
+body.jp-Notebook>main{max-width:66rem;margin:0 auto}
+/* Text at 4.5:1 or more on its background (WCAG AA). Code on #f5f5f5: comments 4.17 -> 4.84, numbers
+   4.26 -> 5.09, operator words 4.4 -> 5.2, errors 3.67 -> 5.94; prompts (#616161 at 40% opacity, 2.16) 6.19. */
+.jp-Notebook{--jp-mirror-editor-comment-color:#3a7575;--jp-mirror-editor-number-color:#007a00;
+--jp-mirror-editor-operator-color:#9a1ee6;--jp-mirror-editor-meta-color:#9a1ee6;--jp-mirror-editor-error-color:#c00000}
+.jp-InputPrompt,.jp-OutputPrompt{opacity:1!important}"""
 
 
 class SiteUsageError(ValueError):
@@ -155,28 +188,29 @@ def readme_figures(readme: str) -> list[Figure]:
     return figures
 
 
-def notebook_title(nb) -> str:
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            m = re.search(r"^#\s+(.+)$", cell.source, re.M)
-            if m:
-                return m.group(1).strip()
-    return ""
-
-
 # --------------------------------------------------------------------------- pages
 
 e = html.escape
 
 
-def _shell(title: str, body: str) -> str:
+def _shell(title: str, body: str, head: str = "") -> str:
+    """A page of the site's own; ``head`` goes into its <head> (MathJax: :func:`mathjax_head`)."""
     return (f'<!DOCTYPE html>\n<!-- Generated by `python -m autograder site` from notebooks/ and README.md: do not edit. -->'
             f'\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, '
-            f'initial-scale=1"><title>{e(title)}</title><link rel="stylesheet" href="site.css"></head>\n'
+            f'initial-scale=1"><title>{e(title)}</title><link rel="stylesheet" href="site.css">{head}</head>\n'
             f"<body>{body}</body></html>\n")
 
 
-def _nav(notebooks: list[Notebook], here: str = "") -> str:
+def mathjax_head(exporter: HTMLExporter) -> str:
+    """The MathJax a notebook's page loads (the site's copy, nbconvert's own configuration: ``$...$`` inline,
+    ``$$...$$`` displayed), for the site's other pages: README's lines there may hold math too."""
+    macro = "{% from 'mathjax.html.j2' import mathjax %}{{ mathjax(url) }}"
+    return MATHJAX_FONTS + exporter.environment.from_string(macro).render(url=exporter.mathjax_url)
+
+
+def _nav(notebooks: list[Notebook], here: str = "", label: str = "Course") -> str:
+    """The links between pages; ``label`` names it apart from a page's other navigation (a screen reader lists
+    each by its name)."""
     links = ['<a href="index.html">Contents</a>', '<a href="figures.html">Figures</a>']
     stems = [n.stem for n in notebooks]
     if here in stems:
@@ -185,14 +219,14 @@ def _nav(notebooks: list[Notebook], here: str = "") -> str:
             links.append(f'<a href="{e(stems[i - 1])}.html" rel="prev">← {e(notebooks[i - 1].title)}</a>')
         if i + 1 < len(stems):
             links.append(f'<a href="{e(stems[i + 1])}.html" rel="next">{e(notebooks[i + 1].title)} →</a>')
-    return f'<nav class="site-nav" aria-label="Course">{"".join(links)}</nav>'
+    return f'<nav class="site-nav" aria-label="{e(label)}">{"".join(links)}</nav>'
 
 
 def how_to_run(nb: Notebook, install: str) -> str:
     return f"""<details class="site-box"><summary><b>How to run this notebook</b></summary>
 <p><b>On your computer, in JupyterLab.</b> In a copy of the course repository (Python 3.11), install
 everything and open the course:</p>
-<pre><code>{e(install)}</code></pre>
+{command_box(install, "Install command")}
 <p>then open <code>notebooks/{e(nb.stem)}.ipynb</code>, work top to bottom, and before you hand it in run the
 self-check: <code>.venv/bin/python -m autograder validate notebooks/{e(nb.stem)}.ipynb</code>.
 You can also <a href="notebooks/{e(nb.stem)}.ipynb" download>download this notebook</a> alone.</p>
@@ -201,6 +235,11 @@ You can also <a href="notebooks/{e(nb.stem)}.ipynb" download>download this noteb
 <code>nbgrader fetch_assignment {e(nb.stem)} --course COURSE</code> (your instructor gives the course id).
 Submit from the same tab, or with <code>nbgrader submit {e(nb.stem)} --course COURSE</code>.</p>
 </details>"""
+
+
+def command_box(command: str, label: str) -> str:
+    """A command in a box that scrolls sideways on a narrow screen: a named region a keyboard can focus."""
+    return f'<pre tabindex="0" role="region" aria-label="{e(label)}"><code>{e(command)}</code></pre>'
 
 
 def figure_html(fig: Figure, src: str) -> str:
@@ -213,7 +252,7 @@ def _inline(rendered: str) -> str:
     return re.sub(r"^\s*<p>|</p>\s*$", "", rendered)
 
 
-def contents_page(notebooks: list[Notebook], readme: str, install: str) -> str:
+def contents_page(notebooks: list[Notebook], readme: str, install: str, mathjax: str = "") -> str:
     intro = re.search(r"\n(From token IDs.+?)\n\n", readme, re.S)
     ideas = re.search(r"## The map: ten ideas\n(.+?)(?=\n## )", readme, re.S)
     items = "".join(f'<li value="{int(n.number)}"><a href="{e(n.stem)}.html"><b>{e(n.title)}</b></a><br>'
@@ -225,20 +264,21 @@ def contents_page(notebooks: list[Notebook], readme: str, install: str) -> str:
 <h2>Contents</h2>
 <p>In prerequisite order: each notebook uses what the ones before it built.</p>
 <ol class="contents">{items}</ol>
-{markdown2html(ideas.group(0)) if ideas else ""}
+{keyboard_scrolling(markdown2html(ideas.group(0))) if ideas else ""}
 <h2>How to run the notebooks</h2>
 <p><b>Locally in JupyterLab</b> (Python 3.11; CPU-only PyTorch, JupyterLab and nbgrader are installed into
 <code>.venv</code>):</p>
-<pre><code>{e(install)}</code></pre>
+{command_box(install, "Install command")}
 <p><b>On a JupyterHub with nbgrader</b>: fetch each notebook from the <i>Assignments</i> tab (or
 <code>nbgrader fetch_assignment NN_name --course COURSE</code>) and submit it from there.
 Each notebook's page says the exact commands.</p>
 <p><a href="figures.html">The course's figures</a>.</p>
 </main>"""
-    return _shell("The mathematics of Transformers", body)
+    return _shell("The mathematics of Transformers", body, mathjax)
 
 
-def figures_page(notebooks: list[Notebook], figures: list[Figure], sources: dict[str, str]) -> str:
+def figures_page(notebooks: list[Notebook], figures: list[Figure], sources: dict[str, str],
+                 mathjax: str = "") -> str:
     by_number = {n.number: n for n in notebooks}
     parts = []
     for fig in figures:
@@ -247,35 +287,43 @@ def figures_page(notebooks: list[Notebook], figures: list[Figure], sources: dict
         parts.append(figure_html(fig, sources[fig.stem]) + where)
     body = (f'{_nav(notebooks)}<main class="site-page"><h1>Figures</h1><p>The course\'s figures, regenerated by '
             f'<code>python examples/plot_foundations.py</code>.</p>{"".join(parts)}</main>')
-    return _shell("Figures", body)
+    return _shell("Figures", body, mathjax)
 
 
 # --------------------------------------------------------------------------- what a given cell showed
 
-def given_outputs(student, solution) -> int:
-    """Give each given cell of ``student`` (neither an exercise nor a test) the outputs it had in the
-    reference run, ``solution`` with its stored outputs; returns how many cells got some.
+# A set-up line that says whose earlier pieces a notebook runs on: on the site it would say "the course's", the
+# course's business, never the learner's (the set-up cell's outputs are dropped; this is the guard behind that).
+NOT_THE_LEARNERS = "the course's solutions"
 
-    A cell is matched by id and must hold the same source in both, so an output always belongs to the code
-    shown above it. Only outputs travel: the solution's code never reaches the page. The grader's evidence
-    records and widgets (which need a running kernel) are left out."""
+
+def given_outputs(student, solution, assignment: str = "") -> int:
+    """Decide, cell by cell, what ``student``'s page shows under each code cell, and give each given cell that
+    keeps its outputs the ones it had in the reference run (``solution`` with its stored outputs); returns how
+    many cells show some.
+
+    The page is the learner's before they have written anything, so an output shows only where it does not
+    depend on their work (:func:`.learner_work.learners_cells`): never under an exercise or a check, never
+    under a cell that calls an exercise's function or uses what one returned, never the set-up cell's lines on
+    whose earlier pieces the notebook runs, nothing under a cell whose code cannot be read. A kept cell is
+    matched by id and must hold the same source in both, so an output always belongs to the code above it;
+    only outputs travel, never the solution's code. The grader's evidence records and widgets (which need a
+    running kernel) are left out."""
     reference = {c.get("id"): c for c in solution.cells if c.cell_type == "code"}
-    # A prediction question (an exercise named predict_*) asks for a commitment before the answer: a cell that
-    # prints the learner's prediction would print the reference's, the answer itself, so it stays blank.
-    predictions = {grade_id(c) for c in solution.cells if is_solution_cell(c) and grade_id(c).startswith("predict_")}
+    theirs = learners_cells(student, assignment, solution)
     filled = 0
-    for cell in student.cells:
-        if cell.cell_type != "code" or is_solution_cell(cell) or grade_id(cell):
-            continue
-        if any(re.search(rf"\b{re.escape(name)}\b", cell.source) for name in predictions):
+    for i, cell in enumerate(student.cells):
+        if cell.cell_type != "code":
             continue
         ran = reference.get(cell.get("id"))
-        if ran is None or ran.source != cell.source or is_solution_cell(ran) or grade_id(ran):
+        if i in theirs or ran is None or ran.source != cell.source or is_solution_cell(ran) or grade_id(ran):
+            cell.outputs, cell.execution_count = [], None
             continue
         outputs = [o for o in (shown_output(o) for o in ran.get("outputs", [])) if o is not None]
-        if outputs:
-            cell.outputs, cell.execution_count = outputs, ran.get("execution_count")
-            filled += 1
+        if any(NOT_THE_LEARNERS in "".join(o.get("text", "")) for o in outputs):
+            outputs = []
+        cell.outputs, cell.execution_count = outputs, ran.get("execution_count") if outputs else None
+        filled += bool(outputs)
     return filled
 
 
@@ -324,6 +372,105 @@ def after_title(nb, block: str):
     raw.metadata.update(raw_mimetype="text/html", site_block=True)
     nb.cells.insert(first + 1, raw)
     return nb
+
+
+# --------------------------------------------------------------------------- for a keyboard and a screen reader
+
+ALT = "site_alt"  # an image output's metadata key: its alt text, which TEMPLATE's data_png and data_jpg write
+IMAGE_MIMES = ("image/png", "image/jpeg")
+# TeX commands as a screen reader should say them in an alt text or a label; any other \name reads as its name
+TEX_WORDS = {"cdot": "·", "times": "×", "dots": "…", "ldots": "…", "cdots": "…", "le": "≤", "leq": "≤", "ge": "≥",
+             "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈", "to": "→", "rightarrow": "→", "infty": "∞",
+             "left": "", "right": "", "top": "T"}
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown with TeX as plain words, for an alt text or a label: ``**a** $q \\cdot k_j$`` -> ``a q · k_j``."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", markdown)  # a link: its words
+    text = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\{([^}]*)\}", r"\1", text)
+    text = re.sub(r"\\[,;:! ]", " ", text)
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: TEX_WORDS.get(m.group(1), m.group(1)), text)
+    text = re.sub(r"<[^>]+>|[*`${}\\]", "", text)
+    return " ".join(text.split())
+
+
+def _paragraphs(markdown: str) -> list[str]:
+    """The blocks of a Markdown cell, folded hints (<details>) left out, each on one line."""
+    text = re.sub(r"<details>.*?</details>", "", markdown, flags=re.S)
+    return [" ".join(block.split()) for block in re.split(r"\n\s*\n", text) if block.strip()]
+
+
+def _is_prose(block: str) -> bool:
+    return not block.startswith(("#", "<", "|", "```", "$$", "- ", "* ", "1. "))
+
+
+def _sentences(text: str, limit: int = 300) -> str:
+    """The first sentences of ``text`` up to about ``limit`` characters (always the first one)."""
+    kept = []
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(\"])", text):
+        if kept and len(" ".join(kept + [sentence])) > limit:
+            break
+        kept.append(sentence)
+    return " ".join(kept)
+
+
+def figure_description(cells, i: int) -> str:
+    """What the notebook itself says about the figure code cell ``i`` draws, for the image's alt text: the paragraph
+    just after it (the course's "Notice that ..." line), else the last paragraph just before it, else the cell's
+    first comment line."""
+    after = _paragraphs(cells[i + 1].source) if i + 1 < len(cells) and cells[i + 1].cell_type == "markdown" else []
+    before = _paragraphs(cells[i - 1].source) if i > 0 and cells[i - 1].cell_type == "markdown" else []
+    if after and _is_prose(after[0]):  # a heading first opens the next section: it says nothing of this figure
+        return _sentences(plain_text(after[0]))
+    if before and _is_prose(before[-1]):
+        return _sentences(plain_text(before[-1]))
+    comment = re.search(r"^\s*#+\s*(\S.*)$", cells[i].source, re.M)
+    return comment.group(1).strip() if comment else "A figure drawn by the code above."
+
+
+def describe_figures(nb) -> int:
+    """Give each image the given cells of ``nb`` show an alt text from the notebook's own words
+    (:func:`figure_description`), where nbconvert would write "No description has been provided for this image";
+    returns how many images got one."""
+    described = 0
+    for i, cell in enumerate(nb.cells):
+        images = [o for o in cell.get("outputs", []) if any(m in o.get("data", {}) for m in IMAGE_MIMES)]
+        if cell.cell_type != "code" or not images:
+            continue
+        alt = figure_description(nb.cells, i)
+        for output in images:
+            output.setdefault("metadata", {})[ALT] = alt
+            described += 1
+    return described
+
+
+def with_alt(img_html: str, output) -> str:
+    """nbconvert's <img> of ``output`` with the alt text :func:`describe_figures` gave it (a Jinja filter)."""
+    alt = (output.get("metadata") or {}).get(ALT)
+    return img_html.replace("<img ", f'<img alt="{e(alt)}" ', 1) if alt else img_html
+
+
+def keyboard_scrolling(page: str) -> str:
+    """``page`` (HTML) with every box that may scroll sideways focusable, so a keyboard scrolls it too: a code cell's
+    and a Markdown code block's <pre>, and each table, in a box of its own named after its header cells (its empty
+    header cells, a table's corner, become plain cells, and a header that is only a letter as a formula, $j$ or
+    $k_j$, is written as text, <i>j</i>: a screen reader finds no text in a formula's MathML). nbconvert's focusable cell wrappers never scroll (the boxes
+    inside them do) and leave the tab order; the outputs it made focusable are the boxes that scroll (site.css)."""
+    page = page.replace('<div class="jp-Cell-inputWrapper" tabindex="0">', '<div class="jp-Cell-inputWrapper">')
+    page = re.sub(r'(<div class="highlight[^"]*">)<pre>', r'\1<pre tabindex="0">', page)
+    page = page.replace("<pre><code>", '<pre tabindex="0"><code>')
+    number = iter(range(1, 10**6))
+
+    def box(m: re.Match) -> str:
+        heads = [plain_text(html.unescape(re.sub(r"<[^>]+>", "", h)))
+                 for h in re.findall(r"<th[^>]*>(.*?)</th>", m.group(0), re.S)]
+        table = re.sub(r"<th([^>]*)>\s*</th>", r"<td\1></td>", m.group(0))
+        table = re.sub(r"<th([^>]*)>\s*\$([A-Za-z])(?:_\{?([A-Za-z0-9]+)\}?)?\$\s*</th>", lambda h: f"<th{h.group(1)}>"
+                       f"<i>{h.group(2)}</i>" + (f"<sub>{h.group(3)}</sub>" if h.group(3) else "") + "</th>", table)
+        label = f"Table {next(number)}" + (f": {', '.join(h for h in heads if h)}" if any(heads) else "")
+        return f'<div class="scroll" tabindex="0" role="region" aria-label="{e(label)}">{table}</div>'
+
+    return re.sub(r"<table>.*?</table>", box, page, flags=re.S)
 
 
 # --------------------------------------------------------------------------- build
@@ -403,7 +550,8 @@ def build_site(*, out: Path, notebooks_dir: Path | None = None, readme: Path | N
                               builds=builds.get(p.stem[:2], "")) for p, nb in loaded]
         exporter = HTMLExporter(template_name="lab", template_file="site.html.j2",
                                 extra_loaders=[DictLoader({"site.html.j2": TEMPLATE})],
-                                mathjax_url=f"mathjax/MathJax.js?config={MATHJAX_CONFIG}")
+                                mathjax_url=f"mathjax/MathJax.js?config={MATHJAX_CONFIG}",
+                                filters={"site_alt": with_alt})
         pages = []
         for (path, nb), info in zip(loaded, notebooks):
             figs = "".join(figure_html(f, sources[f.stem]) for f in figures if FIGURE_NOTEBOOK.get(f.stem) == info.number)
@@ -413,18 +561,21 @@ def build_site(*, out: Path, notebooks_dir: Path | None = None, readme: Path | N
             shown = copy.deepcopy(nb)
             reference = solutions_dir / path.name
             if reference.is_file():  # the outputs of the reference run, for the given cells only
-                given_outputs(shown, read_notebook(reference))
+                given_outputs(shown, read_notebook(reference), info.stem)
+            describe_figures(shown)
             body, _ = exporter.from_notebook_node(after_title(shown, boxes),
                                                   resources={"metadata": {"name": info.title},
                                                              "site_mathjax_fonts": MATHJAX_FONTS,
                                                              "site_before": _nav(notebooks, info.stem),
-                                                             "site_after": _nav(notebooks, info.stem)})
-            body = page_contents(body)
+                                                             "site_after": _nav(notebooks, info.stem,
+                                                                                "Course (end of page)")})
+            body = keyboard_scrolling(page_contents(body))
             write_atomic(work / f"{info.stem}.html", body)
             write_atomic_bytes(work / "notebooks" / path.name, path.read_bytes())
             pages.append(out / f"{info.stem}.html")
-        write_atomic(work / "index.html", contents_page(notebooks, readme_text, install))
-        write_atomic(work / "figures.html", figures_page(notebooks, figures, sources))
+        math = mathjax_head(exporter)
+        write_atomic(work / "index.html", contents_page(notebooks, readme_text, install, math))
+        write_atomic(work / "figures.html", figures_page(notebooks, figures, sources, math))
         write_atomic(work / MARKER, "built by `python -m autograder site`; a rebuild replaces this folder\n")
         size = sum(p.stat().st_size for p in work.rglob("*") if p.is_file())
         os.chmod(work, 0o755)  # mkdtemp's 0700 would hide the site from a web server's user

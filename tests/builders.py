@@ -10,7 +10,8 @@ benchmarks (benchmarks/grading.py, cluster.py, report.py) build, so that both gr
   and a class of right, wrong and blank students (:func:`make_class`);
 * the real ``python -m autograder grade`` (:func:`run_grade`, whose record is :class:`Graded`) and stock
   ``nbgrader autograde`` on the same class (:func:`stock_course`, :func:`stock_autograde`);
-* a made-up class of results, for the report without running a notebook (:func:`made_up_class`).
+* a made-up class of results, for the report without running a notebook (:func:`made_up_class`), and a
+  broken class of 04 as records (:func:`broken_04_records`: a SyntaxError, time-outs, a known mistake).
 
 A kind of student or a known mistake is chosen by name from a closed set: a misspelled name raises
 ValueError naming the choices (``autograder.checks.core.known_variant``), never hands out something else.
@@ -380,6 +381,65 @@ def stock_scores(course: Path) -> dict[tuple[str, str, str], float]:
                     for grade in nb.grades:
                         scores[sub.student.id, assignment.name, grade.name] = grade.auto_score
     return scores
+
+
+# --------------------------------------------------------------------------- a broken class of 04, as records
+
+NB04 = "04_softmax_and_probability"
+# the line a learner forgets the colon on, and a loop that never ends; variance and sample_token call the two
+NB04_SYNTAX_ERROR = "def expectation(values, probs)\n    return float((values * probs).sum())\n"
+NB04_ENDLESS_LOOP = "def greedy_token(logits):\n    n = 0\n    while True:\n        n += 1\n"
+NB04_LOOPING = {"cell": "greedy_token", "line": 3, "code": "while True:", "function": "greedy_token(logits)"}
+NB04_NO_MAX = "softmax([1000, 999, 998]) gave [nan nan nan]: did you subtract the max?"
+
+
+def broken_04_records() -> list["FinalResult"]:
+    """The records `grade` saves for a class of 04, no notebook run: right, blank, a SyntaxError (whose NameError
+    also stops variance), an endless loop (four test cells of two exercises timed out, and the time budget left
+    cross_entropy unrun), and a softmax without the max subtraction."""
+    from autograder.grade.results import FinalResult
+
+    points = points_per_test(source_notebook(NB04))
+
+    def result(student: str, status_of, code: dict | None = None, problems: tuple = ()) -> "FinalResult":
+        scores = []
+        for gid, of in points.items():
+            status, message, extra = status_of(gid)
+            scores.append({"grade_id": gid, "points": of if status == "passed" else 0.0, "max_points": of,
+                           "status": status, "message": message, **extra})
+        problems_ = [{"problem": p, "detail": d} for p, d in problems]
+        return FinalResult.from_json({"student_id": student, "assignment_id": NB04, "scores": scores,
+                                      "code": code or {}, "problems": problems_})
+
+    def syntax(gid):
+        if exercise_of(gid) in ("expectation", "variance"):  # variance calls expectation, never defined
+            return "error", "NameError: name 'expectation' is not defined", {}
+        return "passed", "ok", {}
+
+    def loop(gid):
+        if gid in ("test_greedy_token", "test_greedy_token_hidden", "test_sample_token", "test_sample_token_hidden"):
+            return "timeout", "interrupted after 6 s", {"stopped": NB04_LOOPING}
+        if exercise_of(gid) == "cross_entropy":
+            return "missing", "not run: time budget spent (earlier cells of this notebook timed out)", {}
+        return "passed", "ok", {}
+
+    def no_max(gid):
+        if exercise_of(gid) == "softmax":
+            return "failed", NB04_NO_MAX, {"mistake": "did not subtract the max"}
+        return "passed", "ok", {}
+
+    timeouts = tuple(("timeout", f"test cell {g}: interrupted after 6 s")  # as grade_one says each
+                     for g in ("test_greedy_token", "test_greedy_token_hidden", "test_sample_token",
+                               "test_sample_token_hidden"))
+    return [result("passes_all", lambda gid: ("passed", "ok", {})),
+            result("blank", lambda gid: ("not attempted", "not attempted", {})),
+            result("syntax_error", syntax, code={"expectation": NB04_SYNTAX_ERROR,
+                                                 "variance": "def variance(values, probs):\n"
+                                                             "    return expectation(values ** 2, probs)\n"}),
+            result("endless_loop", loop, code={"greedy_token": NB04_ENDLESS_LOOP,
+                                               "sample_token": "def sample_token(l, r):\n    return greedy_token(l)\n"},
+                   problems=timeouts),
+            result("no_max_subtraction", no_max)]
 
 
 # --------------------------------------------------------------------------- a made-up class of results

@@ -128,3 +128,29 @@ def test_an_exercise_not_in_the_sources_or_calling_only_itself_is_never_its_own_
     scores = [score("test_softmax", "failed", "boom"), score("test_unknown", "failed", "x")]
     trace_causes(scores, recursive)
     assert [s.message for s in scores] == ["boom", "x"] and not any(s.mistake for s in scores)
+
+
+def test_the_class_report_and_the_feedback_page_name_the_cause_not_no_known_mistake():
+    from autograder.grade import classreport, feedback
+    from autograder.grade.results import FinalResult
+
+    A = "04_softmax_and_probability"
+
+    def final(student: str) -> FinalResult:
+        scores = [score("test_softmax", "passed"), score("test_softmax_hidden", "failed", "nan at row 0"),
+                  score("test_softmax_temperature", "passed"),
+                  score("test_softmax_temperature_hidden", "failed", "got nan")]
+        trace_causes(scores, SOURCES)
+        return FinalResult.from_json({"student_id": student, "assignment_id": A, "problems": [],
+                                      "scores": [{"grade_id": s.grade_id, "points": s.points, "max_points": s.max_points,
+                                                  "status": s.status, "message": s.message, "mistake": s.mistake}
+                                                 for s in scores]})
+
+    page = classreport.page([final("ann"), final("bob")])
+    assert "caused by softmax, which fails its own check" in page
+    import re
+    section = re.search(r'<h4 data-exercise="softmax_temperature">.*?(?=<h4|</section>)', page, re.S).group(0)
+    assert "caused by softmax" in section and "no known mistake recognised" not in section, section
+    mine = feedback.page(final("ann"))  # a hidden test's message stays hidden; its cause is said
+    assert "Your <code>softmax</code> fails its own check: fix it first" in mine and "caused by softmax" in mine
+    assert causes.traced_to(causes.mistake_of("softmax")) == "softmax" and causes.traced_to("the sign of the log") == ""

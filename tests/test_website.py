@@ -5,15 +5,18 @@ Chromium in tests/browser/test_report_and_site.py.
 """
 from __future__ import annotations
 
+import ast
+import copy
 import html
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from autograder import paths, website
+from autograder import learner_work, paths, website
 from autograder.nbio import is_solution_cell, read_notebook
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
@@ -136,27 +139,134 @@ def test_mathjax_comes_from_a_python_package_not_debian():
 
 def test_given_cells_show_their_reference_outputs_and_exercises_show_none(built):
     page = (built.out / "04_softmax_and_probability.html").read_text(encoding="utf-8")
-    assert page.count('src="data:image/png') >= 2, "the figures given cells draw are missing"
-    assert "P(cat, sleeps) =" in page and "product of probabilities:" in page, "a printed demo is missing"
+    # given cells that use no exercise: the naive softmax overflowing, and its stable version by hand
+    assert "np.exp(1000) = inf" in page and "shifted logits:" in page, "a printed demo is missing"
     assert "vnd.autograder.evidence" not in page and "passed:" not in page, "a check's output reached the page"
     # the code says print("you predicted", ...); only its output would carry the reference's answer
     assert not re.search(r"you predicted \(", page), "a prediction's answer (the reference's prediction) is on the page"
+    attention = (built.out / "09_attention.html").read_text(encoding="utf-8")
+    assert attention.count('src="data:image/png') >= 1, "a figure a given cell draws without an exercise is missing"
+
+
+def solution_run_lines(n: str, kept: str) -> dict[str, list[str]]:
+    """Per given cell of notebook ``n`` that calls one of its exercises by name (a plain oracle: the name followed
+    by "("), the lines its solution run printed, less any line a kept cell's output (``kept``) or the notebook's
+    own text also holds (a header printed as written in the code)."""
+    written = "\n".join(c.source for c in read_notebook(paths.notebooks_dir() / f"{n}.ipynb").cells)
+    solution = read_notebook(paths.solutions_dir() / f"{n}.ipynb")
+    names = {c.metadata["nbgrader"]["grade_id"] for c in solution.cells if is_solution_cell(c)}
+    found = {}
+    for cell in solution.cells:
+        if cell.cell_type != "code" or cell.metadata.get("nbgrader"):
+            continue
+        if not any(re.search(rf"\b{re.escape(name)}\(", cell.source) for name in names):
+            continue
+        text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+        lines = [ln.strip() for ln in text.splitlines()
+                 if len(ln.strip()) > 15 and ln.strip() not in kept and ln.strip() not in written]
+        if lines:
+            found[cell.source.splitlines()[0][:60]] = lines
+    return found
+
+
+def test_no_output_of_the_solution_run_under_an_exercise_the_learner_has_not_written(built):
+    """Does no page show what the solution run printed in a cell that calls an exercise? The learner's page has
+    only the stub, so "equal to the NumPy version: True" under it would be the course's answer, not theirs."""
+    checked = 0
+    for n in NOTEBOOKS:
+        page = html.unescape((built.out / f"{n}.html").read_text(encoding="utf-8"))
+        shown = read_notebook(paths.notebooks_dir() / f"{n}.ipynb")
+        assert all(c.cell_type != "code" or not c.get("outputs") for c in shown.cells), "released without outputs"
+        website.given_outputs(shown, read_notebook(paths.solutions_dir() / f"{n}.ipynb"), n)
+        kept = "\n".join("".join(o.get("text", "")) for c in shown.cells if c.cell_type == "code" for o in c.outputs)
+        for cell, lines in solution_run_lines(n, kept).items():
+            leaked = [ln for ln in lines if ln in page]
+            assert not leaked, f"{n}: the solution run's output of {cell!r} is on the page: {leaked[:2]}"
+            checked += 1
+    assert checked > 40, f"only {checked} cells calling an exercise were checked"
+    attention = html.unescape((built.out / "09_attention.html").read_text(encoding="utf-8"))
+    assert "equal to the NumPy version: True" not in attention, "the example of issue 40"
+
+
+def test_no_page_says_whose_pieces_the_set_up_took(built):
+    """The set-up lines of 05, 09 and 10 ("... the course's: the notebooks here are the course's solutions, not
+    yours") are the course's run, never the learner's: no page shows them."""
+    for path in built.out.glob("*.html"):
+        text = html.unescape(path.read_text(encoding="utf-8"))
+        assert "the course's solutions" not in text and "the course's:" not in text, path.name
+
+
+# --------------------------------------------------------------------------- which cells are the learner's work
+
+def tainted_by(*cells: str, exercises: frozenset = frozenset({"softmax"})) -> list[bool]:
+    """For each cell in order: does it depend on the learner's work (:func:`learner_work.depends_on`)?"""
+    tainted = set(exercises)
+    trees = [ast.parse(c) for c in cells]
+    imported = learner_work.imported_names(trees)
+    return [learner_work.depends_on(t, tainted, imported) for t in trees]
+
+
+def test_a_name_computed_from_an_exercise_is_followed_from_cell_to_cell():
+    assert tainted_by("import numpy as np\nz = np.zeros(3)",  # a module and a given value
+                      "probs = softmax(z)",  # calls the exercise
+                      "print(probs.sum())",  # uses what it returned
+                      "history = []\nhistory.append(softmax(z))",  # filled with it in place
+                      "print(len(history))",
+                      "def sharpen(x):\n    return softmax(2 * x)",  # a function that calls it
+                      "print(sharpen(z))",
+                      "print(np.exp(z))") == [False, True, True, True, True, True, True, False]
+
+
+def test_a_fresh_value_a_loop_variable_or_a_module_is_not_the_learners_work():
+    assert tainted_by("import numpy as np\nx = softmax(np.zeros(2))",
+                      "x = np.arange(3)\nprint(x)",  # rebound to a fresh value first
+                      "for n in range(3):\n    m = n * 2\nprint(m)",
+                      "rng = np.random.default_rng(0)\nprint(rng.normal())",  # a method of a module's object
+                      "print([softmax for softmax in range(3)])") == [True, False, False, False, False]
+    # the set-up's earlier pieces are the learner's too: 09's softmax comes from their 04
+    assert "softmax" in learner_work.exercise_names(read_notebook(paths.notebooks_dir() / "09_attention.ipynb"),
+                                                     "09_attention")
+
+
+def test_the_set_up_cell_and_an_unreadable_cell_show_nothing():
+    student = read_notebook(paths.notebooks_dir() / "09_attention.ipynb")
+    setup = next(i for i, c in enumerate(student.cells) if c.cell_type == "code" and "use_pieces(" in c.source)
+    student.cells.insert(setup + 1, nbformat.v4.new_code_cell("print(1 +)"))
+    theirs = learner_work.learners_cells(student, "09_attention")
+    assert setup in theirs and setup + 1 in theirs, "the set-up prints whose pieces it took; a cell nobody can read"
+    solution = read_notebook(paths.solutions_dir() / "09_attention.ipynb")
+    shown = read_notebook(paths.notebooks_dir() / "09_attention.ipynb")
+    website.given_outputs(shown, solution, "09_attention")
+    ran = next(c for c in solution.cells if c.get("id") == shown.cells[setup].get("id"))
+    assert not shown.cells[setup].outputs and ran.outputs, "the guard: the reference run printed its lines"
 
 
 def test_given_outputs_take_only_outputs_of_unchanged_given_cells():
     solution = read_notebook(paths.solutions_dir() / "04_softmax_and_probability.ipynb")
     student = read_notebook(paths.notebooks_dir() / "04_softmax_and_probability.ipynb")
-    changed = next(c for c in student.cells if c.cell_type == "code" and not is_solution_cell(c)
-                   and not c.metadata.get("nbgrader") and "print(" in c.source)
+    changed = next(c for c in student.cells if c.cell_type == "code" and "def naive_softmax" in c.source)
     changed.source += "\n# edited"
-    filled = website.given_outputs(student, solution)
-    assert filled > 5 and not changed.get("outputs"), "an edited cell must not borrow the reference's output"
+    filled = website.given_outputs(student, solution, "04_softmax_and_probability")
+    assert filled >= 2 and not changed.get("outputs"), "an edited cell must not borrow the reference's output"
     for cell in student.cells:
         if cell.cell_type == "code" and cell.metadata.get("nbgrader"):
             assert not cell.get("outputs"), f"{cell.metadata['nbgrader'].get('grade_id')} got outputs"
     widget = {"output_type": "display_data", "data": {website.WIDGET_MIME: {}, "text/plain": "x"}, "metadata": {}}
     assert website.shown_output(widget) is None
     assert website.shown_output({"output_type": "error", "ename": "E", "evalue": "", "traceback": []}) is None
+
+
+def test_math_in_readme_is_typeset_on_the_contents_and_figures_pages(built):
+    """README's lines on the contents page (the map of ten ideas is a table) may hold TeX: the page loads the
+    site's own MathJax, configured as the notebook pages are, and the formula is in the table as written."""
+    index = (built.out / "index.html").read_text(encoding="utf-8")
+    notebook = (built.out / "04_softmax_and_probability.html").read_text(encoding="utf-8")
+    script = f'src="mathjax/MathJax.js?config={website.MATHJAX_CONFIG}"'
+    for page in (index, (built.out / "figures.html").read_text(encoding="utf-8")):
+        assert script in page and "inlineMath: [ ['$','$']" in page and 'webFont: "STIX-Web"' in page
+    assert "inlineMath: [ ['$','$']" in notebook, "the same configuration as a notebook's page"
+    assert re.search(r"<td>[^<]*\$e\^\{i\\theta\}\$[^<]*</td>", index), "the ideas table's formula is not in a cell"
+    assert "$QK^\\top$" in index and (built.out / "mathjax" / "MathJax.js").is_file()
 
 
 def test_every_notebook_page_has_its_contents_after_its_title(built):
@@ -186,3 +296,81 @@ def test_a_rebuild_replaces_the_earlier_site(tmp_path):
     assert not (out / "stale.html").exists() and (out / "04_softmax_and_probability.html").exists()
     assert [p.name for p in site.pages] == ["index.html", "figures.html", "04_softmax_and_probability.html"]
     assert not list(tmp_path.glob(".site.building-*")), "a temporary build folder was left behind"
+
+
+# --------------------------------------------------------------------------- for a keyboard and a screen reader
+# (axe-core checks the pages in Chromium: tests/browser/test_report_and_site.py)
+
+def contrast(fg: str, bg: str) -> float:
+    """WCAG's contrast ratio of two #rrggbb colours."""
+    def luminance(colour: str) -> float:
+        rgb = [int(colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    hi, lo = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_code_colours_reach_4_5_to_1_on_the_code_background():
+    """Are the syntax colours site.css sets readable on JupyterLab's code background (#f5f5f5) and on white?"""
+    colours = dict(re.findall(r"--jp-mirror-editor-([\w-]+)-color:(#[0-9a-f]{6})", website.CSS))
+    assert {"comment", "number", "operator"} <= set(colours), colours
+    assert contrast("#408080", "#f5f5f5") < 4.5, "the guard: JupyterLab's own comment colour fails"
+    for name, colour in colours.items():
+        assert contrast(colour, "#f5f5f5") >= 4.5 and contrast(colour, "#ffffff") >= 4.5, (name, colour)
+    assert "opacity:1!important" in website.CSS, "a prompt at 40% opacity is #b0b0b0 on white, 2.16:1"
+
+
+def test_every_scroll_box_is_focusable_and_named(built):
+    """Is each box that may scroll sideways (code, a table, the install command) one a keyboard can reach, each
+    table's a region with a name of its own, with no other tab stop left by nbconvert; two navigations named apart;
+    no image left without words?"""
+    for path in sorted(built.out.glob("*.html")):
+        page = path.read_text(encoding="utf-8")
+        assert "No description has been provided" not in page, path.name
+        assert 'jp-Cell-inputWrapper" tabindex' not in page, path.name
+        assert not re.search(r'<div class="highlight[^"]*"><pre>', page), f"{path.name}: code a keyboard cannot scroll"
+        boxes = re.findall(r"(<[^<>]*>)\s*<table>", page)
+        assert all(b.startswith('<div class="scroll" tabindex="0" role="region" aria-label="') for b in boxes), (
+            path.name, boxes)
+        labels = re.findall(r'role="region" aria-label="([^"]+)"', page)
+        assert len(labels) == len(set(labels)), f"{path.name}: two regions with one name: {labels}"
+        navs = re.findall(r'<nav\b[^>]*aria-label="([^"]+)"', page)
+        assert navs and len(navs) == len(set(navs)), f"{path.name}: navigations named alike: {navs}"
+        assert "<main" in page, path.name
+    attention = (built.out / "09_attention.html").read_text(encoding="utf-8")
+    assert 'aria-label="Table 1: j, key k_j, score q · k_j, value v_j"' in attention
+    assert "<th><i>j</i></th>" in attention, "a header that is only a formula is text a screen reader finds"
+    # site.css comes after JupyterLab's styles, or their overflow:hidden and word-break win the tie
+    assert attention.rindex("<style") < attention.index('href="site.css"')
+
+
+def test_a_figure_is_described_in_the_notebook_s_own_words():
+    """The paragraph after the figure's cell, else the one before it (a heading after it starts another section),
+    else the cell's first comment; nbconvert's alt is replaced by it."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    png = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="})
+    nb = nbformat.v4.new_notebook(cells=[
+        md("Below: the weights as $q \\cdot k_j$ grows.\n\n<details>hint</details>"), code("plot()", outputs=[png]),
+        md("Notice that **each row** sums to 1. Then more.\n\nAnother paragraph."),
+        md("The picture: a mask."), code("# The causal mask\ndraw()", outputs=[copy.deepcopy(png)]),
+        md("## Next section\n\nText."), code("x = 1"),
+        code("# Its spectrum\nshow()", outputs=[copy.deepcopy(png)])])
+    assert website.describe_figures(nb) == 3
+    alts = [c.outputs[0].metadata[website.ALT] for c in nb.cells if c.cell_type == "code" and c.outputs]
+    assert alts == ["Notice that each row sums to 1. Then more.", "The picture: a mask.", "Its spectrum"]
+    nb.cells = nb.cells[:2]
+    assert website.figure_description(nb.cells, 1) == "Below: the weights as q · k_j grows."
+    img = '<div class="jp-RenderedImage"><img src="data:image/png;base64,x" class="">'
+    assert website.with_alt(img, nb.cells[1].outputs[0]).startswith('<div class="jp-RenderedImage"><img alt="Notice')
+
+
+def test_keyboard_scrolling_wraps_tables_and_names_their_headers():
+    page = ('<div class="jp-Cell-inputWrapper" tabindex="0"><div class="highlight hl-ipython3"><pre>x = 1</pre></div>'
+            "<table><thead><tr><th></th><th>$k_j$</th><th>score $q$</th></tr></thead></table>"
+            '<table border="1" class="dataframe"><tr><td>1</td></tr></table>')
+    done = website.keyboard_scrolling(page)
+    assert '<div class="jp-Cell-inputWrapper"><div class="highlight hl-ipython3"><pre tabindex="0">' in done
+    assert ('<div class="scroll" tabindex="0" role="region" aria-label="Table 1: k_j, score q"><table><thead><tr>'
+            "<td></td><th><i>k</i><sub>j</sub></th><th>score $q$</th></tr></thead></table></div>") in done
+    assert '<table border="1" class="dataframe">' in done and done.count('class="scroll"') == 1, "an output's own"

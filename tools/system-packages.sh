@@ -3,11 +3,14 @@
 # sandbox) and postgresql (a shared gradebook); the site's MathJax comes from requirements.txt.
 # Then JupyterHub's proxy, configurable-http-proxy, from npm at the version below (a term on JupyterHub
 # and its test, docs/grading.md; JupyterHub itself is in requirements.txt). It needs Node.js 20 or newer.
+# And axe-core, the accessibility checker the browser tests inject into every page they open (its
+# axe.min.js in npm's global root, where tests/browser/axe.py looks for it).
 # Installs only what is missing; needs root or sudo.
 # Exits non-zero, with the command to run, when something stays missing: the tests that need it
 # would otherwise skip without a word (the database tests skip when PostgreSQL is absent).
 set -euo pipefail
 PROXY_VERSION=5.2.0  # the newest whose dependencies all run on Node.js 20 (5.3.0's commander asks for 22)
+AXE_VERSION=4.10.3  # pinned: a newer axe-core adds rules, which would change what the tests demand unasked
 
 missing() {
   need=()
@@ -25,16 +28,25 @@ proxy_missing() {
   [ "$(configurable-http-proxy --version 2>/dev/null)" != "$PROXY_VERSION" ]
 }
 
+axe_missing() {
+  local root
+  root=$(npm root -g 2>/dev/null) || return 0
+  [ -f "$root/axe-core/axe.min.js" ] \
+    && [ "$(node -p "require('$root/axe-core/package.json').version" 2>/dev/null)" = "$AXE_VERSION" ] && return 1
+  return 0
+}
+
 fail() {
   echo "tools/system-packages.sh: $1" >&2
   echo "the tests need these; install them as root and run the tests again:" >&2
   [ ${#need[@]} -eq 0 ] || echo "  apt-get update && apt-get install -y --no-install-recommends ${need[*]}" >&2
   ! proxy_missing || echo "  npm install --global configurable-http-proxy@$PROXY_VERSION" >&2
+  ! axe_missing || echo "  npm install --global axe-core@$AXE_VERSION" >&2
   exit 1
 }
 
 missing
-if [ ${#need[@]} -eq 0 ] && ! proxy_missing; then exit 0; fi
+if [ ${#need[@]} -eq 0 ] && ! proxy_missing && ! axe_missing; then exit 0; fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   # -n: never wait for a password that nobody will type (CI has no terminal)
@@ -64,6 +76,16 @@ if proxy_missing; then
   if proxy_missing; then
     echo "tools/system-packages.sh: configurable-http-proxy $PROXY_VERSION is still not on PATH after npm install -g" \
          "(npm's global bin: $(npm prefix -g 2>/dev/null)/bin)" >&2
+    exit 1
+  fi
+fi
+if axe_missing; then
+  echo "installing axe-core $AXE_VERSION (npm)" >&2
+  $sudo npm install --global --no-fund --no-audit --loglevel=error "axe-core@$AXE_VERSION" >/dev/null \
+    || { echo "tools/system-packages.sh: npm install -g axe-core@$AXE_VERSION failed" >&2; exit 1; }
+  if axe_missing; then
+    echo "tools/system-packages.sh: axe-core $AXE_VERSION is not in npm's global root" \
+         "($(npm root -g 2>/dev/null)) after npm install -g" >&2
     exit 1
   fi
 fi

@@ -32,6 +32,12 @@ def mistake_of(name: str) -> str:
     return f"caused by {name}, which fails its own check"
 
 
+def traced_to(mistake: str) -> str:
+    """The exercise a failure was traced to (the inverse of :func:`mistake_of`), or ""."""
+    head, sep, tail = mistake.partition(", which fails its own check")
+    return head.removeprefix("caused by ") if sep and not tail and head.startswith("caused by ") else ""
+
+
 def names_in_source(source: str) -> set[str]:
     """Every plain name a piece of code reads (``softmax`` in ``softmax(z / t)``); empty when it does not parse."""
     try:

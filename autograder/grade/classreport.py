@@ -10,6 +10,8 @@ numbers written out beside it. Its last section judges the tests themselves (:mo
 from __future__ import annotations
 
 import html
+import os
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -40,10 +42,15 @@ caption{{text-align:left;caption-side:top}}figcaption{{font-size:.9em;color:#333
 ul.mistakes li{{margin:.3rem 0}}.count{{font-weight:600}}.who{{font-size:.9em}}
 nav ul{{columns:2}}.note{{background:#fff8e1;padding:.4rem .6rem}}
 .scroll{{overflow-x:auto;max-width:100%}}h1,h2,h3,h4{{overflow-wrap:anywhere}}.flag{{color:#a03000;font-weight:600}}ul.causes li{{margin:.3rem 0}}
-.students td,.students th{{white-space:nowrap}}.students td.problems{{white-space:normal;min-width:12rem}}
+.students td,.students th{{white-space:nowrap}}.students tr.row-problems td{{white-space:normal;padding-top:0}}
+ul.row-problems,ul.troubles{{margin:0 0 .4rem;padding-left:1.2rem;overflow-wrap:anywhere}}
 .items tbody th{{font-weight:normal;border:0}}.items td.num{{white-space:nowrap}}.items td.reading{{min-width:12rem}}
 @media (max-width:40rem){{body{{margin:1rem auto;font-size:15px}}.rate{{width:3.5rem}}nav ul{{columns:1}}
-th,td{{padding-right:.4rem}}.axis{{font-size:.6em}}}}"""
+th,td{{padding-right:.4rem}}.axis{{font-size:.6em}}
+.students thead{{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}}
+.students,.students tbody,.students tr,.students td{{display:block}}.students tbody{{border-top:1px solid #ddd;
+padding:.3rem 0}}.students td{{white-space:normal;text-align:left;padding:.05rem 0;overflow-wrap:anywhere}}
+.students td[data-label]::before{{content:attr(data-label) ": ";color:#555}}}}"""
 
 
 @dataclass
@@ -306,6 +313,68 @@ def changed(a: Assignment) -> str:
 # --------------------------------------------------------------------------- students and their errors
 
 @dataclass(frozen=True)
+class Trouble:
+    """Why some of one submission's exercises got no verdict on the learner's answer, said once with every
+    exercise it cost (a loop met by three tests is one time-out, a cell that did not compile one SyntaxError)."""
+    kind: str  # short and fixed, to group by: "SyntaxError", "timed out", "TypeError", "did not run" ...
+    detail: str  # for a person: where and why ("line 1 of the expectation cell: expected ':'")
+    exercises: tuple[str, ...]  # the exercises it cost, in notebook order
+
+    def describe(self) -> str:
+        return f"{self.kind}" + (f" ({self.detail})" if self.detail else "") + f": {', '.join(self.exercises)}"
+
+
+EXCEPTION = re.compile(r"\b([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit))\b(?::[ \t]*([^\n]*))?")
+
+
+def unverdicted(r: FinalResult, broken: dict) -> list[tuple[GradedTest, str]]:
+    """The first test of each exercise that ended without a verdict on the learner's answer (it errored, timed
+    out, never ran, or failed on a name that a cell which did not compile should have defined), with the exercise
+    whose cell did not compile and so caused it ("" when none did). ``broken``: :func:`.feedback.compile_errors`."""
+    found: list[tuple[GradedTest, str]] = []
+    seen: set[str] = set()
+    for t in r.tests:
+        ex = t.exercise
+        if ex in seen or t.status in ("passed", "not attempted"):
+            continue
+        undefined = NAME_ERROR.search(t.message or "")
+        root = ex if ex in broken else undefined.group(1) if undefined and undefined.group(1) in broken else ""
+        if t.status == "failed" and not root:
+            continue  # a wrong answer: the known mistakes name it
+        seen.add(ex)
+        found.append((t, root))
+    return found
+
+
+def troubles(r: FinalResult, broken: dict | None = None) -> tuple[Trouble, ...]:
+    """Every reason ``r``'s exercises got no verdict, each once with the exercises it cost, in notebook order: a
+    cell that did not compile (with the exercises its NameError stopped), an error, a time-out (with the line
+    that was running, when known), tests that did not run. A changed test cell is a problem of its own
+    (problems.csv), and an ungradable submission's tests all "did not run", which its problems say."""
+    if r.ungradable or all(t.status in ("passed", "not attempted") for t in r.tests):
+        return ()
+    broken = compile_errors(r) if broken is None else broken
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for t, root in unverdicted(r, broken):
+        if root:
+            b = broken[root]
+            kind, detail = b.kind, f"line {b.line} of the {root} cell: {b.reason}"
+        elif t.status == "timeout":
+            at = t.stopped
+            cell = f"the {at.cell} cell" if at and at.cell else "a cell that is not an exercise"
+            kind, detail = "timed out", (f"line {at.line} of {cell} was running: {at.code}" if at else t.message)
+        elif t.status == "missing":
+            kind, detail = "did not run", (t.message or "").removeprefix("not run: ")
+        elif t.status == "error":
+            m = EXCEPTION.search(t.message or "")
+            kind, detail = (m.group(1), (m.group(2) or "").strip()) if m else ("error", (t.message or "").strip())
+        else:
+            continue  # a changed test cell: its problem says so
+        grouped.setdefault((kind, detail[:200]), []).append(t.exercise)
+    return tuple(Trouble(kind, detail, tuple(exs)) for (kind, detail), exs in grouped.items())
+
+
+@dataclass(frozen=True)
 class StudentRow:
     """One submission as the student table shows it (numbers as in grades.csv)."""
     student: str
@@ -314,17 +383,43 @@ class StudentRow:
     max_score: float | None
     status: str  # "graded", "blank", "zero points" or "could not be graded"
     seconds: float  # grading time
-    problems: tuple[str, ...]  # each "kind: detail" as problems.csv has it
-    autograded: str  # the autograded notebook's path relative to the report, "" when there is none
+    problems: tuple[str, ...]  # each "kind: detail" as problems.csv has it (a test's time-out is a trouble)
+    autograded: str  # the autograded notebook's URL relative to the report, "" when there is none
+    troubles: tuple[Trouble, ...] = ()  # exercises that errored, timed out or did not run, each cause once
+
+    @property
+    def flag(self) -> str:
+        """Why it is worth a look before anything else ("" when it is not): nothing was handed in, nothing earned
+        a point, it could not be graded, or some of it errored, timed out or did not run."""
+        if self.status != "graded":
+            return self.status
+        return "errored or timed out" if self.troubles else ""
 
     @property
     def flagged(self) -> bool:
-        """Worth a look before anything else: nothing was handed in, or nothing earned a point."""
-        return self.status != "graded"
+        return bool(self.flag)
 
 
-def student_row(r: FinalResult, out: Path | None = None) -> StudentRow:
-    """The table row of one result (as the gradebook has it); ``out`` finds its autograded notebook."""
+def autograded_link(out: Path | None, autograded: Path | None, student: str, assignment: str) -> str:
+    """The URL of a submission's autograded notebook relative to ``out`` (where the report is), "" when it is not
+    there. ``autograded`` is the folder it was written to: ``out/autograded`` by default, the course's own
+    ``autograded/`` when grading a course folder (``../autograded/...`` from ``submitted-graded/``)."""
+    if out is None:
+        return ""
+    folder = autograded if autograded is not None else out / "autograded"
+    path = folder / student / assignment / f"{assignment}.ipynb"
+    if not path.is_file():
+        return ""
+    try:
+        rel = os.path.relpath(path, out)
+    except ValueError:  # another drive (Windows): only an absolute URL reaches it
+        return path.resolve().as_uri()
+    return quote(Path(rel).as_posix())
+
+
+def student_row(r: FinalResult, out: Path | None = None, autograded: Path | None = None) -> StudentRow:
+    """The table row of one result (as the gradebook has it); ``out`` (where the report goes) and ``autograded``
+    (where the autograded notebooks are, ``out/autograded`` by default) find its autograded notebook."""
     tests = r.tests
     if r.ungradable:
         status = "could not be graded"
@@ -335,45 +430,65 @@ def student_row(r: FinalResult, out: Path | None = None) -> StudentRow:
     else:
         status = "graded"
     s, a = r.key
-    rel = f"autograded/{s}/{a}/{a}.ipynb"
+    found = troubles(r)
+    # a test cell's time-out is one problem per test; the troubles say it once, with the line that was running
+    problems = tuple(f"{p.problem}: {p.detail}" for p in r.problems
+                     if not (found and p.problem == "timeout" and p.detail.startswith("test cell ")))
     return StudentRow(s, a, r.score if tests else None, r.max_score if tests else None, status,
-                      float(r.seconds or 0.0), tuple(f"{p.problem}: {p.detail}" for p in r.problems),
-                      rel if out is not None and (out / rel).is_file() else "")
+                      float(r.seconds or 0.0), problems, autograded_link(out, autograded, s, a), found)
 
 
-def student_rows(finals: list[FinalResult], out: Path | None = None) -> list[StudentRow]:
+def student_rows(finals: list[FinalResult], out: Path | None = None,
+                 autograded: Path | None = None) -> list[StudentRow]:
     """Every submission, by assignment and student."""
-    return [student_row(r, out) for r in sorted(finals, key=lambda r: (r.assignment_id, r.student_id))]
+    return [student_row(r, out, autograded) for r in sorted(finals, key=lambda r: (r.assignment_id, r.student_id))]
+
+
+def trouble_items(row: StudentRow) -> str:
+    """A row's troubles as list items, each cause once with the exercises it cost."""
+    return "".join(f'<li data-trouble="{e(t.kind)}"><b>{e(t.kind)}</b>' + (f" ({e(t.detail)})" if t.detail else "")
+                   + ": " + ", ".join(f"<code>{e(x)}</code>" for x in t.exercises) + "</li>" for t in row.troubles)
+
+
+STUDENT_COLUMNS = ("student", "score", "status", "time", "autograded")
 
 
 def students_table(rows: list[StudentRow]) -> str:
-    """Every student of one assignment: score, status, grading time, problems and the two links."""
+    """Every student of one assignment: score, status, grading time and the two links, and under the row, in a
+    block as wide as the table, what went wrong (so it reads on a phone, where the table's cells stack)."""
     body = []
     for row in rows:
         score = (f"{_num(row.score)} of {_num(row.max_score)}" if row.score is not None else "–")
-        notebook = (f'<a href="{quote(row.autograded)}">notebook</a>' if row.autograded
+        notebook = (f'<a href="{row.autograded}">notebook</a>' if row.autograded
                     else '<span class="muted">none</span>')
-        problems = "<br>".join(e(p) for p in row.problems) or '<span class="muted">none</span>'
-        status = f'<span class="flag">{e(row.status)}</span>' if row.flagged else e(row.status)
-        body.append(f'<tr data-row="{e(row.student)}" data-status="{e(row.status)}"><td>'
-                    f'{feedback_link(row.student, row.assignment)}</td><td class="num">{score}</td><td>{status}</td>'
-                    f'<td class="num">{row.seconds:.1f} s</td><td>{notebook}</td><td class="problems">{problems}</td></tr>')
+        status = f'<span class="flag">{e(row.status)}</span>' if row.status != "graded" else e(row.status)
+        cells = (feedback_link(row.student, row.assignment), score, status, f"{row.seconds:.1f} s", notebook)
+        main = "".join(f'<td data-label="{label}"' + (' class="num"' if label in ("score", "time") else "")
+                       + f">{cell}</td>" for label, cell in zip(STUDENT_COLUMNS, cells))
+        said = trouble_items(row) + "".join(f"<li>{e(p)}</li>" for p in row.problems)
+        under = (f'<tr class="row-problems"><td colspan="{len(STUDENT_COLUMNS)}" data-problems="{e(row.student)}">'
+                 f'<ul class="row-problems">{said}</ul></td></tr>' if said else "")
+        body.append(f'<tbody><tr data-row="{e(row.student)}" data-status="{e(row.status)}">{main}</tr>{under}</tbody>')
+    head = "".join(f'<th scope="col">{label}</th>' for label in STUDENT_COLUMNS)
     return ('<p class="muted">Each name opens the feedback page; "notebook" is the autograded notebook, the '
-            "submission as it ran with each test's verdict.</p><table class=\"students\">"
-            "<tr><th>student</th><th>score</th><th>status</th><th>time</th><th>autograded</th><th>problems</th></tr>"
-            + "".join(body) + "</table>")
+            "submission as it ran with each test's verdict. Under a student's row: the exercises that raised an "
+            "error, timed out or did not run, each cause once, and every problem from problems.csv.</p>"
+            f'<table class="students"><thead><tr>{head}</tr></thead>' + "".join(body) + "</table>")
 
 
 def flagged(rows: list[StudentRow]) -> str:
-    """The submissions to look at first, at the top of the report: blank, zero points, or not gradable."""
+    """The submissions to look at first, at the top of the report: blank, zero points, not gradable, or with an
+    exercise that raised an error, timed out or did not run (each cause said once, with its exercises)."""
     worth = [r for r in rows if r.flagged]
     if not worth:
         return ""
-    items = "".join(f'<li data-flag="{e(r.status)}">{feedback_link(r.student, r.assignment)} '
-                    f'({e(r.assignment)}): <span class="flag">{e(r.status)}</span></li>' for r in worth)
+    items = "".join(f'<li data-flag="{e(r.flag)}">{feedback_link(r.student, r.assignment)} '
+                    f'({e(r.assignment)}): <span class="flag">{e(r.flag)}</span>'
+                    + (f'<ul class="troubles">{trouble_items(r)}</ul>' if r.troubles else "") + "</li>" for r in worth)
     return (f'<section class="note" aria-label="Look at these first"><h2 style="border:0;margin:0;padding:0">'
             f"Look at these first: {len(worth)}</h2><p>Blank notebooks (often the wrong file handed in), "
-            f"submissions that earned no point, and those that could not be graded.</p><ul>{items}</ul></section>")
+            "submissions that earned no point, those that could not be graded, and those where an exercise raised "
+            f"an error, timed out or did not run (with the cause).</p><ul>{items}</ul></section>")
 
 
 def cause_of(t: GradedTest, broken: dict) -> str:
@@ -401,21 +516,14 @@ def error_causes(finals: list[FinalResult]) -> dict[tuple[str, str], dict[str, s
         if all(t.status in ("passed", "not attempted") for t in r.tests):
             continue  # nothing went wrong: no need to compile the learner's code
         broken = compile_errors(r)
-        seen: set[str] = set()
-        for t in r.tests:
+        for t, root in unverdicted(r, broken):
             ex = t.exercise
-            if ex in seen or t.status in ("passed", "not attempted"):
-                continue
-            if ex in broken:
+            if root == ex:
                 cause = f"{broken[ex].kind} (line {broken[ex].line})"
-            elif t.status == "failed":  # a check that caught the NameError a broken cell left behind
-                undefined = NAME_ERROR.search(t.message or "")
-                if not undefined or undefined.group(1) not in broken:
-                    continue  # a wrong answer: the known mistakes above name it
-                cause = f"{broken[undefined.group(1)].kind} (in the {undefined.group(1)} cell, so NameError)"
+            elif root:  # the NameError a cell that did not compile left behind
+                cause = f"{broken[root].kind} (in the {root} cell, so NameError)"
             else:
                 cause = cause_of(t, broken)
-            seen.add(ex)
             found.setdefault((r.assignment_id, ex), {}).setdefault(cause, set()).add(r.student_id)
     return found
 
@@ -512,17 +620,36 @@ def item_section(items: tuple[ItemStats, ...]) -> str:
 
 
 def scrolling_tables(body: str) -> str:
-    """Each table in a box of its own that scrolls sideways, so a wide one never widens the page on a phone."""
-    return body.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")
+    """Each table in a box of its own that scrolls sideways, so a wide one never widens the page on a phone. The box
+    is a region a keyboard can focus (and so scroll), named after the headings above it, which tells the regions
+    apart in a screen reader's list ("04_softmax_and_probability: Students: 10")."""
+    parts, at, headings, names = [], 0, {}, Counter()
+    for m in re.finditer(r"<h([23])\b[^>]*>(.*?)</h\1>|<table\b|</table>", body, re.S):
+        parts.append(body[at:m.start()])
+        at = m.end()
+        if m.group(1):  # a heading: the name of the tables below it, until the next one
+            text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", m.group(2))).split())
+            headings = {"2": {"2": text}, "3": {**headings, "3": text}}[m.group(1)]
+            parts.append(m.group(0))
+        elif m.group(0) == "</table>":
+            parts.append("</table></div>")
+        else:
+            name = ": ".join(headings.get(level, "") for level in "23" if headings.get(level)) or "Table"
+            names[name] += 1
+            name += f" ({names[name]})" if names[name] > 1 else ""
+            parts.append(f'<div class="scroll" tabindex="0" role="region" aria-label="{e(name)}"><table')
+    return "".join(parts) + body[at:]
 
 
-def page(finals: list[FinalResult], out: Path | None = None, items: tuple[ItemStats, ...] | None = None) -> str:
+def page(finals: list[FinalResult], out: Path | None = None, items: tuple[ItemStats, ...] | None = None, *,
+         autograded: Path | None = None) -> str:
     """The whole report for ``finals`` (results as the gradebook has them); ``out`` is where it is written, to
-    link the autograded notebooks found there; ``items`` is :func:`.items.item_analysis` of ``finals`` when the
-    caller has it already."""
+    link the autograded notebooks found in ``autograded`` (default ``out/autograded``; a course's own
+    ``autograded/`` folder when grading a course); ``items`` is :func:`.items.item_analysis` of ``finals`` when
+    the caller has it already."""
     assignments = summarise(finals)
     items = item_analysis(finals) if items is None else items
-    rows = student_rows(finals, out)
+    rows = student_rows(finals, out, autograded)
     causes = error_causes(finals)
     toc = "".join(f'<li><a href="#{quote(a.name)}">{e(a.name)}</a>: {a.graded + len(a.ungraded) - a.scored_ungraded}'
                   + (f", {len(a.ungraded)} could not be graded" if a.ungraded else "") + "</li>"
@@ -538,17 +665,19 @@ def page(finals: list[FinalResult], out: Path | None = None, items: tuple[ItemSt
 <!-- Generated by `python -m autograder grade` from results/; rebuilt on every run: do not edit. -->
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Class report</title><style>{STYLE}</style></head>
-<body>
+<body><main>
 <h1>Class report</h1>
 <p>{len(finals)} submission(s) from {students} student(s). The numbers are those of <code>scores.csv</code> and
 <code>grades.csv</code> in this folder; each student's name opens their feedback page.</p>
 {flagged(rows)}
 <nav aria-label="Assignments"><ul>{toc}</ul></nav>
 {body}
-</body></html>
+</main></body></html>
 """
 
 
-def write_report(out: Path, finals: list[FinalResult], items: tuple[ItemStats, ...] | None = None) -> None:
-    """``out/report.html`` from every result as the gradebook has it (``items``: their item analysis, if made)."""
-    write_atomic(out / "report.html", page(finals, out, items))
+def write_report(out: Path, finals: list[FinalResult], items: tuple[ItemStats, ...] | None = None, *,
+                 autograded: Path | None = None) -> None:
+    """``out/report.html`` from every result as the gradebook has it (``items``: their item analysis, if made;
+    ``autograded``: where the autograded notebooks are, when not in ``out/autograded``)."""
+    write_atomic(out / "report.html", page(finals, out, items, autograded=autograded))

@@ -3,6 +3,10 @@
 Built from a result as the gradebook has it (:meth:`.results.FinalResult.with_gradebook`): a person's
 score changes and comments show where they apply, and a late penalty is said. Hidden tests stay hidden: their status
 and points show, never their inputs, expected values or source (a failure message can carry those).
+
+The page is titled by the notebook's own heading, and its only links are in-page anchors (``#ex-softmax``): a
+learner often opens it in JupyterLab's HTML viewer, a sandboxed frame where a link to another file leads
+nowhere useful, so a file the page mentions is named as text.
 """
 from __future__ import annotations
 
@@ -11,7 +15,10 @@ import html
 import re
 from dataclasses import dataclass
 
+from .. import paths
+from ..checks.causes import traced_to
 from ..checks.questions import is_question
+from ..nbio import NotebookError, notebook_title, read_notebook
 from .results import Exercise, FinalResult, GradedTest, untouched
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
@@ -23,7 +30,7 @@ h2{font-size:1.1rem;margin:.2rem 0}.badge{font-weight:600;padding:0 .4rem;border
 table{border-collapse:collapse}td,th{padding:.2rem .6rem .2rem 0;text-align:left}
 .summary{border-left:4px solid #a03000;padding:.2rem .8rem;margin:1rem 0}.summary.full{border-color:#005a3c}
 details.passed-list>summary{cursor:pointer;font-weight:600;padding:.3rem 0}.cause{font-weight:600}
-h1,h2,p,li{overflow-wrap:anywhere}table{display:block;overflow-x:auto;max-width:100%}"""
+h1,h2,p,li{overflow-wrap:anywhere}table{max-width:100%}td,th{overflow-wrap:anywhere}"""
 
 NEXT = {
     "passed": "",
@@ -49,6 +56,35 @@ SHOWN = {"timeout": "timed out", "missing": "did not run"}  # a status as the le
 
 def shown(status: str) -> str:
     return SHOWN.get(status, status)
+
+
+@functools.cache
+def assignment_title(assignment: str) -> str:
+    """The notebook's human title ("04 · Softmax and probability"), from the course's solution; the assignment
+    id when there is no such notebook or heading."""
+    try:
+        return notebook_title(read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")) or assignment
+    except NotebookError:
+        return assignment
+
+
+def stopped_note(ex: Exercise) -> str:
+    """Where a timed-out exercise's code was when it was stopped: the line of the learner's cell that was running,
+    from the first of its tests whose interrupted traceback names one; "" when none does."""
+    t = next((t for t in ex.tests if t.status == "timeout" and t.stopped), None)
+    if t is None:
+        return ""
+    e, at = html.escape, t.stopped
+    where = f"line {at.line} of your <code>{e(at.cell)}</code> cell" if at.cell else e(at.where())
+    return (f'<p class="stopped" data-line="{at.line}"><b>Where it was stopped:</b> {where}'
+            + (f", in <code>{e(at.function)}</code>" if at.function else "") + ", this line was running:</p>"
+            f"{code_box(f'{at.line} | {at.code}', f'The line running in {ex.name}')}")
+
+
+def code_box(code: str, label: str) -> str:
+    """Code in a box that scrolls sideways on a narrow screen: a named region a keyboard can focus, and so scroll."""
+    e = html.escape
+    return f'<pre tabindex="0" role="region" aria-label="{e(label)}"><code>{e(code)}</code></pre>'
 
 
 def failure_message(ex: Exercise) -> str:
@@ -149,6 +185,10 @@ def next_step(ex: Exercise, cause: str, broken: dict[str, CompileError] | None =
         other = cause.split(" is not defined", 1)[0]
         return (f"Fix the syntax error in your <code>{html.escape(other)}</code> cell first and run it; then run "
                 "this exercise's check cell again.")
+    root = next((traced_to(t.mistake) for t in ex.tests if traced_to(t.mistake)), "")
+    if root:  # it calls an exercise that fails its own check: that one first (said even for a hidden test)
+        return (f"Your <code>{html.escape(root)}</code> fails its own check: fix it first, and this one may pass "
+                "as it is.")
     if ex.hidden_only and ex.status == "failed":
         return NEXT["hidden failed"]
     return NEXT.get(ex.status, "")
@@ -158,6 +198,9 @@ def cause_word(ex: Exercise, cause: str) -> str:
     """A few words for the summary: why these points were lost."""
     if cause:
         return "SyntaxError" if "SyntaxError" in cause.split(":")[0] or "did not compile" in cause else "error"
+    root = next((traced_to(t.mistake) for t in ex.tests if traced_to(t.mistake)), "")
+    if root:
+        return f"caused by {root}"
     if ex.hidden_only and ex.status == "failed":
         return "failed hidden tests"
     return shown(ex.status)
@@ -251,13 +294,15 @@ def section(ex: Exercise, result: FinalResult, broken: dict[str, CompileError], 
         body.append(prediction_note(ex))
     if message and status != "not attempted":
         body.append(f'<p class="msg">{e(without_ids(message))}</p>')
+    if status == "timeout":
+        body.append(stopped_note(ex))
     step = next_step(ex, cause, broken) if advice else ""
     if step:
         body.append(f"<p><b>What to try next:</b> {step}</p>")
     if comments.get(ex.name):
         body.append(f'<p class="note"><b>Your instructor:</b> {e(comments[ex.name])}</p>')
     if status not in ("passed", "not attempted") and code.get(ex.name):
-        body.append(f"<details open><summary>Your code</summary><pre><code>{e(code[ex.name])}</code></pre>"
+        body.append(f"<details open><summary>Your code</summary>{code_box(code[ex.name], f'Your code: {ex.name}')}"
                     "</details>")
     return f'<section aria-label="{e(ex.name)}">{"".join(body)}</section>'
 
@@ -295,18 +340,19 @@ def page(result: FinalResult) -> str:
     score, max_score = result.score, result.max_score
     exs = result.exercises
     summary = lost_summary(exs, compile_errors(result), score, max_score) if exs and not untouched(exs) else ""
+    title = assignment_title(result.assignment_id)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{e(result.assignment_id)}: feedback for {e(result.student_id)}</title>
+<title>{e(title)}: feedback for {e(result.student_id)}</title>
 <style>{STYLE}</style></head>
-<body>
-<h1>{e(result.assignment_id)}</h1>
+<body><main>
+<h1>{e(title)}</h1>
 <p>Student: {e(result.student_id)}. Score: <b>{e(_num(score))} of {e(_num(max_score))}</b> points.{submitted}</p>
 {late}
 {summary}
 {f"<h2>Problems with this submission</h2><ul>{problems}</ul>" if problems else ""}
 {sections(result)}
-</body></html>
+</main></body></html>
 """
 
 

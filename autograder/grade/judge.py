@@ -10,8 +10,9 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from ..checks import causes, core
-from ..nbio import ANSI, exercise_of
+from ..nbio import ANSI, exercise_of, grade_id, is_solution_cell
 from .engine import RunResult
+from .interrupted import StoppedAt, stopped_at
 from .sanitize import Plan, SourceTest
 
 Status = Literal["passed", "failed", "not attempted", "error", "timeout", "missing", "tampered"]  # a test's, as saved
@@ -41,6 +42,8 @@ class TestScore:
     right (``{"answer": "(80, 80)", "right": false, "why": "..."}``, see :class:`~..checks.core.Prediction`).
     It is recorded, never scored: the test's points are for a well-formed answer. The key is left out
     for every other test, and results saved before it existed read with ``prediction = None``.
+    A test that timed out also carries ``stopped``, the learner's line that was running when it was stopped
+    (:class:`~.interrupted.StoppedAt`), when the interrupted traceback names one; left out otherwise.
     """
 
     grade_id: str
@@ -50,18 +53,23 @@ class TestScore:
     message: str = ""
     mistake: str = ""  # the known mistake a failed check recognised (for the class report), else ""
     prediction: core.Prediction | None = None  # a question's recorded answer, right or wrong
+    stopped: StoppedAt | None = None  # a timed-out test: the learner's line that was running when it was stopped
 
     def to_json(self) -> dict:
         data = asdict(self)
         data.pop("prediction")
+        data.pop("stopped")
         if self.prediction is not None:
             data["prediction"] = self.prediction.to_json()
+        if self.stopped is not None:
+            data["stopped"] = self.stopped.to_json()
         return data
 
     @classmethod
     def from_json(cls, data: dict) -> "TestScore":
-        prediction = data.get("prediction")
-        return cls(**{**data, "prediction": core.Prediction.from_json(prediction) if prediction else None})
+        prediction, stopped = data.get("prediction"), data.get("stopped")
+        return cls(**{**data, "prediction": core.Prediction.from_json(prediction) if prediction else None,
+                      "stopped": StoppedAt.from_json(stopped) if stopped else None})
 
 
 def evidence_of(outputs: list[dict]) -> list:
@@ -119,14 +127,31 @@ def score(run: RunResult, plan: Plan, tests: list[SourceTest], reference: dict[s
     """One score per graded test cell of the source, in source order."""
     by_index = {c.index: c for c in run.cells}
     position = {gid: i for i, gid in plan.tests.items()}
-    scores = []
+    scores, learners = [], None
     for test in tests:
-        s = _score_one(by_index.get(position.get(test.grade_id, -1)), test, reference.get(test.grade_id), seed)
+        cell = by_index.get(position.get(test.grade_id, -1))
+        s = _score_one(cell, test, reference.get(test.grade_id), seed)
+        if s.status == "timeout" and cell is not None:  # where its interrupt found the learner's code
+            learners = learner_cells(plan) if learners is None else learners
+            s.stopped = stopped_at(cell.outputs, learners)
         if test.grade_id in plan.tampered:
             s.message = f"test cell changed ({plan.tampered[test.grade_id]}); graded from the original. {s.message}"
             s.status = "tampered"
         scores.append(s)
     return scores
+
+
+def learner_cells(plan: Plan) -> dict[int, tuple[str, str]]:
+    """Position -> (the exercise whose cell it is, or "", the source that ran) of every cell of ``plan`` that is
+    not a test cell: the cells a traceback may name to the learner."""
+    cells, position = {}, 0
+    for kind, what in plan.items:
+        if kind == "markdown":
+            continue
+        if kind == "code":
+            cells[position] = ((grade_id(what) or "") if is_solution_cell(what) else "", plan.sources[position])
+        position += 1
+    return cells
 
 
 def trace_causes(scores: list[TestScore], sources: dict[str, str]) -> None:

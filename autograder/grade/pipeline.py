@@ -185,7 +185,8 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
 
     with timed(costs, "results"):
         results = report.read_results(cfg.out)  # everyone graded into --out, not only this run's subset
-    results = report.write_outputs(cfg.out, results, run.recorded, costs=costs)  # now as the gradebook has them
+    results = report.write_outputs(cfg.out, results, run.recorded, costs=costs,  # now as the gradebook has them
+                                   autograded=run.autograded_dir())
     if course is not None:
         with timed(costs, "feedback"):
             course_feedback(course, cfg.out, results)

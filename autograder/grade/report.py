@@ -169,11 +169,12 @@ def item_rows(items: Iterable[ItemStats]) -> list[tuple[str, ...]]:
 
 
 def write_outputs(out: Path, results: list[FinalResult], recorded: "dict | None" = None, *,
-                  costs: "Costs | None" = None) -> list[FinalResult]:
+                  costs: "Costs | None" = None, autograded: Path | None = None) -> list[FinalResult]:
     """The CSVs (the LMS export and the item analysis among them), every feedback page and the class report,
     from the saved results and the gradebook's record ((student, assignment) -> :class:`~.gradebook.Recorded`);
     returns the results as the gradebook has them (:meth:`.FinalResult.with_gradebook`). ``costs`` (with
-    ``--profile``) gets what the pages and the CSVs cost."""
+    ``--profile``) gets what the pages and the CSVs cost; ``autograded`` is where the autograded notebooks are
+    (a course's ``autograded/``), for the report's links, when not in ``out/autograded``."""
     recorded = recorded or {}
     csvs = time.thread_time()
     scores, grades, problems = [], [], []
@@ -212,7 +213,7 @@ def write_outputs(out: Path, results: list[FinalResult], recorded: "dict | None"
     if costs is not None:
         costs.add(CLASS, {"results": time.thread_time() - csvs})
     with timed(costs, "report"):
-        classreport.write_report(out, finals, items)
+        classreport.write_report(out, finals, items, autograded=autograded)
     return finals
 
 

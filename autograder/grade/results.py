@@ -18,6 +18,7 @@ from typing import Iterable, Mapping
 from ..checks.core import Prediction
 from ..nbio import exercise_of
 from .discover import Problem
+from .interrupted import StoppedAt
 from .judge import Status, TestScore, exercise_status
 from .records import RESULT_VERSION, problem_from_json
 
@@ -50,6 +51,7 @@ class GradedTest:
     message: str = ""
     mistake: str = ""  # the known mistake a failed check recognised, else ""
     prediction: Prediction | None = None  # a question's recorded answer, right or wrong
+    stopped: StoppedAt | None = None  # a timed-out test: the learner's line that was running when it was stopped
     auto_points: float | None = None  # the grader's points; None: the same as points
     overridden: bool = False  # a person changed its score in the gradebook
 
@@ -69,12 +71,13 @@ class GradedTest:
     def of(cls, score: TestScore) -> "GradedTest":
         """The grader's score, as nobody has changed it yet."""
         return cls(grade_id=score.grade_id, points=score.points, max_points=score.max_points, status=score.status,
-                   message=score.message, mistake=score.mistake, prediction=score.prediction)
+                   message=score.message, mistake=score.mistake, prediction=score.prediction,
+                   stopped=score.stopped)
 
     def score(self) -> TestScore:
         """The grader's score, as saved."""
         return TestScore(self.grade_id, self.auto_points, self.max_points, self.status, self.message,
-                         self.mistake, self.prediction)
+                         self.mistake, self.prediction, self.stopped)
 
     def counted(self, points: float, overridden: bool) -> "GradedTest":
         """This test with the gradebook's score for it (its status stays the grader's)."""

@@ -20,6 +20,7 @@ import pytest
 from autograder.grade import report
 from tests import broken_class, builders
 
+from .axe import assert_accessible
 from .conftest import keep_shot, require_chromium
 
 # the same group as tests/grade/test_broken_class.py: one worker grades issue 25's class once for both
@@ -35,7 +36,55 @@ WIDER_THAN_SCREEN = """(scrollers) => { const w = document.documentElement.clien
     const r = el.getBoundingClientRect();
     if (r.width > 0 && r.right > w + 1) out.push(`${el.tagName.toLowerCase()}.${el.className}: right ${Math.round(r.right)} px`);
   }
-  return {page: document.documentElement.scrollWidth, screen: w, over: out.slice(0, 5)}; }"""
+  return {page: document.documentElement.scrollWidth, screen: w, inner: window.innerWidth, over: out.slice(0, 5)}; }"""
+# Code and outputs hide no text: a box whose lines are longer than it is wide does not clip them, and no box
+# around it cuts it off (a box that scrolls may hold it) (JupyterLab's .jp-InputArea-editor{overflow:hidden} did, at 390 px); lines are kept
+# whole (white-space: pre), never broken mid-word (JupyterLab's word-break: break-all on outputs).
+CUT_OFF = """() => { const out = [];
+  for (const el of document.querySelectorAll('pre, .jp-OutputArea-output')) {
+    const r = el.getBoundingClientRect(); if (!r.width || el.closest('details:not([open])')) continue;
+    const cs = getComputedStyle(el), name = `${el.tagName.toLowerCase()}.${el.className}`;
+    if (el.scrollWidth > el.clientWidth + 1 && ['hidden', 'clip'].includes(cs.overflowX)) out.push(`${name} clips its lines`);
+    if (el.tagName === 'PRE' && el.closest('.jp-Notebook') && (cs.whiteSpace !== 'pre' || cs.wordBreak === 'break-all'))
+      out.push(`${name} wraps its lines (${cs.whiteSpace}, ${cs.wordBreak})`);
+    const right = cs.overflowX === 'visible' ? r.left + el.scrollWidth : r.right;  // where its text ends
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const ox = getComputedStyle(a).overflowX;
+      if (['auto', 'scroll'].includes(ox)) break;  // a box that scrolls holds it
+      if (['hidden', 'clip'].includes(ox) && a.getBoundingClientRect().right < right - 1) {
+        out.push(`${name} is cut off by ${a.tagName.toLowerCase()}.${a.className}`); break; }
+    }
+  }
+  return out.slice(0, 5); }"""
+# The longest lines of prose, in characters (formulas left out): a line longer than about 80 is hard to follow.
+LONGEST_LINES = """() => { const lengths = [];
+  const blocks = [...document.querySelectorAll('.jp-RenderedMarkdown :is(p, li), .site-page :is(p, li), .site-box p')]
+    .filter(p => p.offsetParent && p.textContent.length > 100).slice(0, 40);
+  for (const p of blocks) {
+    const lines = new Map(), walk = document.createTreeWalker(p, NodeFilter.SHOW_TEXT); let node;
+    while ((node = walk.nextNode())) {
+      if (node.parentElement.closest('.MathJax, .MathJax_Display, .MJX_Assistive_MathML, script')) continue;
+      for (let i = 0; i < node.length; i++) {
+        const range = document.createRange(); range.setStart(node, i); range.setEnd(node, i + 1);
+        const rect = range.getClientRects()[0]; if (!rect) continue;
+        const line = Math.round(rect.top / 4); lines.set(line, (lines.get(line) || 0) + 1); } }
+    lengths.push(...lines.values());
+  }
+  return Math.max(0, ...lengths); }"""
+# A table's column of short entries (a letter, a number) wider than half the table: it took the others' room
+# (a formula alone in a cell, which MathJax sizes to the whole line, made 09's column "j" 988 px wide).
+COLUMN_HOGS = """() => { const out = [];
+  for (const t of document.querySelectorAll('.jp-RenderedMarkdown table, .site-page table')) {
+    const rows = [...t.rows], width = t.getBoundingClientRect().width;
+    if (!rows.length || rows[0].cells.length < 3) continue;
+    for (let i = 0; i < rows[0].cells.length; i++) {
+      const cells = rows.map(r => r.cells[i]).filter(Boolean);
+      const text = Math.max(...cells.map(c => (c.querySelector('script') || c).textContent.trim().length));
+      const w = cells[0].getBoundingClientRect().width;
+      if (text <= 12 && w > width / 2) out.push(`${t.parentElement.getAttribute('aria-label')}: column ${i + 1} is ${Math.round(w)} of ${Math.round(width)} px`);
+    }
+  }
+  return out; }"""
 
 RAW_TEX = re.compile(r"\$[^$\s][^$]*\$|\\(?:frac|sqrt|mathbb|mathrm|partial|sum|begin)\b")
 # The page's text outside code: a Matplotlib label such as r"softmax$(q \\cdot k)$" is code and stays as typed.
@@ -73,7 +122,8 @@ def issue_class(tmp_path_factory):
 def fits(page, name: str) -> None:
     """Nothing on the page is wider than the screen, outside the boxes that scroll on purpose."""
     seen = page.evaluate(WIDER_THAN_SCREEN, SCROLLERS)
-    assert seen["page"] <= seen["screen"] + 1 and not seen["over"], f"{name} is wider than the screen: {seen}"
+    assert seen["page"] <= min(seen["screen"], seen["inner"]) + 1 and not seen["over"], (
+        f"{name} is wider than the screen: {seen}")
 
 
 def open_offline(page, path: Path, shots: Path, name: str) -> tuple[str, list[str]]:
@@ -118,6 +168,20 @@ def test_the_class_report_reads_offline_with_mistakes_counted(made_up_class, pag
     assert "Score:" in page.inner_text("body")
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("kind", ["report", "feedback"])
+def test_the_made_up_class_pages_fit_and_pass_axe(made_up_class, page, shots, kind, width):
+    """The report of 100 submissions over every notebook (its widest tables), and a feedback page with every
+    section unfolded: nothing wider than the screen, no serious or critical axe-core violation."""
+    at_width(page, width)
+    path = made_up_class / "report.html" if kind == "report" else sorted((made_up_class / "feedback").glob("*/*.html"))[0]
+    _, trouble = open_offline(page, path, shots, f"made_up_{kind}_{width}")
+    assert not trouble, trouble
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    fits(page, path.name)
+    assert_accessible(page, f"{path.name} at {WIDTHS[width]} px")
+
+
 def test_a_feedback_page_reads_offline(made_up_class, page, shots):
     feedback = sorted((made_up_class / "feedback").glob("*/*.html"))[0]
     text, trouble = open_offline(page, feedback, shots, "feedback")
@@ -133,6 +197,9 @@ def test_site_pages_render_their_math_offline(site, page, shots, name, width):
     keep_shot(page, shots / f"site_{name.removesuffix('.html')}_{width}_full.png", full_page=True)
     assert not trouble, trouble
     fits(page, name)
+    assert_accessible(page, f"{name} at {WIDTHS[width]} px")
+    cut = page.evaluate(CUT_OFF)
+    assert not cut, f"{name}: code or an output hides text: {cut}"
     if name == "figures.html":
         assert page.locator("figure img").count() >= 6
         return
@@ -140,6 +207,10 @@ def test_site_pages_render_their_math_offline(site, page, shots, name, width):
     assert len(prose) > 2000, f"{name}: hardly any text outside code"
     raw = RAW_TEX.findall(prose)
     assert not raw, f"{name} shows raw TeX on screen: {raw[:5]}"
+    longest = page.evaluate(LONGEST_LINES)
+    assert 30 < longest <= 85, f"{name}: a line of prose holds {longest} characters"
+    hogs = page.evaluate(COLUMN_HOGS)
+    assert not hogs, f"{name}: a column of short entries takes most of its table: {hogs}"
     if name != "index.html":
         typeset = page.evaluate("document.querySelectorAll('span.MathJax').length")
         assert typeset > 20, f"{name}: only {typeset} formulas typeset"
@@ -151,9 +222,21 @@ def test_site_pages_render_their_math_offline(site, page, shots, name, width):
         title = page.locator("h1").first.bounding_box()
         box = page.locator(".site-boxes").first.bounding_box()
         assert title["y"] < box["y"], "the title must come before the boxes"
-        assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
+        if name == "09_attention.html":  # 04's given plots all draw an exercise's function: blank until it is written
+            assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
+        # unfolded, "How to run this notebook" (long file names in code) and the hints fit too
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        fits(page, f"{name} with every box unfolded")
+        assert not page.evaluate(CUT_OFF), f"{name}, unfolded: {page.evaluate(CUT_OFF)}"
     else:
         assert "Contents" in text and "10 · The decoder block" in text
+        # the first screen shows the course's title and what it is, not how to install it
+        first = page.evaluate("[...document.querySelectorAll('h1, h2, pre')].map(el => el.tagName)[0]")
+        install = page.locator('pre[aria-label="Install command"]').bounding_box()
+        assert first == "H1" and install["y"] > page.viewport_size["height"], "the install command comes first"
+        # the map of ten ideas is a table, and its formulas are typeset like a notebook's
+        typeset = page.evaluate("document.querySelectorAll('table span.MathJax').length")
+        assert typeset >= 1, f"the contents' table has {typeset} formulas typeset"
 
 
 # --------------------------------------------------------------------------- issue 25's class, graded for real
@@ -166,9 +249,14 @@ def test_the_report_of_a_broken_class_names_everyone_and_fits(issue_class, page,
     keep_shot(page, shots / f"broken_report_{width}_full.png", full_page=True)
     assert not trouble, trouble
     fits(page, "report.html")
+    assert_accessible(page, f"report.html at {WIDTHS[width]} px")
     for student in broken_class.STUDENTS:
         assert student in text
-    assert "Look at these first: 1" in text and "SyntaxError (line 1)" in text and "timed out" in text
+    assert "Look at these first: 2" in text and "SyntaxError (line 1)" in text and "timed out" in text
+    # a row and the problems under it read without scrolling sideways, though the tables may scroll in their box
+    right = page.evaluate("Math.max(...[...document.querySelectorAll('tr[data-row] td, [data-problems]')]"
+                          ".map(el => el.getBoundingClientRect().right))")
+    assert right <= page.evaluate("document.documentElement.clientWidth") + 1, f"a row reaches {right} px"
     # the autograded notebook link points at a file that is there
     href = page.locator('a[href^="autograded/"]').first.get_attribute("href")
     assert (issue_class.out / href).is_file(), href
@@ -184,6 +272,9 @@ def test_feedback_pages_of_a_broken_class_read_on_any_screen(issue_class, page, 
     keep_shot(page, shots / f"broken_feedback_{student}_{width}_full.png", full_page=True)
     assert not trouble, trouble
     fits(page, f"{student}'s feedback")
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # passed ones are folded
+    fits(page, f"{student}'s feedback, unfolded")
+    assert_accessible(page, f"{student}'s feedback at {WIDTHS[width]} px")
     assert not re.search(r"\btest_\w+", text), re.findall(r"\btest_\w+", text)
     want = {"syntax_and_loop": "SyntaxError on line 1", "blank": "Nothing was filled in",
             "global_max_1": "points lost", "right_1": "Every exercise passed"}[student]

@@ -28,7 +28,7 @@ import pytest
 
 from autograder import paths
 from tests.builders import A, FULL, WRONG_ENCODE, fill_in, read_rows, solve
-from tests.course.unix import ensure_user, python_every_user_can_run
+from tests.course.unix import ensure_user, python_every_user_can_run, remove_users_made_by_this_run
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.slow, pytest.mark.xdist_group("exchange")]
 COURSE_ID = "transformer-math"
@@ -90,6 +90,7 @@ def course(python):
     subprocess.run(["chown", "-R", f"{TEACHER}:", str(root)], check=True)
     yield users, root, homes
     shutil.rmtree(exchange_base, ignore_errors=True)
+    remove_users_made_by_this_run(TEACHER, ON_TIME, LATE)  # with their homes, and the course in the teacher's
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +159,9 @@ def test_stock_commands_release_collect_and_grade_into_the_course(workflow):
     for student in (ON_TIME, LATE):
         assert (root / "submitted" / student / A / "timestamp.txt").exists()
         assert (root / "autograded" / student / A / f"{A}.ipynb").exists(), "formgrader and generate_feedback read these"
+        # the report in submitted-graded/ links the course's own autograded notebook, not a missing copy of it
+        report = (root / "submitted-graded" / "report.html").read_text()
+        assert f'href="../autograded/{student}/{A}/{A}.ipynb"' in report
     assert "Isolation in force" in workflow["first"].stdout
 
 
@@ -212,6 +216,7 @@ def test_a_changed_resubmission_drops_the_person_s_grade_and_says_so(workflow):
 
 def test_grade_leaves_files_course_staff_can_read(workflow):
     root = workflow["root"]
-    for path in [root / "submitted-graded" / "grades.csv", *(root / "autograded").rglob("*.ipynb"),
-                 *(root / "feedback").rglob("*.html")]:
+    notebooks, pages = sorted((root / "autograded").rglob("*.ipynb")), sorted((root / "feedback").rglob("*.html"))
+    assert notebooks and pages, f"nothing to check: autograded notebooks {notebooks}, feedback pages {pages}"
+    for path in [root / "submitted-graded" / "grades.csv", *notebooks, *pages]:
         assert path.stat().st_mode & 0o044, f"{path} is not readable by the group and others"

@@ -85,8 +85,20 @@ def test_report_names_every_student_with_status_and_links(graded):
         assert f'href="feedback/{student}/{A}.html"' in page
         assert f'href="autograded/{student}/{A}/{A}.ipynb"' in page, f"{student}: no link to the autograded notebook"
         assert (graded.out / "autograded" / student / A / f"{A}.ipynb").is_file()
-    assert seen.flags == ["blank"], "the blank submission is flagged at the top, and nothing else"
+    assert seen.flags == ["blank", "errored or timed out"], "the blank one and the broken one are flagged at the top"
     assert page.index('data-flag="blank"') < page.index('data-assignment='), "the flags come first"
+
+
+def test_the_syntax_error_and_the_time_out_are_in_the_row_and_at_the_top_once_each(graded):
+    """The broken student's row and their item under "Look at these first" say the SyntaxError and the time-out
+    with their cause, each once, however many tests they cost."""
+    page = (graded.out / "report.html").read_text(encoding="utf-8")
+    flag = re.search(r'<li data-flag="errored or timed out">.*?</ul></li>', page, re.S).group(0)
+    under = re.search(r'data-problems="syntax_and_loop">.*?</td>', page, re.S).group(0)
+    for where in (flag, under):
+        text = Text(where).text
+        assert text.count("SyntaxError") == 1 and f"line 1 of the {SYNTAX_EXERCISE} cell" in text, text
+        assert text.count("timed out (") == 1 and f"of the {LOOP_EXERCISE} cell was running" in text, text
 
 
 def test_report_groups_errors_and_time_outs_by_cause_under_each_exercise(graded):
@@ -113,6 +125,10 @@ def test_feedback_names_the_syntax_error_not_the_name_error_it_caused(graded):
     assert f"SyntaxError on line 1 of your {SYNTAX_EXERCISE} cell" in text, text[:3000]
     assert "NameError: name 'expectation' is not defined" not in text
     assert "timed out" in text
+    # the engine's interrupt, read back from its traceback: the learner's line that was running
+    stopped = re.search(r'<p class="stopped".*?</pre>', page, re.S).group(0)
+    assert f"of your <code>{LOOP_EXERCISE}</code> cell" in stopped, stopped
+    assert re.search(r"[23] \| (while True:|pass)</code>", stopped), stopped
 
 
 def test_feedback_opens_with_the_points_lost_and_folds_what_passed(graded):

@@ -185,6 +185,129 @@ def test_report_lists_ungradable_submissions_with_why():
     assert 'href="feedback/mallory/01_tokens_and_ids.html"' in text
 
 
+# --------------------------------------------------------------------------- fast: a broken class of 04, as records
+
+NB04 = builders.NB04
+
+
+class Rows(HTMLParser):
+    """The students table and "Look at these first": each student's status, the text under their row, the flags."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.status: dict[str, str] = {}
+        self.under: dict[str, str] = {}  # student -> the text of the block under their row
+        self.flags: dict[str, str] = {}  # student -> data-flag
+        self.flag_text: dict[str, str] = {}  # student -> the text of their item under "Look at these first"
+        self.autograded: dict[str, str] = {}  # student -> href of their "notebook" link
+        self._in: tuple[dict, str, int] | None = None  # (where the text goes, student, depth)
+        self._row = self._flag = ""
+        self._depth = 0
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag not in ("br", "wbr", "meta"):
+            self._depth += 1
+        if "data-row" in a:
+            self._row = a["data-row"]
+            self.status[self._row] = a["data-status"]
+        if tag == "a" and a.get("href", "").endswith(".ipynb") and self._row:
+            self.autograded[self._row] = a["href"]
+        if "data-problems" in a:
+            self._in = (self.under, a["data-problems"], self._depth)
+            self.under[a["data-problems"]] = ""
+        if "data-flag" in a:
+            self._in = (self.flag_text, "", self._depth)
+            self._flag = a["data-flag"]
+
+    def handle_endtag(self, tag):
+        if self._in and self._depth == self._in[2]:
+            self._in = None
+        if tag == "tr" and not self._in:
+            self._row = ""
+        self._depth -= 1
+
+    def handle_data(self, data):
+        if not self._in:
+            return
+        where, student, depth = self._in
+        if where is self.flag_text and not student:  # the first text of a flag item is its student's name
+            self._in = (where, data.strip(), depth)
+            self.flags[data.strip()] = self._flag
+            where[data.strip()] = ""
+            return
+        where[student] += data
+
+
+def test_a_syntax_error_an_error_and_a_time_out_are_in_the_row_and_at_the_top():
+    """Is each cause in the student's row and under "Look at these first", said once with its exercises?"""
+    seen = Rows(classreport.page(builders.broken_04_records()))
+    assert seen.flags == {"blank": "blank", "syntax_error": "errored or timed out",
+                          "endless_loop": "errored or timed out"}, seen.flags
+    for where in (seen.under, seen.flag_text):
+        syntax = " ".join(where["syntax_error"].split())
+        assert syntax.count("SyntaxError") == 1 and "line 1 of the expectation cell" in syntax, syntax
+        assert "expectation, variance" in syntax, "the exercise the NameError stopped is named with its cause"
+        loop = " ".join(where["endless_loop"].split())
+        assert loop.count("timed out (") == 1, f"one time-out, not one per test: {loop}"
+        assert "line 3 of the greedy_token cell was running: while True:" in loop, loop
+        assert "greedy_token, sample_token" in loop and "did not run (time budget spent" in loop, loop
+    assert "interrupted after 6 s" not in seen.under["endless_loop"], "the per-test time-out problems are folded in"
+    assert "passes_all" not in seen.under and "no_max_subtraction" not in seen.under, "nothing went wrong there"
+
+
+def test_troubles_group_by_cause_and_name_the_exception():
+    """Is an error grouped under its exception's name with its message, after a cause sentence too?"""
+    r = FinalResult.from_json({"student_id": "s", "assignment_id": NB04, "problems": [], "code": {}, "scores": [
+        {"grade_id": "test_softmax", "points": 0, "max_points": 1, "status": "error",
+         "message": "Your exp fails its own check: fix it first. TypeError: unsupported operand"},
+        {"grade_id": "test_softmax_hidden", "points": 0, "max_points": 1, "status": "error", "message": "TypeError: x"},
+        {"grade_id": "test_entropy", "points": 0, "max_points": 1, "status": "error",
+         "message": "TypeError: unsupported operand"},
+        {"grade_id": "test_greedy_token", "points": 0, "max_points": 1, "status": "timeout",
+         "message": "interrupted after 6 s"},
+        {"grade_id": "test_bayes_posterior", "points": 0, "max_points": 1, "status": "failed", "message": "wrong"}]})
+    assert [t.describe() for t in classreport.troubles(r)] == [
+        "TypeError (unsupported operand): softmax, entropy",
+        "timed out (interrupted after 6 s): greedy_token"], "a wrong answer is no trouble; each exercise once"
+
+
+def test_autograded_notebooks_are_linked_in_both_workflows(tmp_path):
+    """Does the report link the autograded notebook in --out/autograded/ and in a course's own autograded/?"""
+    finals = builders.broken_04_records()
+    for s in ("passes_all", "blank"):  # nbgrader's course layout: autograded/ beside submitted-graded/
+        path = tmp_path / "course" / "autograded" / s / NB04 / f"{NB04}.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_text("{}")
+    out = tmp_path / "course" / "submitted-graded"
+    out.mkdir()
+    course = Rows(classreport.page(finals, out, autograded=tmp_path / "course" / "autograded"))
+    assert course.autograded == {s: f"../autograded/{s}/{NB04}/{NB04}.ipynb" for s in ("passes_all", "blank")}
+    assert all((out / href).resolve().is_file() for href in course.autograded.values())
+    assert Rows(classreport.page(finals, out)).autograded == {}, "none in out/autograded: none linked"
+
+    alone = tmp_path / "graded"  # a run without a course keeps them in --out
+    path = alone / "autograded" / "syntax_error" / NB04 / f"{NB04}.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text("{}")
+    linked = Rows(classreport.page(finals, alone)).autograded
+    assert linked == {"syntax_error": f"autograded/syntax_error/{NB04}/{NB04}.ipynb"}
+
+
+def test_a_row_s_problems_are_a_block_under_it_and_the_table_stacks_on_a_phone():
+    """Are a row's problems a full-width block under it (not a last column pushed off a phone's screen), and do the
+    table's cells stack under the phone breakpoint, each with its label?"""
+    text = classreport.page(builders.broken_04_records())
+    row = re.search(r'<tr data-row="endless_loop".*?</tr>\s*(<tr class="row-problems">.*?</tr>)', text, re.S)
+    assert row and f'colspan="{len(classreport.STUDENT_COLUMNS)}"' in row.group(1), "the problems are not under the row"
+    header = re.search(r'<table class="students"><thead>(.*?)</thead>', text, re.S).group(1)
+    assert "problems" not in header, "a problems column comes back, off-screen on a phone"
+    phone = re.search(r"@media \(max-width:40rem\)\{(.*)\}", classreport.STYLE, re.S).group(1)
+    assert ".students,.students tbody,.students tr,.students td{display:block}" in phone
+    assert "content:attr(data-label)" in phone and 'data-label="score"' in text
+
+
 # --------------------------------------------------------------------------- slow: a really graded class
 
 A = "04_softmax_and_probability"

@@ -132,6 +132,16 @@ def test_nothing_grade_writes_is_open_to_other_users_but_the_pages_release_feedb
     assert (course / "autograded" / "alice" / A / f"{A}.ipynb") in written
 
 
+def test_the_report_links_the_course_s_own_autograded_notebooks(course_run):
+    """In a course folder the autograded notebooks go to the course's autograded/, beside the report's folder:
+    report.html links each there, not to a copy in its own folder that does not exist."""
+    course, graded = course_run
+    report = (course / "graded" / "report.html").read_text(encoding="utf-8")
+    for student in ("alice", "bob"):
+        href = f"../autograded/{student}/{A}/{A}.ipynb"
+        assert f'href="{href}"' in report and (course / "graded" / href).resolve().is_file(), student
+
+
 def test_the_summary_warns_about_what_is_still_open_with_the_fix(course_run):
     course, graded = course_run
     warnings = [line for line in graded.proc.stdout.splitlines() if line.startswith("warning: ")]
