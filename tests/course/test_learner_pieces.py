@@ -327,7 +327,8 @@ def execute(path: Path, kernel: str, env: dict[str, str], *, allow: tuple[str, .
 
     Once, on a loaded machine, a fresh kernel never saw the first cell's request (it sat idle, 2 s of CPU,
     while the client waited for its reply): a cell that outlives the timeout is run again once in a new
-    kernel, with a warning; a notebook that hangs twice fails. The slowest honest cell takes about 30 s."""
+    kernel, with a warning; a notebook that hangs twice fails. The slowest honest cell takes about 30 s (10's
+    training, in the test command's busiest minute), so a hang costs 120 s, not the 240 s one once cost in CI."""
     old = dict(os.environ)
     for var in ("NBGRADER_EXECUTION", core.MODE_ENV, core.SEED_ENV, "AUTOGRADER_ROOT", "MPLBACKEND"):
         os.environ.pop(var, None)
@@ -335,7 +336,7 @@ def execute(path: Path, kernel: str, env: dict[str, str], *, allow: tuple[str, .
     try:
         for attempt in (1, 2):
             nb = nbformat.read(path, as_version=4)
-            client = NotebookClient(nb, kernel_name=kernel, timeout=240, allow_error_names=list(allow),
+            client = NotebookClient(nb, kernel_name=kernel, timeout=120, allow_error_names=list(allow),
                                     resources={"metadata": {"path": str(path.parent)}})
             try:
                 client.execute()

@@ -105,6 +105,14 @@ def warm_up(preload: tuple[str, ...] = (), failed: list[str] | None = None):
         raise ValueError("warming up")
     except ValueError:
         shell.showtraceback()
+    # and the first notebook read: nbformat builds its schema validator then (0.035 core-seconds in each child of
+    # 05, 09 and 10, whose set-up cells read the earlier solutions; 0.007 once it is built). An empty notebook.
+    try:
+        from ...nbio import parse_notebook  # here: the warm-up loads only what it warms; nbio pulls in nbformat
+
+        parse_notebook('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    except Exception:
+        pass
     RECORDER.reset()
     return shell
 

@@ -1,0 +1,152 @@
+"""benchmarks/term.py's pure parts, without grading anything: its options, the term's mix of students, the
+extrapolation's arithmetic and the tables it prints from made-up numbers."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchmarks import term
+
+
+def test_quick_means_four_students_and_fifty_is_the_default():
+    assert term.parse_args(["--quick", "--seed", "1"]).students == term.QUICK_STUDENTS
+    assert term.parse_args(["--seed", "1"]).students == 50
+
+
+@pytest.mark.parametrize("argv", [["--quick", "--students", "9"], ["--students", "0"], ["--runs", "1"],
+                                  ["--repeat", "0"], ["--assignments", "99_nothing"], ["--stock-students", "0"],
+                                  ["--assignments", "01_tokens_and_ids",
+                                   "--stock-assignments", "02_shapes_and_matmul"]])
+def test_are_bad_options_refused(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        term.parse_args(argv)
+    assert exit_.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_does_the_stock_sample_default_to_01_to_04_of_the_term():
+    args = term.parse_args(["--seed", "1"])
+    assert [a[:2] for a in args.stock_assignments] == ["01", "02", "03", "04"]
+    assert len(args.assignments) == 10
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 50, 97, 100, 101, 500])
+def test_does_allocate_hand_out_exactly_n(n):
+    counts = term.allocate(n, term.PER_HUNDRED, at_least_one=True)
+    assert sum(counts.values()) == n and min(counts.values()) >= 0
+    if n >= len(term.PER_HUNDRED):
+        assert min(counts.values()) >= 1
+
+
+def test_are_a_hundred_submissions_of_a_notebook_the_stated_mix():
+    assert term.allocate(98, term.PER_HUNDRED) == term.PER_HUNDRED
+
+
+def test_does_a_term_loop_and_crash_once_per_hundred_submissions():
+    students = [f"s{i:03d}" for i in range(50)]
+    assignments = [f"{i:02d}_nb" for i in range(1, 11)]
+    kinds = term.term_kinds(students, assignments)
+    assert len(kinds) == 500
+    for kind in term.TROUBLE:
+        where = [a for (s, a), k in kinds.items() if k == kind]
+        assert len(where) == 5 and len(set(where)) == 5  # spread over the notebooks
+    assert kinds == term.term_kinds(students, assignments)  # the same term every time
+
+
+def test_does_even_a_tiny_term_have_one_looping_and_one_crashing():
+    kinds = term.term_kinds(["a", "b"], ["01_x", "02_y"])
+    assert sorted(k for k in kinds.values() if k in term.TROUBLE) == ["crashing", "looping"]
+
+
+def test_are_comments_stripped_but_strings_kept():
+    source = "# a note\ndef f(x):  # why\n    return '#not a comment'\n"
+    assert term.strip_comments(source) == "def f(x):\n    return '#not a comment'\n"
+    assert term.strip_comments("%timeit f(\n") == "%timeit f(\n"  # does not tokenize: unchanged
+
+
+def test_does_each_style_keep_the_code_and_drop_the_markers():
+    source = "def f(x):\n    ### BEGIN SOLUTION\n    return x  # the answer\n    ### END SOLUTION\n"
+    assert term.restyle(source, 0, "f") == source
+    styled = [term.restyle(source, s, "f") for s in range(1, len(term.STYLES))]
+    assert all("BEGIN SOLUTION" not in s and "return x" in s for s in styled)
+    assert "# the answer" not in styled[1] and "print('f written')" in styled[2]
+
+
+def test_does_the_extrapolation_follow_its_formula():
+    ex = term.Extrapolation.of_run(total_cpu=1010.0, once=10.0, submissions=500, startup=3.0, cores=2)
+    assert ex.per_submission == pytest.approx(2.0)
+    assert ex.wall(500) == pytest.approx(3.0 + (10.0 + 1000.0) / 2)
+    assert ex.wall(5000) == pytest.approx(3.0 + (10.0 + 10000.0) / 2)
+    assert ex.effective_cores(wall=1013.0, submissions=500) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        term.Extrapolation.of_run(total_cpu=1.0, once=0.0, submissions=0, startup=0.0)
+
+
+def test_are_shared_costs_spread_over_every_submission():
+    profile = {"submissions": {"a": 2, "b": 2}, "unattributed": 0.4,
+               "phases": {"": {"start-up": 1.6}, "a": {"cells": 2.0, "reference": 0.4}, "b": {"cells": 4.0}}}
+    assert term.per_notebook(profile) == pytest.approx({"a": 1.2 + 0.5, "b": 2.0 + 0.5})
+    assert term.once_cpu(profile) == pytest.approx(0.4)
+
+
+def test_is_a_notebooks_cpu_shared_by_wall_seconds():
+    profile = {"submissions": {"a": 2, "b": 1}, "unattributed": 0.0,
+               "phases": {"": {"start-up": 0.3}, "a": {"cells": 4.0}, "b": {"cells": 1.0}}}
+    cpu = term.submission_cpu(profile, {("s1", "a"): 3.0, ("s2", "a"): 1.0, ("s1", "b"): 0.5})
+    assert cpu == pytest.approx({("s1", "a"): 3.1, ("s2", "a"): 1.1, ("s1", "b"): 1.1})
+    assert term.mean_of(cpu, [("s1", "a"), ("s2", "a")]) == pytest.approx(term.per_notebook(profile)["a"])
+    assert math.isnan(term.mean_of(cpu, [("nobody", "a")]))
+
+
+def test_does_the_notebook_table_print_made_up_numbers():
+    rows = [term.Row("01_tokens_and_ids", 50, term.Spread([0.9, 1.0]), term.Spread([0.8]), term.Spread([0.6, 0.7]),
+                     term.Spread([0.4, 0.5]), term.Spread([0.1, 0.12])),
+            term.Row("10_decoder_block", 50, term.Spread([8.0]), term.Spread([7.9]), term.Spread([9.0]),
+                     term.Spread([7.5, 7.7]), term.Spread([0.2, 0.2]))]
+    lines = term.notebook_table(rows)
+    assert len(lines) == 4
+    assert "0.900±0.100" in lines[1] and "0.800±0.000" in lines[1] and "0.600±0.100" in lines[1]
+    assert " 1.50 " in lines[1]  # right / floor: 0.6 / 0.4
+    assert " 0.500 " in lines[1]  # the course's part: 0.6 - 0.1
+    assert lines[-1].startswith("term (per submission)") and "4.800" in lines[-1]  # (0.6 + 9.0) / 2
+
+
+def test_does_the_split_add_up_from_its_items():
+    run = {"items": [
+        {"kind": "setup", "label": "cell 1", "seconds": 0.5, "checks": []},
+        {"kind": "solution", "label": "f", "seconds": 0.01, "checks": []},
+        {"kind": "test", "label": "test_f", "seconds": 1.0, "learner": 0.3, "inputs": 0.2, "calls": 0.6,
+         "encode": 0.1, "emit": 0.05, "checks": [{"check": "f", "seconds": 0.95, "learner": 0.3, "inputs": 0.2,
+                                                   "calls": 0.6, "encode": 0.1, "emit": 0.05}]},
+        {"kind": "demo", "label": "cell 4", "seconds": 2.0, "learner outside checks": 1.5, "checks": []},
+        {"kind": "demo", "label": "cell 5", "seconds": 0.25, "checks": []}]}
+    s = term.Split.of(run)
+    assert s.total == pytest.approx(3.76) and s.learner == pytest.approx(0.3) and s.course == pytest.approx(3.46)
+    assert s.demo == pytest.approx(2.25) and s.demo_alone == pytest.approx(0.25)
+    assert s.harness == pytest.approx(0.2) and s.evidence == pytest.approx(0.15)
+    assert s.tests_other == pytest.approx(1.0 - 0.2 - 0.6 - 0.05)
+    items = term.course_items(run)
+    assert items[0][0] == pytest.approx(2.0) and "1.500 s of it in the learner's functions" in items[0][1]
+    lines = term.split_table({"01": [s, s]}, {"01": term.Spread([4.0, 4.5])})
+    assert "0.300±0.000" in lines[1] and lines[1].endswith("4.000±0.500")
+
+
+def test_does_spread_say_least_and_range():
+    assert str(term.Spread([2.0, 1.5, 1.75])) == "1.500±0.500"
+    assert math.isclose(term.Spread([]).min, 0.0)
+
+
+def test_do_the_two_runs_of_a_grading_add_up_per_notebook():
+    def graded(profile):
+        return term.Graded(wall=10.0, cgroup_cpu=None, rusage_cpu=0.0, first_polled=None, profile=profile,
+                           out=None, stdout="")
+
+    ordinary = graded({"submissions": {"a": 3}, "unattributed": 0.0, "total_cpu": 7.0,
+                       "phases": {"": {"start-up": 1.0}, "a": {"cells": 6.0}}})
+    trouble = graded({"submissions": {"a": 1}, "unattributed": 0.0, "total_cpu": 5.0,
+                      "phases": {"": {"start-up": 1.0}, "a": {"cells": 4.0}}})
+    run = term.TermRun(ordinary, trouble)
+    assert run.wall == 20.0 and run.cpu == 12.0  # no cgroup here: profile.json's totals
+    assert run.per_notebook() == pytest.approx({"a": (6.0 + 4.0 + 2.0) / 4})
+    assert term.TermRun(ordinary, None).per_notebook() == pytest.approx({"a": 7.0 / 3})
