@@ -267,6 +267,17 @@ return self.w_o(out.transpose(1, 2).reshape(B, Tq, H * D))''',
 SOLUTION = re.compile(r"^( *)### BEGIN SOLUTION\n.*?^ *### END SOLUTION\n?", re.S | re.M)
 
 
+def log_of_softmax(path: Path) -> None:
+    """Write the learner's 04 at ``path`` with a cross_entropy taken as log(softmax): right on small logits,
+    not finite on extreme ones, so it fails its check (the issue's learner)."""
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if grade_id(c) == "cross_entropy")
+    cell.source = ("def cross_entropy(logits, targets):\n"
+                   "    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)\n"
+                   "    return float(-np.log(p[np.arange(len(targets)), targets]).mean())\n")
+    nbformat.write(nb, path)
+
+
 def learner_cell(source: str, name: str, bodies: dict[str, str] = LEARNER) -> str:
     """The course's solution cell with the learner's body for ``name`` (or the course's, markers dropped)."""
     if name not in bodies:
@@ -473,13 +484,7 @@ def test_without_the_learners_notebook_nor_the_course_the_set_up_goes_on_with_st
 
 def test_a_piece_failing_its_check_stands_in_with_the_whole_check_message(no_course, monkeypatch, capsys):
     course = no_course / "course"
-    path = course / "04_softmax_and_probability.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    cell = next(c for c in nb.cells if grade_id(c) == "cross_entropy")
-    cell.source = ("def cross_entropy(logits, targets):  # log(softmax): right on small logits, not on extreme ones\n"
-                   "    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)\n"
-                   "    return float(-np.log(p[np.arange(len(targets)), targets]).mean())\n")
-    nbformat.write(nb, path)
+    log_of_softmax(course / "04_softmax_and_probability.ipynb")
     monkeypatch.chdir(course)
     earlier = pieces.use_pieces("05_gradients_and_chain_rule")
     line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("cross_entropy"))
@@ -692,13 +697,7 @@ def test_without_08_notebook_09_runs_until_a_cell_calls_an_08_piece(students):
 @pytest.mark.slow
 def test_a_cross_entropy_failing_its_check_stops_05_only_at_the_capstone(students):
     course = lay_out(students["root"] / "course-log-softmax", fetched=True, bodies=MINIMAL)
-    path = course / "04_softmax_and_probability" / "04_softmax_and_probability.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    cell = next(c for c in nb.cells if grade_id(c) == "cross_entropy")
-    cell.source = ("def cross_entropy(logits, targets):  # log(softmax): right on small logits, not on extreme ones\n"
-                   "    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)\n"
-                   "    return float(-np.log(p[np.arange(len(targets)), targets]).mean())\n")
-    nbformat.write(nb, path)
+    log_of_softmax(course / "04_softmax_and_probability" / "04_softmax_and_probability.ipynb")
     ran = execute(course / "05_gradients_and_chain_rule" / "05_gradients_and_chain_rule.ipynb", "students",
                   students["env"])
     shown = assert_stops_lazily(ran, "cross_entropy", "04_softmax_and_probability")
@@ -737,13 +736,7 @@ def test_validate_in_the_students_image_says_first_which_piece_stopped_a_cell(st
     piece first (the hint within 100 characters), exercises not attempted on one line, exit 1; and exit 0
     for a notebook with nothing failed but exercises still to do."""
     course = lay_out(students["root"] / "course-validate", fetched=True, bodies=MINIMAL)
-    path = course / "04_softmax_and_probability" / "04_softmax_and_probability.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    cell = next(c for c in nb.cells if grade_id(c) == "cross_entropy")
-    cell.source = ("def cross_entropy(logits, targets):  # log(softmax): right on small logits, not on extreme ones\n"
-                   "    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)\n"
-                   "    return float(-np.log(p[np.arange(len(targets)), targets]).mean())\n")
-    nbformat.write(nb, path)
+    log_of_softmax(course / "04_softmax_and_probability" / "04_softmax_and_probability.ipynb")
     five = course / "05_gradients_and_chain_rule" / "05_gradients_and_chain_rule.ipynb"
     nb = nbformat.read(five, as_version=4)
     released = {grade_id(c): c.source for c in nbformat.read(paths.notebooks_dir() / five.name, as_version=4).cells
