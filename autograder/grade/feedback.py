@@ -30,7 +30,7 @@ h2{font-size:1.1rem;margin:.2rem 0}.badge{font-weight:600;padding:0 .4rem;border
 table{border-collapse:collapse}td,th{padding:.2rem .6rem .2rem 0;text-align:left}
 .summary{border-left:4px solid #a03000;padding:.2rem .8rem;margin:1rem 0}.summary.full{border-color:#005a3c}
 details.passed-list>summary{cursor:pointer;font-weight:600;padding:.3rem 0}.cause{font-weight:600}
-h1,h2,p,li{overflow-wrap:anywhere}table{max-width:100%}td,th{overflow-wrap:anywhere}"""
+h1,h2,p,li{overflow-wrap:anywhere}table{max-width:100%}td,th{overflow-wrap:anywhere}p,li{max-width:75ch}"""
 
 NEXT = {
     "passed": "",
