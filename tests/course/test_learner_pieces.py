@@ -332,6 +332,20 @@ def errors(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
 
 
 
+def slowest_cells(nb: nbformat.NotebookNode, most: int = 3) -> list[tuple[float, str]]:
+    """(seconds, first line) of the notebook's slowest executed cells, from nbclient's timing metadata."""
+    from datetime import datetime
+    found = []
+    for cell in nb.cells:
+        timing = cell.get("metadata", {}).get("execution", {})
+        start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+        if cell.cell_type == "code" and start and end:
+            seconds = (datetime.fromisoformat(end.replace("Z", "+00:00"))
+                       - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+            found.append((seconds, (cell.source.strip().splitlines() or [""])[0][:60]))
+    return sorted(found, reverse=True)[:most]
+
+
 def execute(path: Path, kernel: str, env: dict[str, str], *, allow: tuple[str, ...] = ()) -> nbformat.NotebookNode:
     """Run a notebook top to bottom in its own folder (as JupyterLab's Run All does); stops at an error
     unless its name is in ``allow``.
@@ -358,6 +372,10 @@ def execute(path: Path, kernel: str, env: dict[str, str], *, allow: tuple[str, .
                     raise
                 warnings.warn(f"{path.name}: {type(exc).__name__} ({str(exc)[:200]}); running it again in a new kernel")
                 continue
+            slow = slowest_cells(nb)
+            if sum(seconds for seconds, _ in slow) > 60:  # these runs take 5-40 s; twice in CI one took 150-240 s
+                warnings.warn(f"{path.name} ran slowly; its slowest cells: " +
+                              "; ".join(f"{seconds:.0f} s: {start!r}" for seconds, start in slow))
             return nb
     finally:
         os.environ.clear()
