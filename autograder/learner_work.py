@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from .checks.causes import loads, parsed
 from .nbio import grade_id, is_solution_cell
 from .pieces import NEEDS
 
@@ -27,34 +28,6 @@ def exercise_names(nb, assignment: str = "") -> set[str]:
             names |= {name for statement in (tree.body if tree else []) for _, bound, _ in steps(statement)
                       for name in bound}
     return names
-
-
-def parsed(source: str) -> ast.Module | None:
-    """A cell's code as Python reads it, with IPython's rewriting of ``%magics`` when plain Python cannot; None
-    when neither can."""
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        pass
-    try:  # late: only a cell with a magic pays for IPython
-        from IPython.core.inputtransformer2 import TransformerManager
-
-        return ast.parse(TransformerManager().transform_cell(source))
-    except Exception:
-        return None
-
-
-def loads(node: ast.AST) -> set[str]:
-    """The names ``node`` reads, less those a lambda or a comprehension inside it binds for itself."""
-    read, own = set(), set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            read.add(n.id)
-        elif isinstance(n, ast.comprehension):
-            own |= {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}
-        elif isinstance(n, ast.Lambda):
-            own |= {a.arg for a in ast.walk(n.args) if isinstance(a, ast.arg)}
-    return read - own
 
 
 def stores(target: ast.AST) -> tuple[set[str], set[str]]:

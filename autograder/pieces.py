@@ -321,21 +321,15 @@ def _verdict(piece: Piece, value: Any, search: _Search) -> tuple[str, str] | Non
     solution, else (why, the check's whole message). The same cases a learner's check cell shows, so no
     hidden input leaks."""
     check = getattr(core.checks_module(piece.assignment), piece.name)
-    ran = 0
     try:
-        for case in check.cases(hidden=False):
-            want = core.capture(case.want)
-            if "ReferenceUnavailable" in want.raised:  # this case compares with the course's solution
-                continue
-            case.compare(core.capture(lambda c=case: c.call(value)), want, case)
-            ran += 1
-    except core.NotAttempted:
-        return (f"your {piece.name} in {piece.assignment}.ipynb is not written yet (it still raises "
-                "NotImplementedError)", "")
-    except core.CheckFailure as failure:
-        return f"your {piece.name} does not pass its check yet", str(failure).strip()
+        ran, failure = check.compare_visible(value)
     except Exception as exc:  # a learner's object can break a comparison in any way
         return f"your {piece.name} could not be checked", f"{type(exc).__name__}: {str(exc).strip()}"
+    if isinstance(failure, core.NotAttempted):
+        return (f"your {piece.name} in {piece.assignment}.ipynb is not written yet (it still raises "
+                "NotImplementedError)", "")
+    if failure is not None:
+        return f"your {piece.name} does not pass its check yet", str(failure).strip()
     if not ran:  # a verdict on no case at all would take any object
         return f"none of {piece.name}'s checks can run without the course's solutions", ""
     return None

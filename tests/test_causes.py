@@ -11,7 +11,7 @@ import pytest
 
 from autograder.checks import causes, core
 from autograder.checks import nb04 as check
-from autograder.grade.judge import TestScore, trace_causes
+from autograder.grade.judge import TestScore as Score, trace_causes  # aliased: pytest would try to collect a Test* class
 
 pytestmark = pytest.mark.nb04
 
@@ -73,8 +73,8 @@ def test_names_used_finds_the_globals_a_function_and_a_class_read():
     assert causes.names_in_source("def f(:\n") == set()  # a SyntaxError names nothing
 
 
-def score(grade_id: str, status: str, message: str = "", mistake: str = "") -> TestScore:
-    return TestScore(grade_id, 0.0 if status != "passed" else 1.0, 1.0, status, message, mistake)
+def score(grade_id: str, status: str, message: str = "", mistake: str = "") -> Score:
+    return Score(grade_id, 0.0 if status != "passed" else 1.0, 1.0, status, message, mistake)
 
 
 SOURCES = {

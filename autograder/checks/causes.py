@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import inspect
 import types
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 
 def cause_sentence(name: str, why: str = "", through: tuple[str, ...] = ()) -> str:
@@ -38,13 +38,38 @@ def traced_to(mistake: str) -> str:
     return head.removeprefix("caused by ") if sep and not tail and head.startswith("caused by ") else ""
 
 
+def parsed(source: str) -> ast.Module | None:
+    """A cell's code as Python reads it, with IPython's rewriting of ``%magics`` when plain Python cannot; None
+    when neither can."""
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        pass
+    try:  # late: only a cell with a magic pays for IPython
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return ast.parse(TransformerManager().transform_cell(source))
+    except Exception:
+        return None
+
+
+def loads(node: ast.AST) -> set[str]:
+    """The names ``node`` reads, less those a lambda or a comprehension inside it binds for itself."""
+    read, own = set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            read.add(n.id)
+        elif isinstance(n, ast.comprehension):
+            own |= {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+        elif isinstance(n, ast.Lambda):
+            own |= {a.arg for a in ast.walk(n.args) if isinstance(a, ast.arg)}
+    return read - own
+
+
 def names_in_source(source: str) -> set[str]:
     """Every plain name a piece of code reads (``softmax`` in ``softmax(z / t)``); empty when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    tree = parsed(source)
+    return loads(tree) if tree is not None else set()
 
 
 def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
@@ -69,10 +94,7 @@ def names_used(obj: Any) -> dict[str, Any]:
     return found
 
 
-def failed_callee(names: Iterable[str], failed: dict[str, str], exclude: str) -> tuple[str, str] | None:
+def failed_callee(names: Iterable[str], failed: Collection[str], exclude: str) -> str | None:
     """The first of ``names`` (in sorted order, so the answer never depends on a set's order) that is an
-    exercise in ``failed`` (name -> why), other than ``exclude``: (name, why), or None."""
-    for name in sorted(set(names)):
-        if name != exclude and name in failed:
-            return name, failed[name]
-    return None
+    exercise in ``failed``, other than ``exclude``; None when there is none."""
+    return next((name for name in sorted(set(names)) if name != exclude and name in failed), None)

@@ -64,30 +64,33 @@ class Check:
 
     def failing_callee(self, obj: Any) -> tuple[str, str] | None:
         """(name, the first line of its check's message) of an exercise of this notebook that ``obj`` calls
-        and that fails its own visible check; None when there is none. Quiet: it only compares."""
-        failed: dict[str, str] = {}
-        for name, value in causes.names_used(obj).items():
+        and that fails its own visible check (the first such name in sorted order); None when there is none.
+        Quiet: it only compares."""
+        for name, value in sorted(causes.names_used(obj).items()):
             callee = REGISTRY.get(f"{self.assignment}:{name}")
             if name == self.name or callee is None or not callable(value) or not callee.traceable:
                 continue
-            why = callee.first_failure(value)
-            if why is not None:
-                failed[name] = why
-        return causes.failed_callee(failed, failed, self.name)
-
-    def first_failure(self, obj: Any) -> str | None:
-        """The first line of what this check says of ``obj`` on its visible cases that need no course
-        solution, or None when they pass (or none can run here)."""
-        try:
-            for case in self.cases(False):
-                want = capture(case.want)
-                if "ReferenceUnavailable" in want.raised:
-                    continue
-                case.compare(capture(lambda c=case: c.call(obj)), want, case)
-        except CheckFailure as failure:
-            text = str(failure).strip()
-            return text.splitlines()[0] if text else type(failure).__name__
+            _, failure = callee.compare_visible(value)
+            if failure is not None:
+                text = str(failure).strip()
+                return name, text.splitlines()[0] if text else type(failure).__name__
         return None
+
+    def compare_visible(self, obj: Any) -> tuple[int, CheckFailure | None]:
+        """``obj`` on this check's visible cases that need no course solution (the cases a learner's check
+        cell can judge anywhere): (how many were compared, the first failure or None). Quiet; any other error
+        a learner's object raises in a comparison propagates."""
+        compared = 0
+        for case in self.cases(False):
+            want = capture(case.want)
+            if "ReferenceUnavailable" in want.raised:
+                continue
+            try:
+                case.compare(capture(lambda c=case: c.call(obj)), want, case)
+            except CheckFailure as failure:
+                return compared, failure
+            compared += 1
+        return compared, None
 
     def passed_line(self, n: int, hidden: bool) -> str:
         """What a passing call prints (a question says "recorded" instead: its point is for the form)."""

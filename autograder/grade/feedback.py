@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 
 from .. import paths
-from ..checks.causes import traced_to
 from ..checks.questions import is_question
 from ..nbio import NotebookError, notebook_title, read_notebook
 from .results import Exercise, FinalResult, GradedTest, untouched
@@ -185,7 +184,7 @@ def next_step(ex: Exercise, cause: str, broken: dict[str, CompileError] | None =
         other = cause.split(" is not defined", 1)[0]
         return (f"Fix the syntax error in your <code>{html.escape(other)}</code> cell first and run it; then run "
                 "this exercise's check cell again.")
-    root = next((traced_to(t.mistake) for t in ex.tests if traced_to(t.mistake)), "")
+    root = ex.traced_to
     if root:  # it calls an exercise that fails its own check: that one first (said even for a hidden test)
         return (f"Your <code>{html.escape(root)}</code> fails its own check: fix it first, and this one may pass "
                 "as it is.")
@@ -198,9 +197,8 @@ def cause_word(ex: Exercise, cause: str) -> str:
     """A few words for the summary: why these points were lost."""
     if cause:
         return "SyntaxError" if "SyntaxError" in cause.split(":")[0] or "did not compile" in cause else "error"
-    root = next((traced_to(t.mistake) for t in ex.tests if traced_to(t.mistake)), "")
-    if root:
-        return f"caused by {root}"
+    if ex.traced_to:
+        return f"caused by {ex.traced_to}"
     if ex.hidden_only and ex.status == "failed":
         return "failed hidden tests"
     return shown(ex.status)

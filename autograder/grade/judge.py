@@ -160,13 +160,12 @@ def trace_causes(scores: list[TestScore], sources: dict[str, str]) -> None:
     known mistake counts as ``caused by <name>`` in the class report. Earlier notebooks' pieces are the
     course's under grading, so only this notebook's exercises can be the cause."""
     failing = ("failed", "error", "timeout")
-    failed = {exercise_of(s.grade_id): "" for s in scores if s.status in failing}
+    failed = {exercise_of(s.grade_id) for s in scores if s.status in failing}
     direct: dict[str, str] = {}  # exercise -> the failing exercise it calls
-    for name in failed:
-        if name in sources:
-            cause = causes.failed_callee(causes.names_in_source(sources[name]), failed, name)
-            if cause is not None:
-                direct[name] = cause[0]
+    for name in sorted(failed & set(sources)):
+        cause = causes.failed_callee(causes.names_in_source(sources[name]), failed, name)
+        if cause is not None:
+            direct[name] = cause
     for s in scores:
         name = exercise_of(s.grade_id)
         if s.status not in failing or name not in direct:

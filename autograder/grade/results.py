@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from ..checks.causes import traced_to
 from ..checks.core import Prediction
 from ..nbio import exercise_of
 from .discover import Problem
@@ -117,6 +118,11 @@ class Exercise:
         """Every visible check passed and a hidden test did not: the notebook's own check cannot show why."""
         visible = self.visible
         return bool(visible) and exercise_status(t.status for t in visible) == "passed" and not self.passed
+
+    @property
+    def traced_to(self) -> str:
+        """The exercise the grader traced this one's failure to (it calls it, and it fails its own check), or ""."""
+        return next((name for name in map(traced_to, (t.mistake for t in self.tests)) if name), "")
 
     @property
     def prediction(self) -> Prediction | None:
