@@ -290,10 +290,23 @@ class Person:
         return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", found["out"])
 
     def menu(self, *path: str) -> None:
+        """Open the menu bar's ``path[0]`` and click each item of the rest. A click on the bar's label can
+        close the menu instead of opening it (Lumino toggles a label it still holds as active after an
+        Escape), and once in CI the item never showed in 30 s: each step waits a little, then closes
+        whatever is open and tries again, three times, and the last failure comes with a screenshot."""
         page = self.page
-        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{path[0]}$")).click()
-        for item in path[1:]:
-            page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$")).last.click()
+        for attempt in range(3):
+            try:
+                page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{path[0]}$")).click()
+                for item in path[1:]:
+                    found = page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$")).last
+                    found.click(timeout=10_000)
+                return
+            except Exception:  # noqa: BLE001 - playwright's TimeoutError: close any menu, look again
+                if attempt == 2:
+                    self.shot(f"menu-{'-'.join(path)}")
+                    raise
+                page.keyboard.press("Escape")  # closes an open menu; the next click on the label opens it
 
     def assignment_list(self):
         self.menu("Nbgrader", "Assignment List")
