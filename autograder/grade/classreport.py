@@ -431,9 +431,10 @@ def student_row(r: FinalResult, out: Path | None = None, autograded: Path | None
         status = "graded"
     s, a = r.key
     found = troubles(r)
-    # a test cell's time-out is one problem per test; the troubles say it once, with the line that was running
+    # an exercise's timed-out test cells are one problem ("test cells test_x, test_x_hidden: ..."); the
+    # troubles say it too, with the line that was running, so the row keeps only the troubles' words
     problems = tuple(f"{p.problem}: {p.detail}" for p in r.problems
-                     if not (found and p.problem == "timeout" and p.detail.startswith("test cell ")))
+                     if not (found and p.problem == "timeout" and p.detail.startswith("test cell")))
     return StudentRow(s, a, r.score if tests else None, r.max_score if tests else None, status,
                       float(r.seconds or 0.0), problems, autograded_link(out, autograded, s, a), found)
 

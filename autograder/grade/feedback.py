@@ -224,8 +224,12 @@ def lost_summary(exs: tuple[Exercise, ...], broken: dict[str, CompileError], sco
 TEST_ID = re.compile(r"\b(?:test cell )?test_(\w+?)(_hidden)?\b")
 
 
+BOTH_TESTS = re.compile(r"\btest cells test_(\w+?), test_\1_hidden\b")  # an exercise's two tests, as one problem
+
+
 def without_ids(text: str) -> str:
     """``text`` with the grader's test ids (``test_softmax_hidden``) said in words a learner knows."""
+    text = BOTH_TESTS.sub(lambda m: f"the check and the hidden tests of {m.group(1)}", text)
     return TEST_ID.sub(lambda m: f"the {'hidden tests' if m.group(2) else 'check'} of {m.group(1)}", text)
 
 
@@ -328,7 +332,8 @@ def sections(result: FinalResult) -> str:
 def page(result: FinalResult) -> str:
     """The whole HTML page for one learner and one assignment (``result`` as the gradebook has it)."""
     e = html.escape
-    problems = "".join(f"<li><b>{e(p.problem)}</b>: {e(without_ids(p.detail))}</li>" for p in result.problems)
+    problems = "".join(f"<li><b>{e(SHOWN.get(p.problem, p.problem))}</b>: {e(without_ids(p.detail))}</li>"
+                       for p in result.problems)
     late = ""
     if result.seconds_late:
         late = (f'<p class="note">Submitted {e(_duration(result.seconds_late))} after the due date'

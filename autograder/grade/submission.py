@@ -183,9 +183,13 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
     unfinished = {exercise_of(s.grade_id) for s in scores if s.status not in ("passed", "not attempted")}
     result.code = {grade_id(c): c.source for c in nb.cells  # the learner's own code, for their feedback
                    if is_solution_cell(c) and grade_id(c) in unfinished}
+    timed_out: dict[str, list] = {}  # one line per exercise, not per test: its tests time out together
     for s in scores:
         if s.status == "timeout":
-            result.add_problem("timeout", f"test cell {s.grade_id}: {s.message}")
+            timed_out.setdefault(exercise_of(s.grade_id), []).append(s)
+    for tests_ in timed_out.values():
+        cells = ", ".join(s.grade_id for s in tests_)
+        result.add_problem("timeout", f"test cell{'s' * (len(tests_) > 1)} {cells}: {tests_[0].message}")
     for cell in run.cells:  # contained, but said: a cell that killed its process, or a student cell that hung
         where = (f"test cell {plan.tests[cell.index]}" if cell.index in plan.tests else
                  f"the cell starting {(plan.sources[cell.index].strip().splitlines() or [''])[0][:60]!r}")

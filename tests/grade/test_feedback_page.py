@@ -138,3 +138,12 @@ def test_every_link_on_a_feedback_page_stays_in_the_page():
         assert not seen.other, f"{r.student_id}: {seen.other}"
         linked += len(seen.hrefs)
     assert linked > 10, "the pages link their exercises from the summary of the points lost"
+
+
+def test_the_problems_list_says_each_timed_out_exercise_once():
+    page = feedback.page(records()["endless_loop"])
+    listed = re.search(r"<h2>Problems with this submission</h2><ul>(.*?)</ul>", page, re.S).group(1)
+    items = re.findall(r"<li>(.*?)</li>", listed, re.S)
+    assert len(items) == 2 and sum("interrupted after 6 s" in i for i in items) == 2, items
+    assert items[0] == "<b>timed out</b>: the check and the hidden tests of greedy_token: interrupted after 6 s", items
+    assert sum("sample_token" in i for i in items) == 1, "one line per exercise, whose tests both timed out"

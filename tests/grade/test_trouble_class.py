@@ -134,7 +134,9 @@ def test_an_infinite_loop_costs_its_exercise_not_the_notebook(trouble):
     scores = trouble.scores("timeout_decode")
     assert scores["test_decode"] == (0, "timeout") and scores["test_decode_hidden"] == (0, "timeout")
     assert trouble.total("timeout_decode") == FULL - POINTS["decode"]
-    assert any(p == "timeout" for p, _ in trouble.problems("timeout_decode"))
+    tests_timed_out = [d for p, d in trouble.problems("timeout_decode") if p == "timeout" and d.startswith("test cell")]
+    assert tests_timed_out == [f"test cells test_decode, test_decode_hidden: interrupted after {TIMEOUT} s"], (
+        "one problem for the exercise, naming its timed-out tests, not one per test", tests_timed_out)
 
 
 def test_submission_files_are_never_modified(trouble):
