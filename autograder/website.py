@@ -243,7 +243,8 @@ def command_box(command: str, label: str) -> str:
 
 
 def figure_html(fig: Figure, src: str) -> str:
-    return (f'<figure id="{e(fig.stem)}"><img src="{e(src)}" alt="{e(fig.title)}. {e(fig.caption)}" '
+    # the caption right below says the rest: an alt text that repeated it was read out twice
+    return (f'<figure id="{e(fig.stem)}"><img src="{e(src)}" alt="{e(fig.title)}" '
             f'loading="lazy"><figcaption><b>{e(fig.title)}.</b> {e(fig.caption)}</figcaption></figure>')
 
 

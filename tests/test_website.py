@@ -54,6 +54,16 @@ def test_readme_gives_every_notebook_its_line_the_install_command_and_the_figure
     assert all((paths.root() / "examples" / "figures" / f"{f.stem}.svg").exists() for f in figures)
 
 
+def test_a_figures_alt_text_names_it_and_leaves_its_caption_to_the_caption(built):
+    """A screen reader reads the alt text and then the figcaption: the caption is said once."""
+    figures = [found for page in built.pages for found in re.findall(
+        r'<figure id="[^"]+"><img [^>]*?alt="([^"]*)"[^>]*><figcaption><b>([^<]*)\.</b> ([^<]*)',
+        page.read_text(encoding="utf-8"))]
+    assert len(figures) >= 6, "the README's figures are on the site's pages"
+    for alt, title, caption in figures:
+        assert alt == title and caption[:40] not in alt, (alt, caption)
+
+
 def test_every_notebook_has_a_page_in_prerequisite_order(built):
     index = (built.out / "index.html").read_text(encoding="utf-8")
     positions = [index.find(f'href="{n}.html"') for n in NOTEBOOKS]
