@@ -369,8 +369,10 @@ def test_an_error_where_a_value_is_due_fails(comparator):
 
 @pytest.mark.parametrize("comparator", [close(), equal(), predicate(lambda got, want: None)])
 def test_the_stub_is_not_attempted(comparator):
-    with pytest.raises(core.NotAttempted, match="still raises NotImplementedError"):
+    with pytest.raises(core.NotAttempted, match="still raises NotImplementedError") as raised:
         comparator(outcome(raises=NotImplementedError), outcome(1), core.Case("case", None, None, comparator))
+    shown = f"NotAttempted: {raised.value}"[:100]  # what nbgrader's Validate button shows of it
+    assert "replace `raise NotImplementedError()` with your code" in shown, shown
 
 
 def test_not_implemented_error_is_not_a_stub_when_it_is_the_answer():

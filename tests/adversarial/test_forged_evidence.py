@@ -118,8 +118,8 @@ def test_a_wrong_value_fails_with_the_cases_message():
 
 def test_the_stub_fails_as_not_attempted():
     assert verdict(payload(nb01.encode, stub_encode)) == core.Verdict(
-        False, "not attempted yet: the function still raises NotImplementedError. Replace "
-               "`raise NotImplementedError()` with your code.", attempted=False)
+        False, "not attempted yet: replace `raise NotImplementedError()` with your code (the function still "
+               "raises NotImplementedError).", attempted=False)
 
 
 def test_the_verdict_imports_the_checks_of_an_assignment_not_imported_yet(monkeypatch):
