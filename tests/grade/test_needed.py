@@ -1,0 +1,84 @@
+"""Which cells grading runs: the exercise and test cells, and every cell that makes or may change what they read.
+
+Each test is a small notebook (its code cells as strings): KEEP marks the exercise and test cells."""
+
+from __future__ import annotations
+
+import glob
+
+import pytest
+
+from autograder.grade.needed import names_of, needed
+from autograder.nbio import is_solution_cell, is_test_cell, read_notebook
+from autograder import paths
+
+SETUP = "import numpy as np\nimport torch\nfrom autograder.checks import nb10 as check"
+
+
+def skipped(cells: list[str], keep: set[int]) -> set[int] | None:
+    run = needed(cells, keep)
+    return None if run is None else set(range(len(cells))) - run
+
+
+def test_a_demonstration_that_only_prints_is_left_out_and_the_set_up_kept():
+    cells = [SETUP, "def f(x):\n    return np.tanh(x)", "print(f(np.arange(3.0)))", "check.f(f)"]
+    assert skipped(cells, {1, 3}) == {2}
+
+
+def test_a_helper_and_the_data_an_exercise_reads_are_kept():
+    cells = [SETUP, "def helper(x):\n    return 2 * x", "TABLE = np.arange(4)", "plot = TABLE * 3",
+             "def f(x):\n    return helper(x) + TABLE[0]", "check.f(f)"]
+    assert skipped(cells, {4, 5}) == {3}
+
+
+def test_a_cell_that_may_change_what_an_exercise_reads_is_kept():
+    """A method called on it, an argument passed, an item or attribute assigned, a module configured, a
+    global bound by a function the cell calls: each may change a name a needed cell reads."""
+    exercise = "def f(x):\n    return x + len(STATE) + CFG.eps + torch.zeros(1).double().sum().item() + counter"
+    cells = [SETUP, "STATE = []", "class CFG:\n    eps = 1.0", "counter = 0",
+             "def bump():\n    global counter\n    counter += 1",
+             "STATE.append(1)",            # a method called on it
+             "fill(STATE)",                # passed on: fill may change it
+             "CFG.eps = 2.0",              # an attribute of a class assigned
+             "torch.set_default_dtype(torch.float64)",  # a module configured
+             "bump()",                     # binds the global its function declares
+             "print(len(STATE), CFG.eps)",  # only reads: left out
+             exercise, "check.f(f)"]
+    assert skipped(cells, {11, 12}) == {10}
+
+
+def test_a_functions_own_parameters_and_locals_are_not_the_notebooks():
+    cells = [SETUP, "model = [1, 2]", "def demo(model):\n    model.append(3)\n    return model",
+             "print(demo([0]))", "def f(x):\n    return x + model[0]", "check.f(f)"]
+    assert skipped(cells, {4, 5}) == {2, 3}, "demo's model is its parameter, not the notebook's model"
+
+
+def test_calling_a_function_or_a_module_does_not_change_it():
+    cells = [SETUP, "def g(x):\n    return x", "print(g(1), np.zeros(2), torch.manual_seed(0))",
+             "def f(x):\n    return g(x) + np.ones(1)", "check.f(f)"]
+    assert skipped(cells, {3, 4}) == {2}
+
+
+@pytest.mark.parametrize("opaque", ["exec('y = 1')", "globals()['y'] = 1", "from math import *",
+                                    "setattr(CFG, 'eps', 3)", "def broken(:\n    pass"])
+def test_what_the_grader_cannot_follow_runs_every_cell(opaque):
+    assert needed([SETUP, opaque, "def f(x):\n    return x", "check.f(f)"], {2, 3}) is None
+
+
+def test_a_magic_is_read_and_its_cell_always_runs():
+    cells = [SETUP, "%matplotlib inline", "!ls", "def f(x):\n    return x", "check.f(f)"]
+    assert skipped(cells, {3, 4}) == set()
+    assert names_of("%time y = 1") is None and names_of("%run other.py") is None, "code the grader cannot read"
+
+
+def test_the_course_leaves_out_the_demonstrations_of_notebook_10_and_keeps_every_exercise():
+    """In 10's solution, the training runs, the plots and the printed examples are not needed; the set-up
+    and project_heads (which generate_cached calls) are."""
+    nb = read_notebook(sorted(glob.glob(str(paths.solutions_dir() / "10_*.ipynb")))[0])
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    keep = {i for i, c in enumerate(code) if is_solution_cell(c) or is_test_cell(c)}
+    run = needed([c.source for c in code], keep)
+    assert run is not None and keep <= run
+    left_out = [code[i].source for i in set(range(len(code))) - run]
+    assert any("train_tiny_gpt(" in s for s in left_out), "the training demo is left out"
+    assert 0 in run and any("def project_heads" in code[i].source for i in run)
