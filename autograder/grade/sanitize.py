@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from nbformat import NotebookNode
 
 from ..nbio import grade_id, is_solution_cell, is_test_cell, nbgrader_meta
+from .needed import needed
 
 COMPARED_META = ("grade", "solution", "locked", "points", "grade_id", "task")  # what decides scoring
 
@@ -40,6 +41,20 @@ class Plan:
     # the notebook as it ran, for the autograded copy: ("markdown", cell), ("code", cell) or ("test", grade_id);
     # the code and test items are ``sources`` in order
     items: list[tuple[str, object]] = field(default_factory=list)
+    # positions of ``sources`` left out of the run (their source is ""): demonstrations no test or exercise
+    # needs (:mod:`.needed`); empty when every cell runs
+    left_out: set[int] = field(default_factory=set)
+
+    def leave_out_demonstrations(self, exercises: set[int]) -> None:
+        """Blank the code cells that neither a test cell, nor an exercise cell at ``exercises``, nor a cell they
+        need reads from: grading runs only what decides a score (nothing, when :func:`.needed.needed`
+        cannot follow the notebook)."""
+        run = needed(self.sources, set(self.tests) | exercises)
+        if run is None:
+            return
+        self.left_out = set(range(len(self.sources))) - run
+        for i in self.left_out:
+            self.sources[i] = ""
 
 
 def source_tests(source: NotebookNode, released: NotebookNode) -> list[SourceTest]:
@@ -141,6 +156,8 @@ def plan(student: NotebookNode, tests: list[SourceTest]) -> Plan:
         elif kind == "code":
             result.sources.append(what.source)
     result.items = items
+    ran = [(kind, what) for kind, what in items if kind != "markdown"]  # one per source, in order
+    result.leave_out_demonstrations({i for i, (kind, what) in enumerate(ran) if kind == "code" and is_solution_cell(what)})
     for gid, what in result.tampered.items():
         result.notes.append(("tampered", f"test cell {gid}: {what}"))
     return result
@@ -167,10 +184,14 @@ def _insertion_point(items: list, test: SourceTest, tests: list[SourceTest], pla
 def reference_plan(source: NotebookNode) -> Plan:
     """The source itself, run as it stands: its code cells, its test cells."""
     result = Plan([], {})
+    exercises = set()
     for cell in source.cells:
         if cell.cell_type != "code":
             continue
         if is_test_cell(cell):
             result.tests[len(result.sources)] = grade_id(cell)
+        elif is_solution_cell(cell):
+            exercises.add(len(result.sources))
         result.sources.append(cell.source)
+    result.leave_out_demonstrations(exercises)
     return result

@@ -8,7 +8,7 @@ import pytest
 
 from autograder import paths
 from autograder.grade.sanitize import plan, reference_plan, source_tests
-from autograder.nbio import grade_id, is_test_cell, read_notebook
+from autograder.nbio import grade_id, is_solution_cell, is_test_cell, read_notebook
 from autograder.release import student_notebook
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
@@ -122,15 +122,22 @@ def test_honest_submission_runs_its_own_cells_with_source_tests_and_no_problem(g
     p = plan(nb, tests)
     assert not p.tampered and not p.notes
     assert ran_tests(p) == order
-    expected = [c.source for c in nb.cells if c.cell_type == "code" and not is_test_cell(c)]
-    assert [s for i, s in enumerate(p.sources) if i not in p.tests] == expected
+    own = [c for c in nb.cells if c.cell_type == "code" and not is_test_cell(c)]
+    expected = [c.source for c in own]
+    ran = [i for i in range(len(p.sources)) if i not in p.tests]
+    assert [p.sources[i] or expected[k] for k, i in enumerate(ran)] == expected
+    blank = {k for k, i in enumerate(ran) if i in p.left_out}
+    assert all(p.sources[ran[k]] == "" and not is_solution_cell(own[k]) for k in blank), "only demonstrations"
     assert all(p.sources[i] == source_cells[gid] for i, gid in p.tests.items()), "hidden tests come from the source"
     assert "### BEGIN HIDDEN TESTS" in p.sources[min(i for i, gid in p.tests.items() if gid.endswith("hidden"))]
 
 
 def test_the_reference_plan_is_the_source_as_it_stands(source, order):
     p = reference_plan(source)
-    assert p.sources == [c.source for c in source.cells if c.cell_type == "code"]
+    code = [c for c in source.cells if c.cell_type == "code"]
+    assert [s or code[i].source for i, s in enumerate(p.sources)] == [c.source for c in code]
+    assert p.left_out and all(p.sources[i] == "" and not is_solution_cell(code[i]) and i not in p.tests
+                              for i in p.left_out), "the demonstrations, and only they, are left out"
     assert ran_tests(p) == order
 
 
