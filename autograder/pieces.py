@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from . import paths, reference
-from .checks import core
+from .checks import core, toolkit
 
 
 @dataclass(frozen=True)
@@ -223,6 +223,11 @@ def use_pieces(notebook: str, *, mine: bool = True, folder: str | Path | None = 
         for choice in choices:
             print(choice.line(width))
     return Pieces(choices)
+
+
+# The checks' own models find a learner's pieces with it (notebook 10's are built on 09's attention); they may
+# not import this module, which imports the checks, so it is handed down to them.
+toolkit.hand_down_use_pieces(use_pieces)
 
 
 def _joined(choice: Choice) -> Choice:

@@ -10,6 +10,7 @@ from .compare import Case, call_with, close, const, equal, raises
 from .hints import numbers
 from .questions import NB01, as_tuple, described, is_int, is_scalar, question
 from .registry import exercise
+from .toolkit import import_torch
 
 A = "02_shapes_and_matmul"
 check = exercise(A)
@@ -96,8 +97,7 @@ def _linear_hints(x, W, b):
 def _torch_linear(x, W, b):
     """nn.Linear with our weights copied in (its weight is (d_out, d_in))."""
     def want():
-        import torch  # lazy: the grader judges evidence without torch
-
+        torch = import_torch()
         layer = torch.nn.Linear(W.shape[0], W.shape[1], bias=b is not None, dtype=torch.float64)
         with torch.no_grad():
             layer.weight.copy_(torch.from_numpy(W.T))
@@ -236,8 +236,7 @@ def merge_heads(hidden, rng):
 
 def _torch_param_count(d_in, d_out, bias):
     def want():
-        import torch  # lazy: the grader judges evidence without torch
-
+        torch = import_torch()
         layer = torch.nn.Linear(d_in, d_out, bias=bias, device="meta")  # shapes only, no memory
         return sum(p.numel() for p in layer.parameters())
     return want

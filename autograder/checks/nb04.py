@@ -17,6 +17,7 @@ from .compare import Case, call_with, close, const, equal, predicate, raises
 from .hints import known_mistakes, numbers, same_numbers
 from .questions import NB04, a_number, numbers_tuple, one_of, question
 from .registry import exercise
+from .toolkit import import_torch, nonfinite_hint, stable_softmax
 
 A = "04_softmax_and_probability"
 check = exercise(A)
@@ -26,9 +27,7 @@ LN2 = math.log(2.0)
 # ------------------------------------------------------------------------------- helpers
 
 def _t(a):
-    import torch  # lazy: the grader judges evidence without torch
-
-    return torch.as_tensor(np.asarray(a, dtype=np.float64))
+    return import_torch().as_tensor(np.asarray(a, dtype=np.float64))
 
 
 def _np(x) -> np.ndarray:
@@ -36,12 +35,6 @@ def _np(x) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- numpy models of mistakes (hints only)
-
-def _sm(z, axis=-1):
-    z = np.asarray(z, dtype=float)
-    e = np.exp(z - z.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
 
 def _log_sm(z):
     z = np.asarray(z, dtype=float)
@@ -57,14 +50,6 @@ def sign_hint(message: str):
     return hint
 
 
-def nonfinite_hint(message: str, applies: bool = True):
-    """A hint for an answer holding inf or nan, which no known mistake explains."""
-    def hint(got, want):
-        g = numbers(got)
-        return message if applies and g is not None and not np.isfinite(g).all() else None
-    return hint
-
-
 # -------------------------------------------------------------------------------- softmax
 
 def _softmax_hints(z, axis=-1):
@@ -75,8 +60,8 @@ def _softmax_hints(z, axis=-1):
         e = np.exp(z - z.max())
         return e / e.sum(axis=axis, keepdims=True)
 
-    candidates = [(lambda k=k: _sm(z, k), f"This is the softmax over axis {k}, but with axis={axis} every "
-                                          f"slice along axis {ax} must sum to 1.")
+    candidates = [(lambda k=k: stable_softmax(z, k), f"This is the softmax over axis {k}, but with axis={axis} "
+                                                     f"every slice along axis {ax} must sum to 1.")
                   for k in range(z.ndim) if k != ax]
     candidates.append((lambda: np.exp(z - z.max()) / np.exp(z - z.max()).sum(),
                        "You normalized over the whole array: normalize along the axis only "
@@ -94,9 +79,7 @@ def _softmax_hints(z, axis=-1):
 
 def _torch_softmax(z, axis=-1):
     def want():
-        import torch  # lazy, in here: the grader builds these cases (never calling want) without torch
-
-        return _np(torch.softmax(_t(z), dim=axis))
+        return _np(import_torch().softmax(_t(z), dim=axis))
 
     return want
 
@@ -137,8 +120,8 @@ def _temperature_case(label, z, tau):
     z = np.asarray(z, dtype=float)
 
     hint = known_mistakes(
-        (lambda: _sm(z * tau), "This is softmax(z * tau): divide the logits by the temperature, z / tau."),
-        (lambda: _sm(z), "This is the plain softmax(z): the temperature was ignored."),
+        (lambda: stable_softmax(z * tau), "This is softmax(z * tau): divide the logits by the temperature, z / tau."),
+        (lambda: stable_softmax(z), "This is the plain softmax(z): the temperature was ignored."),
     )
     return Case(label, call_with(z, tau), lambda: _torch_softmax(z / tau)(), close(dtype="f"), hints=[hint])
 
@@ -172,10 +155,8 @@ def _cross_entropy_case(label, logits, targets):
     rows = np.arange(n)
 
     def want():
-        import torch.nn.functional as F  # lazy: the grader judges evidence without torch
-        import torch  # lazy: the grader judges evidence without torch
-
-        return F.cross_entropy(_t(logits), torch.as_tensor(targets)).item()
+        torch = import_torch()
+        return torch.nn.functional.cross_entropy(_t(logits), torch.as_tensor(targets)).item()
 
     hints = [
         known_mistakes(
@@ -187,7 +168,8 @@ def _cross_entropy_case(label, logits, targets):
              "Each row must use its own target: log_p[np.arange(N), targets], not log_p[:, targets]."),
             (lambda: -_log_sm(logits)[targets].mean(),
              "Each row must use its own target: log_p[np.arange(N), targets], not log_p[targets]."),
-            (lambda: -np.log2(_sm(logits)[rows, targets]).mean(), "Nats use the natural log (np.log), not log2."),
+            (lambda: -np.log2(stable_softmax(logits)[rows, targets]).mean(),
+             "Nats use the natural log (np.log), not log2."),
         ),
         nonfinite_hint("log(softmax) underflows to log(0) = -inf for extreme logits: compute log p directly as "
                        "z - max - log(sum(exp(z - max))) (log-sum-exp)."),
@@ -249,9 +231,7 @@ def _entropy_case(label, p):
     p = np.asarray(p, dtype=float)
 
     def want():
-        import torch  # lazy: the grader judges evidence without torch
-
-        return torch.special.entr(_t(p)).sum().item()
+        return import_torch().special.entr(_t(p)).sum().item()
 
     hints = [
         known_mistakes(
@@ -270,9 +250,8 @@ def _kl_case(label, q, p):
     q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
 
     def want():
-        from torch.distributions import Categorical, kl_divergence  # lazy: the grader judges evidence without torch
-
-        return kl_divergence(Categorical(probs=_t(q)), Categorical(probs=_t(p))).item()
+        D = import_torch().distributions
+        return D.kl_divergence(D.Categorical(probs=_t(q)), D.Categorical(probs=_t(p))).item()
 
     hints = [
         known_mistakes(
@@ -501,7 +480,7 @@ def _chi2(counts, p) -> float:
 def _sample_case(label, logits, seed, n=2000, temperature=None):
     tau = 1.0 if temperature is None else temperature
     z = np.asarray(logits, dtype=float)
-    p = _sm(z / tau)
+    p = stable_softmax(z / tau)
 
     def test(got, want):
         counts = np.asarray(got, dtype=float)
@@ -513,9 +492,9 @@ def _sample_case(label, logits, seed, n=2000, temperature=None):
                f"{np.round(p, 3).tolist()} (chi-square {stat:.1f} > {CHI2_LIMIT:g}).")
         if counts.max() == counts.sum():
             msg += " Every draw gave the same token: that is greedy decoding; draw with rng.choice(len(p), p=p)."
-        elif tau != 1.0 and _chi2(counts, _sm(z)) <= CHI2_LIMIT:
+        elif tau != 1.0 and _chi2(counts, stable_softmax(z)) <= CHI2_LIMIT:
             msg += " They follow softmax(z) at temperature 1: divide the logits by the temperature."
-        elif tau != 1.0 and _chi2(counts, _sm(z * tau)) <= CHI2_LIMIT:
+        elif tau != 1.0 and _chi2(counts, stable_softmax(z * tau)) <= CHI2_LIMIT:
             msg += " They follow softmax(z * temperature): divide by the temperature, do not multiply."
         return msg
 
@@ -542,7 +521,7 @@ def _same_stream_case(label, logits, seed, n=40):
 
     def want():
         gen = np.random.default_rng(seed)
-        draws = gen.choice(len(logits), size=n, p=_sm(logits)).tolist()
+        draws = gen.choice(len(logits), size=n, p=stable_softmax(logits)).tolist()
         return [draws, draws]
 
     return Case(label, run, want, predicate(test))
@@ -573,7 +552,7 @@ def sample_token(hidden, rng):
 
 ask = partial(question, A, wording=NB04)
 
-_PLAIN, _SHARP = float(_sm([2.0, 1.0, 0.0])[0]), float(_sm([4.0, 2.0, 0.0])[0])
+_PLAIN, _SHARP = float(stable_softmax([2.0, 1.0, 0.0])[0]), float(stable_softmax([4.0, 2.0, 0.0])[0])
 _SHIFT = ("Adding the same number to every logit changes nothing: e^3 multiplies the numerator and the "
           "denominator alike, so (a) stays 0.665.")
 _DOUBLE = ("Doubling the logits doubles every difference between them, which sharpens the distribution: "

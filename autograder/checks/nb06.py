@@ -10,12 +10,11 @@ from .compare import Case, call_with, close, const, equal, fmt, raises
 from .hints import known_mistakes, numbers
 from .questions import NB06, int_in, is_, one_of, question
 from .registry import exercise
+from .toolkit import MATCH
 
 A = "06_sinusoids_and_positions"
 check = exercise(A)
 R = lazy(A)
-
-MATCH = dict(atol=1e-9, rtol=1e-7)  # how near a known mistake an answer must be to be named
 
 
 # ------------------------------------------------------------------- period

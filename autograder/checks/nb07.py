@@ -8,9 +8,9 @@ import numpy as np
 from ..reference import lazy
 from .compare import Case, call_with, close, const, describe, equal, fmt, predicate, raises
 from .hints import known_mistakes, numbers
-from .nb06 import MATCH
 from .questions import NB06, is_, near, number_in, one_of, question
 from .registry import exercise
+from .toolkit import MATCH
 
 A = "07_complex_rotations_and_rope"
 check = exercise(A)

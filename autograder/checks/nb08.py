@@ -1,7 +1,6 @@
 """Checks for 08_causality_and_masking."""
 from __future__ import annotations
 
-import re
 from functools import partial
 
 import numpy as np
@@ -9,9 +8,9 @@ import numpy as np
 from ..reference import lazy
 from .compare import Case, Comparator, call_with, close, const, describe, equal, fmt, predicate, raises
 from .hints import known_mistakes, numbers
-from .nb06 import MATCH
 from .questions import NB06, int_in, is_, near, number_in, one_of, question
 from .registry import exercise
+from .toolkit import MATCH, names_row
 
 A = "08_causality_and_masking"
 check = exercise(A)
@@ -168,22 +167,6 @@ def _softmax_case(label, scores, allowed, want=None, extra_hint=None):
     hints = [_softmax_hint(scores, allowed)] + ([extra_hint] if extra_hint else [])
     return Case(label, call_with(scores, allowed), want or (lambda: _masked(scores, allowed)),
                 _softmax_compare(scores, allowed), hints=hints)
-
-
-class names_row(close):
-    """An expected ValueError whose message must name the row that keeps no key (the contract of 08, 09, 10)."""
-
-    def __init__(self, row):
-        super().__init__()
-        self.row = row
-
-    def __call__(self, got, want, case):
-        __tracebackhide__ = True
-        super().__call__(got, want, case)
-        if want.raised and not re.search(rf"(?<![\d.]){self.row}(?![\d.])", got.message):
-            self.fail(case, f"the ValueError says {got.message!r}: name the row that keeps no key (here row "
-                            f"{self.row}, its index over the leading axes) so the user can find it in the mask, and "
-                            "say what to do (allow at least one key in that row).")
 
 
 def _nan_hint(message):

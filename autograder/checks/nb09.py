@@ -2,7 +2,8 @@
 
 Cases are built from NumPy arrays (the grader judges evidence without importing torch);
 torch is imported only when a case runs in the student's kernel. Hints rerun the known
-wrong variants in NumPy on the same inputs and name the one the answer matches.
+wrong variants in NumPy (:mod:`autograder.checks.models.numpy_attention`) on the same inputs
+and name the one the answer matches.
 """
 from __future__ import annotations
 
@@ -12,153 +13,14 @@ from functools import partial
 import numpy as np
 
 from .compare import Case, close, raises
-from .hints import known_mistakes, known_variant, numbers
-from .nb08 import names_row
+from .hints import numbers
+from .models.numpy_attention import mha_np, sdpa_np
 from .questions import NB09, a_number, numbers_tuple, question
 from .registry import exercise
+from .toolkit import TOL, causal, diagnose, import_torch, names_row, normal, output_of, tensor
 
 A = "09_attention"
 check = exercise(A)
-TOL = dict(atol=1e-5, rtol=1e-4, kind="tensor")  # float32 arithmetic, summed in different orders
-MATCH = dict(atol=1e-4, rtol=1e-3, equal_nan=True)  # near a variant; NaN rows (a mask keeping no key) must agree
-
-
-def _torch():
-    import torch  # lazy: the grader judges evidence without torch
-
-    return torch
-
-
-def tensor(a):
-    """A float32 (or bool) tensor from a NumPy array, made fresh for every call."""
-    torch = _torch()
-    a = np.asarray(a)
-    return torch.tensor(a) if a.dtype == bool else torch.tensor(a, dtype=torch.float32)
-
-
-def normal(rng, *shape, scale=1.0):
-    return (rng.normal(size=shape) * scale).astype(np.float32)
-
-
-# ---------------------------------------------------------------- NumPy models of right and wrong
-
-def softmax(s, axis=-1):
-    with np.errstate(invalid="ignore"):
-        e = np.exp(s - np.max(s, axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
-
-
-SDPA_VARIANTS = ("no_scale", "scale_d", "query_axis", "inverted_mask", "mask_after_softmax", "mask_zero")
-MHA_VARIANTS = ("no_scale", "scale_d_model", "merge_without_transpose", "split_without_transpose", "keys_from_x",
-                "wq_for_keys", "inverted_mask", "no_output_projection",
-                "rope_v", "rope_before_split", "rope_no_offset", "rope_default_base", "rope_ignored", "rope_q_only",
-                "rope_k_only", "rope_half")
-ROPE_LAYOUTS = ("interleaved", "half")
-
-
-def sdpa_np(q, k, v, mask=None, variant=None):
-    """Scaled dot-product attention in float64, or one of its known wrong variants."""
-    known_variant(variant, SDPA_VARIANTS, "sdpa_np")
-    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
-    d = q.shape[-1]
-    scale = {"no_scale": 1.0, "scale_d": d}.get(variant, np.sqrt(d))
-    s = q @ np.swapaxes(k, -1, -2) / scale
-    if mask is not None:
-        if variant == "inverted_mask":
-            s = np.where(mask, -np.inf, s)
-        elif variant == "mask_zero":
-            s = np.where(mask, s, 0.0)
-        elif variant != "mask_after_softmax":
-            s = np.where(mask, s, -np.inf)
-    w = softmax(s, axis=-2 if variant == "query_axis" else -1)
-    if mask is not None and variant == "mask_after_softmax":
-        w = w * mask
-    return w @ v, w
-
-
-def rope_np(x, positions, base=10000.0, layout="interleaved"):
-    """Rotary position embedding in float64, written apart from notebook 07 (through complex numbers):
-    x (..., T, D), positions (T,); the pair (x[..., 2k], x[..., 2k+1]) turns by p * base ** (-2k / D)."""
-    known_variant(layout, ROPE_LAYOUTS, "rope_np's layout")
-    x = np.asarray(x, dtype=np.float64)
-    D = x.shape[-1]
-    angles = np.asarray(positions, dtype=np.float64)[:, None] * base ** (-2.0 * np.arange(D // 2) / D)  # (T, D/2)
-    if layout == "interleaved":
-        z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * angles)
-        out = np.empty_like(x)
-        out[..., 0::2], out[..., 1::2] = z.real, z.imag
-        return out
-    z = (x[..., : D // 2] + 1j * x[..., D // 2:]) * np.exp(1j * angles)  # rotate-half: j pairs with j + D/2
-    return np.concatenate([z.real, z.imag], axis=-1)
-
-
-def mha_np(p, x, context=None, mask=None, variant=None, *, rope=False, q_start=0, base=10000.0):
-    """Multi-head attention in float64 from the weights p (nn.Linear layout), or a known wrong variant.
-    With rope, q and k are rotated per head: queries at q_start .. q_start + T_q - 1, keys at 0 .. T_k - 1."""
-    known_variant(variant, MHA_VARIANTS, "mha_np")
-    lin = lambda t, n: t @ p["W" + n].T.astype(np.float64) + (p["b" + n] if "b" + n in p else 0.0)
-    c = x if context is None or variant == "keys_from_x" else context
-    B, Tq, d = x.shape
-    Tk, H = c.shape[1], p["H"]
-    D = d // H
-    q = lin(x, "q")
-    k = lin(c, "q" if variant == "wq_for_keys" else "k")
-    v = lin(c, "v")
-    q_pos = np.arange(Tq) + (0 if variant == "rope_no_offset" else q_start)
-    k_pos = np.arange(Tk)
-    if variant == "rope_default_base":
-        base = 10000.0
-    if rope and variant == "rope_before_split":  # over the whole d_model, before the heads exist
-        q, k = rope_np(q, q_pos, base), rope_np(k, k_pos, base)
-
-    def split(t, T):
-        if variant == "split_without_transpose":
-            return t.reshape(B, H, T, D)  # (B, H, T, D), scrambled
-        return t.reshape(B, T, H, D).transpose(0, 2, 1, 3)  # (B, H, T, D)
-
-    q, k, v = split(q, Tq), split(k, Tk), split(v, Tk)
-    if rope and variant not in ("rope_before_split", "rope_ignored"):
-        layout = "half" if variant == "rope_half" else "interleaved"
-        if variant != "rope_k_only":
-            q = rope_np(q, q_pos, base, layout)
-        if variant != "rope_q_only":
-            k = rope_np(k, k_pos, base, layout)
-        if variant == "rope_v":
-            v = rope_np(v, k_pos, base, layout)
-    if variant == "scale_d_model":
-        q = q * np.sqrt(D) / np.sqrt(d)
-    inner = {"no_scale": "no_scale", "inverted_mask": "inverted_mask"}.get(variant)
-    out, _ = sdpa_np(q, k, v, mask, inner)  # (B, H, T, D)
-    if variant == "merge_without_transpose":
-        out = out.reshape(B, Tq, d)
-    else:
-        out = out.transpose(0, 2, 1, 3).reshape(B, Tq, d)  # (B, T_q, d_model)
-    return out if variant == "no_output_projection" else lin(out, "o")
-
-
-def diagnose(variants: dict, messages: dict):
-    """A hint: the message of the first known wrong variant (name -> thunk) the answer matches. An answer
-    shaped unlike the expected one (the output alone, or with extras) is judged by its output."""
-    whole = known_mistakes(*((make, messages[name]) for name, make in variants.items()), **MATCH)
-    output = known_mistakes(*((lambda make=make: _output(make()), messages[name]) for name, make in variants.items()),
-                            **MATCH)
-
-    def hint(got, want):
-        return whole(got, want) or (None if _alike(got, want) else output(_output(got), _output(want)))
-    return hint
-
-
-def _output(value):
-    """The output of a result: the first item of a tuple or list (attention returns (output, weights))."""
-    return value[0] if isinstance(value, (tuple, list)) and value else value
-
-
-def _alike(got, want) -> bool:
-    """Has the answer the expected answer's structure and shapes?"""
-    if isinstance(want, tuple):
-        return isinstance(got, (tuple, list)) and len(got) == len(want) and all(map(_alike, got, want))
-    g, w = numbers(got), numbers(want)
-    return g is not None and w is not None and g.shape == w.shape
 
 
 # -------------------------------------------------------------------------- attention
@@ -196,7 +58,7 @@ def _sdpa_case(label, q, k, v, mask=None):
         return fn(*args) if mask is None else fn(*args, mask=tensor(mask))
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         F = torch.nn.functional
         tq, tk, tv = tensor(q), tensor(k), tensor(v)
         m = None if mask is None else tensor(mask)
@@ -229,7 +91,7 @@ class empty_row(names_row):
     def __call__(self, got, want, case):
         __tracebackhide__ = True
         if want.raised and not got.raised:
-            out = numbers(_output(got.decoded))
+            out = numbers(output_of(got.decoded))
             found = ""
             if out is not None and out.dtype.kind in "fc":
                 found = (" (it holds NaN: the softmax of a row of -inf is 0/0)" if np.isnan(out).any()
@@ -237,10 +99,6 @@ class empty_row(names_row):
                               "SDPA does)")
             self.fail(case, f"returned a result{found} instead of raising ValueError. Row {self.row} {EMPTY_ROW}.")
         super().__call__(got, want, case)
-
-
-def causal(T):
-    return np.tril(np.ones((T, T), dtype=bool))
 
 
 @check
@@ -327,7 +185,7 @@ def mha_params(rng, d, H, bias=True):
 
 def load_mha(module, p):
     """Copy the weights p into a module with w_q, w_k, w_v, w_o (nn.Linear)."""
-    torch = _torch()
+    torch = import_torch()
     with torch.no_grad():
         for n in "qkvo":
             lin = getattr(module, "w_" + n)
@@ -339,7 +197,7 @@ def load_mha(module, p):
 
 def torch_mha(p, x, context=None, mask=None):
     """nn.MultiheadAttention(batch_first=True) with the weights p; mask True = allowed."""
-    torch = _torch()
+    torch = import_torch()
     d, H = x.shape[-1], p["H"]
     bias = "bq" in p
     ref = torch.nn.MultiheadAttention(d, H, bias=bias, batch_first=True)
@@ -371,7 +229,7 @@ def _mha_case(label, p, x, context=None, mask=None, rope=None, q_start=None):
     d = x.shape[-1]
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         kwargs = {} if "bq" in p else {"bias": False}
         if rope is not None:
             kwargs.update(rope=True, rope_base=rope)
@@ -410,7 +268,7 @@ AMBIGUOUS_MASK = ("a mask of shape (B, T_q, T_k) is ambiguous: broadcast against
 def _ambiguous_mask_case(label, p, x, mask):
     """A 3-D mask: the contract is a ValueError, because broadcasting would apply example b's mask to head b."""
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         module = cls(x.shape[-1], p["H"], **({} if "bq" in p else {"bias": False}))
         load_mha(module, p)
         with torch.no_grad():

@@ -67,7 +67,7 @@ class Check:
         and that fails its own visible check (the first such name in sorted order); None when there is none.
         Quiet: it only compares."""
         for name, value in sorted(causes.names_used(obj).items()):
-            callee = REGISTRY.get(f"{self.assignment}:{name}")
+            callee = REGISTRY.get(f"{self.assignment}:{name}")  # an exercise's name is its check's name
             if name == self.name or callee is None or not callable(value) or not callee.traceable:
                 continue
             _, failure = callee.compare_visible(value)
@@ -106,7 +106,8 @@ REGISTRY: dict[str, Check] = {}
 
 
 def exercise(assignment: str, success: str = "") -> Callable:
-    """Register ``build(hidden, rng) -> list[Case]`` as the check named after it."""
+    """Register ``build(hidden, rng) -> list[Case]`` as the check named after it: that name must be its
+    exercise's grade_id, which :meth:`Check.failing_callee` and others rely on (:mod:`.toolkit`, rule 2)."""
 
     def register(build: Callable) -> Check:
         check = Check(assignment, build.__name__, build, success)

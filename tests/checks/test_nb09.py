@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from autograder.checks import nb09
+from autograder.checks.models import numpy_attention
 from tests.harness import Mistake, answer, exercise_suite, indent, returns
 
 pytestmark = pytest.mark.nb09
@@ -289,10 +290,10 @@ globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the stand
 
 def test_known_wrong_variants_come_from_a_closed_set():
     """Is every named mistake a variant the NumPy models compute, and does a misspelled name raise?"""
-    assert set(nb09.SDPA_MESSAGES) <= set(nb09.SDPA_VARIANTS)
-    assert set(nb09.MHA_MESSAGES) | set(nb09.ROPE_MESSAGES) <= set(nb09.MHA_VARIANTS)
+    assert set(nb09.SDPA_MESSAGES) <= set(numpy_attention.SDPA_VARIANTS)
+    assert set(nb09.MHA_MESSAGES) | set(nb09.ROPE_MESSAGES) <= set(numpy_attention.MHA_VARIANTS)
     q = np.zeros((1, 2, 4))
     with pytest.raises(ValueError, match="sdpa_np has no variant 'no_scaling'; the choices are .*no_scale"):
-        nb09.sdpa_np(q, q, q, variant="no_scaling")
+        numpy_attention.sdpa_np(q, q, q, variant="no_scaling")
     with pytest.raises(ValueError, match="rope_np's layout has no variant 'halves'"):
-        nb09.rope_np(q, np.arange(2), layout="halves")
+        numpy_attention.rope_np(q, np.arange(2), layout="halves")

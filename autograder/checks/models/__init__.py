@@ -1,6 +1,9 @@
-"""Reference models and their known-wrong variants, which the checks compare with: notebook 10's, and
-notebook 05's optimiser.
+"""Reference models and their known-wrong variants, which the checks compare with: notebook 09's attention,
+notebook 10's models, and notebook 05's optimiser. They import the core and :mod:`..toolkit`, never a
+notebook's checks module (``nbNN``).
 
+- :mod:`.numpy_attention`: scaled dot-product attention, RoPE and multi-head attention in NumPy (float64), for
+  notebook 09's checks and the models below;
 - :mod:`.weights`: parameters by name (TinyGPT's and a block's shapes, random weights, loading them into a module);
 - :mod:`.numpy_gpt`: LayerNorm, GELU, the feed-forward, the block, the embeddings and TinyGPT in NumPy (float64),
   each with the known mistakes a ``variant`` names;

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hints import known_variant
-from ..nb04 import _sm
+from ..toolkit import stable_softmax
 
 
 ADAMW_VARIANTS = ("no_bias", "l2", "decay_wrong_factor", "decay_after", "eps_inside")
@@ -51,7 +51,7 @@ def bigram_numpy(W0, x, y, steps, lr, wd, variant=""):
     def loss_and_grad(W):
         inp, tgt = (y, x) if variant == "swapped" else (x, y)
         z = W[inp]
-        p = _sm(z)
+        p = stable_softmax(z)
         loss = float(-np.log(p[np.arange(len(tgt)), tgt]).mean())
         g = p.copy()
         g[np.arange(len(tgt)), tgt] -= 1

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hints import known_variant
-from ..nb09 import causal, mha_np, normal
+from ..toolkit import causal, normal
+from .numpy_attention import mha_np
 from .numpy_gpt import gelu_np, ln_np
 from .weights import load
 

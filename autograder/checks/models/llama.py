@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..hints import known_variant
-from ..nb09 import _torch, causal, mha_np
+from ..toolkit import causal, import_torch
 from .gpt2 import transformers_module
+from .numpy_attention import mha_np
 
 
 def interleaved_rows(D: int) -> np.ndarray:
@@ -61,7 +62,7 @@ def _llama_module(d, H, base):
 def llama_attention(state, x, n_heads, base):
     """transformers' LlamaAttention (n_heads, rope_theta=base) holding state, a dict of its four weights, run
     causally on x (B, T, d)."""
-    torch = _torch()
+    torch = import_torch()
     B, T, d = x.shape
     attn, rotary = _llama_module(d, n_heads, base)
     try:

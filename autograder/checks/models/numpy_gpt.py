@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from ..hints import known_variant
-from ..nb09 import causal, mha_np, rope_np, softmax
+from ..toolkit import causal, stable_softmax
+from .numpy_attention import mha_np, rope_np
 
 _erf = np.vectorize(math.erf)
 
@@ -157,6 +158,6 @@ def maps_np(p, cfg, ids, pos="learned", variant=None):
         scores = q @ np.swapaxes(k, -1, -2) / (1.0 if variant == "no_scale" else np.sqrt(D))  # (1, H, T, T)
         if variant != "no_mask":
             scores = np.where(causal(T), scores, -np.inf)
-        maps.append(softmax(scores, axis=-2 if variant == "query_axis" else -1)[0])
+        maps.append(stable_softmax(scores, axis=-2 if variant == "query_axis" else -1)[0])
         x = block_np(p, x, H, prefix=f"blocks.{i}.", rope=pos == "rope")
     return np.stack(maps)  # (L, H, T, T)

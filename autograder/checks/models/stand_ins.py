@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..nb09 import _torch
+from ..toolkit import import_torch
 
 
 @lru_cache(maxsize=None)
 def fake_models():
     """Two stand-ins for a TinyGPT whose next token is known, built when torch is at hand."""
-    torch = _torch()
+    torch = import_torch()
 
     class Window(torch.nn.Module):
         def __init__(self, vocab_size, context_len):

@@ -7,17 +7,16 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ... import pieces
 from ...reference import available, import_notebook
 from ..hints import known_variant
-from ..nb09 import _torch, tensor
+from ..toolkit import import_torch, learner_pieces, tensor
 from .numpy_gpt import gpt_np, sinusoids_np
 from .weights import gpt_shapes, load, make_params
 
 
 def torch_block(p, d, H, d_ff, prefix="", gelu="exact"):
     """nn.TransformerEncoderLayer(norm_first=True, GELU, no dropout) holding the weights p; gelu="tanh" is GPT-2's."""
-    torch = _torch()
+    torch = import_torch()
     activation = "gelu" if gelu == "exact" else partial(torch.nn.functional.gelu, approximate="tanh")
     layer = torch.nn.TransformerEncoderLayer(d, H, d_ff, dropout=0.0, activation=activation, batch_first=True,
                                              norm_first=True)
@@ -33,7 +32,7 @@ def torch_block(p, d, H, d_ff, prefix="", gelu="exact"):
 
 
 def run_torch_block(layer, x):
-    torch = _torch()
+    torch = import_torch()
     T = x.shape[1]
     not_allowed = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # PyTorch: True = NOT allowed
     with torch.no_grad():
@@ -43,7 +42,7 @@ def run_torch_block(layer, x):
 def torch_gpt(p, cfg, ids, pos="learned", gelu="exact"):
     """Logits from PyTorch's own layers (learned or sinusoidal positions); RoPE has no PyTorch layer: NumPy.
     A p without head weights is a tied model: its head is the token table."""
-    torch = _torch()
+    torch = import_torch()
     F = torch.nn.functional
     V, ctx, d, H, d_ff, L = cfg
     if pos == "rope":
@@ -64,11 +63,12 @@ def torch_gpt(p, cfg, ids, pos="learned", gelu="exact"):
 def attention09():
     """Notebook 09's attention (MultiHeadAttention, scaled_dot_product_attention, apply_rope_torch) for the
     checks' own models: the course's where its solutions are installed (the grader's sandbox, this repository),
-    else the learner's own from their saved 09, which its checks have passed. A student's machine holds no
-    solutions, and 10's checks must still run there."""
+    else the learner's own from their saved 09, which its checks have passed (autograder.pieces finds it, through
+    :func:`..toolkit.learner_pieces`). A student's machine holds no solutions, and 10's checks must still run
+    there."""
     if available("09_attention"):
         return import_notebook("09_attention")
-    found = pieces.use_pieces("10_decoder_block", quiet=True)  # a piece not ready says why when called
+    found = learner_pieces("10_decoder_block")  # a piece not ready says why when called
     return SimpleNamespace(**{name: found[name] for name in
                               ("MultiHeadAttention", "scaled_dot_product_attention", "apply_rope_torch")})
 
@@ -77,7 +77,7 @@ def attention09():
 def gpt_class():
     """A TinyGPT like the notebook's (same attribute names, notebook 09's attention), built when torch is at
     hand: the grader's sandbox holds the reference of 09 but not of 10, so the checks bring their own model."""
-    torch = _torch()
+    torch = import_torch()
     nn, F = torch.nn, torch.nn.functional
     MHA = attention09().MultiHeadAttention
 
@@ -149,7 +149,7 @@ def check_model(cfg, pos, seed):
 
 def plain_generate(model, ids, n, temperature, generator):
     """generate, the reference loop: rerun the last context_len tokens at every step."""
-    torch = _torch()
+    torch = import_torch()
     with torch.no_grad():
         for _ in range(n):
             logits = model(ids[:, -model.context_len:])[:, -1]
@@ -167,7 +167,7 @@ CACHE_VARIANTS = ("embed_offset", "rope_offset", "mask_offset", "no_cache")
 def cached_variant(model, ids, n, temperature, generator, variant):
     """Known wrong caches: the offset forgotten in the positions, the mask or the rotation; the cache not kept."""
     known_variant(variant, CACHE_VARIANTS, "cached_variant")
-    torch = _torch()
+    torch = import_torch()
     nb09 = attention09()
     caches = []
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..hints import known_variant
-from ..nb09 import _torch
+from ..toolkit import import_torch
 
 
 class SGD:
@@ -17,7 +17,7 @@ class SGD:
             p.grad = None
 
     def step(self):
-        torch = _torch()
+        torch = import_torch()
         with torch.no_grad():
             for p in self.params:
                 if p.grad is not None:
@@ -26,7 +26,7 @@ class SGD:
 
 def step_setup(seed, V=7, T=5, B=3):
     """A small model (an embedding and a linear layer), stale gradients on it, an SGD optimiser and a batch."""
-    torch = _torch()
+    torch = import_torch()
     g = torch.Generator().manual_seed(seed)
     model = torch.nn.Sequential(torch.nn.Embedding(V, 6), torch.nn.Linear(6, V))
     with torch.no_grad():
@@ -40,7 +40,7 @@ def step_setup(seed, V=7, T=5, B=3):
 
 
 def flat_params(model):
-    torch = _torch()
+    torch = import_torch()
     return torch.cat([p.detach().flatten() for p in model.parameters()])
 
 
@@ -49,7 +49,7 @@ STEP_VARIANTS = ("no_zero_grad", "clip_value", "clip_after_step", "no_clip")
 
 def reference_step(seed, max_norm, variant=None):
     known_variant(variant, STEP_VARIANTS, "reference_step")
-    torch = _torch()
+    torch = import_torch()
     model, opt, xb, yb = step_setup(seed)
     if variant != "no_zero_grad":
         opt.zero_grad()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..nb09 import _torch, normal, tensor
+from ..toolkit import import_torch, normal, tensor
 
 
 def block_shapes(d, d_ff, prefix=""):
@@ -46,7 +46,7 @@ def make_params(rng, shapes):
 
 def load(module, params):
     """Copy the NumPy weights into the module's parameters of the same names."""
-    torch = _torch()
+    torch = import_torch()
     with torch.no_grad():
         for name, value in params.items():
             module.get_parameter(name).copy_(tensor(value))

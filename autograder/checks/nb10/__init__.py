@@ -3,8 +3,8 @@
 Weights and inputs are NumPy arrays made when the cases are built (the grader judges
 evidence without importing torch); they are copied by parameter name into the learner's
 module and into PyTorch's. Hints rerun known wrong variants in NumPy and name the one
-an answer matches. The reference models and their variants are in :mod:`autograder.checks.models`;
-the attention pieces reuse notebook 09's NumPy models.
+an answer matches. The reference models and their variants are in :mod:`autograder.checks.models`
+(the attention in :mod:`~autograder.checks.models.numpy_attention`, which notebook 09's checks use too).
 
 One module per group of exercises, in the notebook's order (importing them registers their checks):
 
@@ -33,7 +33,7 @@ from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, int
 
 from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
 from ..models.llama import llama_attention, llama_np, llama_state_np
-from ..nb09 import normal, tensor
+from ..toolkit import normal, tensor
 from .common import A, ModelCase, ask, check
 from .dropout import DROPPED, UNTOUCHED, _dropout_kind
 

@@ -10,7 +10,7 @@ from ..hints import known_mistakes, numbers
 from ..models.numpy_gpt import maps_np
 from ..models.torch_gpt import cached_variant, check_model, gpt_class, plain_generate
 from ..models.weights import gpt_shapes, load, make_params
-from ..nb09 import TOL, _torch, causal, diagnose, softmax, tensor
+from ..toolkit import TOL, causal, diagnose, import_torch, stable_softmax, tensor
 from .common import check
 from .tinygpt import POSITIONS
 
@@ -68,7 +68,7 @@ CACHE_MESSAGES = {
 
 def _cached_case(label, cfg, pos, prompt, n, temperature, seed):
     def run(fn):
-        torch = _torch()
+        torch = import_torch()
         try:
             return fn(check_model(cfg, pos, seed), torch.tensor(prompt), n, temperature,
                       torch.Generator().manual_seed(seed))
@@ -80,7 +80,7 @@ def _cached_case(label, cfg, pos, prompt, n, temperature, seed):
                                "positions axis, dim=2) and build the mask (n, start + n).") from None
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         return plain_generate(check_model(cfg, pos, seed), torch.tensor(prompt), n, temperature,
                               torch.Generator().manual_seed(seed))
 
@@ -110,7 +110,7 @@ def _cache_work_case(cfg, prompt, n):
     T = len(prompt[0])
 
     def run(fn):
-        torch = _torch()
+        torch = import_torch()
         model = check_model(cfg, "learned", 5)
         fn(model, torch.tensor(prompt), n, 0.0)
         return model.embedded // len(prompt)
@@ -171,7 +171,7 @@ def _maps_case(label, cfg, pos, ids, rng):
     p = make_params(rng, gpt_shapes(cfg[0], cfg[1], cfg[2], cfg[4], cfg[5], pos))
 
     def call(fn):
-        torch = _torch()
+        torch = import_torch()
         model = load(gpt_class()(*cfg, pos=pos), p).eval()
         return fn(model, torch.tensor(ids))
 
@@ -195,7 +195,7 @@ class _RefusesTooLong(close):
 
 def _maps_too_long(cfg, pos, T):
     def call(fn):
-        torch = _torch()
+        torch = import_torch()
         return fn(check_model(cfg, pos, 0), torch.zeros(T, dtype=torch.long))
 
     return Case(f"attention_maps of a TinyGPT with context_len={cfg[1]} and pos={pos!r} on ids ({T},), longer than "
@@ -241,7 +241,7 @@ def _agreement_case(label, maps, pairs):
 
 def _random_maps(rng, L, H, T):
     s = np.where(causal(T), rng.normal(size=(L, H, T, T)) * 2, -np.inf)
-    return softmax(s).astype(np.float32)
+    return stable_softmax(s).astype(np.float32)
 
 
 @check

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..compare import Case, close, const, equal
 from ..models.weights import load
-from ..nb09 import _torch, tensor
+from ..toolkit import import_torch, tensor
 from .common import _empty_rows_explained
 
 
@@ -55,7 +55,7 @@ IN_EVAL = ("In eval mode the output changed with dropout=0.5: dropout must act i
 
 def _dropout_kind(seen, clean, p) -> str:
     """What happened between two tensors that should be equal or a dropout of each other (rate p)."""
-    torch = _torch()
+    torch = import_torch()
     if seen is None or clean is None:
         return "not seen"
     if seen.shape != clean.shape:
@@ -149,7 +149,7 @@ def _block_dropout_case(p, H, x, rate):
     d, d_ff = x.shape[-1], p["ff.fc1.weight"].shape[0]
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         block = load(cls(d, H, d_ff, dropout=rate), p).train()
         torch.manual_seed(0)
         with torch.no_grad(), _empty_rows_explained():
@@ -165,7 +165,7 @@ def _block_eval_case(p, H, x, rate):
     d, d_ff = x.shape[-1], p["ff.fc1.weight"].shape[0]
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         with torch.no_grad(), _empty_rows_explained():
             a = load(cls(d, H, d_ff, dropout=rate), p).eval()(tensor(x))
             b = load(cls(d, H, d_ff), p).eval()(tensor(x))

@@ -13,7 +13,7 @@ from ..hints import known_mistakes
 from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
 from ..models.llama import halves_np, llama_attention, llama_np, llama_state_np
 from ..models.torch_gpt import attention09
-from ..nb09 import TOL, _torch, diagnose, normal, tensor
+from ..toolkit import TOL, diagnose, import_torch, normal, tensor
 from .common import ModelCase, _uses, check
 
 
@@ -57,7 +57,7 @@ def _gpt2_case(label, c: Gpt2Shape, ids, rng):
     p = gpt2_params(rng, c)
 
     def call(fn):
-        torch = _torch()
+        torch = import_torch()
         model, _ = _learner_gpt2(fn, c, p)
         with torch.no_grad():
             try:
@@ -68,7 +68,7 @@ def _gpt2_case(label, c: Gpt2Shape, ids, rng):
                 raise _conv1d_explained(exc) from None
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         with torch.no_grad():
             return c.hf_model(p)(torch.tensor(ids)).logits
 
@@ -80,7 +80,7 @@ def _gpt2_case(label, c: Gpt2Shape, ids, rng):
 
 
 def _greedy(forward, ids, n, context_len):
-    torch = _torch()
+    torch = import_torch()
     ids = torch.tensor(ids)
     with torch.no_grad():
         for _ in range(n):
@@ -209,7 +209,7 @@ def _llama_case(label, d, H, base, x, rng):
     W = {n: normal(rng, d, d, scale=2 / np.sqrt(d)) for n in "qkvo"}
 
     def mha():
-        torch = _torch()
+        torch = import_torch()
         module = attention09().MultiHeadAttention(d, H, bias=False, rope=True, rope_base=base)
         with torch.no_grad():
             for n in "qkvo":
@@ -224,7 +224,7 @@ def _llama_case(label, d, H, base, x, rng):
         return llama_attention(state, tensor(x), H, base)
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         T = x.shape[1]
         with torch.no_grad():
             return mha()(tensor(x), mask=torch.ones(T, T, dtype=torch.bool).tril())

@@ -15,7 +15,7 @@ from ..hints import known_mistakes
 from ..models.numpy_gpt import block_np, ff_np, ln_np
 from ..models.torch_gpt import run_torch_block, torch_block
 from ..models.weights import block_shapes, load, make_params
-from ..nb09 import TOL, _torch, diagnose, normal, tensor
+from ..toolkit import TOL, diagnose, import_torch, normal, tensor
 from .common import ModelCase, _empty_rows_explained, _uses, check
 from .dropout import _block_dropout_case, _block_eval_case
 
@@ -46,14 +46,14 @@ def _ln_case(label, x, w, b, eps=None, tol=TOL):
     d = x.shape[-1]
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         module = cls(d) if eps is None else cls(d, eps=eps)
         load(module, {"weight": w, "bias": b})
         with torch.no_grad():
             return module(tensor(x))
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         ref = torch.nn.LayerNorm(d, eps=1e-5 if eps is None else eps)
         load(ref, {"weight": w, "bias": b})
         with torch.no_grad():
@@ -109,13 +109,13 @@ def _ff_case(label, p, x, gelu="exact"):
     d_ff, d = p["fc1.weight"].shape
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         module = load(cls(d, d_ff) if gelu == "exact" else cls(d, d_ff, gelu=gelu), p)
         with torch.no_grad():
             return module(tensor(x))
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         F = torch.nn.functional
         h = F.linear(tensor(x), tensor(p["fc1.weight"]), tensor(p["fc1.bias"]))
         h = F.gelu(h, approximate="none" if gelu == "exact" else "tanh")
@@ -168,7 +168,7 @@ def _block_case(label, p, H, x):
     d, d_ff = x.shape[-1], p["ff.fc1.weight"].shape[0]
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         module = load(cls(d, H, d_ff), p)
         with torch.no_grad(), _empty_rows_explained():
             return module(tensor(x))
@@ -183,7 +183,7 @@ def _block_causality_case(p, H, x):
     T = x.shape[1]
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         module = load(cls(d, H, d_ff), p)
         changed = x.copy()
         changed[:, -1] += 1.0
@@ -232,7 +232,7 @@ def DecoderBlock(hidden, rng):
 
 def _count_want(d, d_ff):
     def want():
-        torch = _torch()
+        torch = import_torch()
         layer = torch.nn.TransformerEncoderLayer(d, 1, d_ff, dropout=0.0, batch_first=True, norm_first=True)
         return int(sum(p.numel() for p in layer.parameters()))
     return want

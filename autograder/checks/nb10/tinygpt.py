@@ -9,7 +9,7 @@ from ..hints import known_mistakes
 from ..models.numpy_gpt import embed_np, gpt_np
 from ..models.torch_gpt import torch_gpt
 from ..models.weights import gpt_shapes, load, make_params
-from ..nb09 import TOL, _torch, diagnose, tensor
+from ..toolkit import TOL, diagnose, import_torch, tensor
 from .common import ModelCase, _uses, check
 from .dropout import GPT_SITES, _block_modules, _block_sites, _dropout_hint, _dropout_kind, _eval_mode_hint, _watch
 
@@ -34,7 +34,7 @@ def _gpt_case(label, cfg, ids, rng, pos="learned"):
     p = make_params(rng, gpt_shapes(cfg[0], cfg[1], cfg[2], cfg[4], cfg[5], pos))
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         module = load(cls(*cfg) if pos == "learned" else cls(*cfg, pos=pos), p)
         with torch.no_grad():
             return module(torch.tensor(ids))
@@ -48,7 +48,7 @@ def _embed_case(label, cfg, ids, start, rng, pos):
     p = make_params(rng, gpt_shapes(cfg[0], cfg[1], cfg[2], cfg[4], cfg[5], pos))
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         module = load(cls(*cfg, pos=pos), p)
         with torch.no_grad():
             return module.embed(torch.tensor(ids), start)
@@ -64,7 +64,7 @@ def _param_count_case(cfg, pos):
     want = sum(int(np.prod(shape)) for shape in gpt_shapes(V, ctx, d, d_ff, L, pos).values())
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         torch.manual_seed(0)
         return int(sum(p.numel() for p in cls(*cfg, pos=pos).parameters()))
 
@@ -88,7 +88,7 @@ def _param_count_case(cfg, pos):
 
 def _gpt_too_long(cfg, T):
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         torch.manual_seed(0)
         with torch.no_grad():
             return cls(*cfg)(torch.zeros(1, T, dtype=torch.long))
@@ -98,7 +98,7 @@ def _gpt_too_long(cfg, T):
 
 def _bad_pos_case(cfg, pos):
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         torch.manual_seed(0)
         return cls(*cfg, pos=pos).pos
 
@@ -138,7 +138,7 @@ def _tied_case(cfg):
     want = {"head.weight is tok_emb.weight": True, "head.bias": None, "parameters": untied - V * d - V}
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         torch.manual_seed(0)
         m = cls(*cfg, tie_weights=True)
         bias = getattr(m.head, "bias", None)
@@ -168,7 +168,7 @@ def _gpt2_options_case(label, cfg, ids, rng, pos="learned"):
             p[name] = p[name] * np.float32(2.0)  # GELU's inputs of order 2, where the two forms differ most
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         kwargs = dict(tie_weights=True, gelu="tanh", **({} if pos == "learned" else {"pos": pos}))
         module = load(cls(*cfg, **kwargs), p)
         with torch.no_grad():
@@ -186,7 +186,7 @@ def _gpt_dropout_case(cfg, ids, rng, rate):
     p = make_params(rng, gpt_shapes(V, ctx, d, d_ff, L))
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         model = load(cls(*cfg, dropout=rate), p)
         x = torch.tensor(ids)
         with torch.no_grad():
@@ -213,7 +213,7 @@ def _gpt_eval_case(cfg, ids, rng, rate):
     p = make_params(rng, gpt_shapes(V, ctx, d, d_ff, L))
 
     def call(cls):
-        torch = _torch()
+        torch = import_torch()
         x = torch.tensor(ids)
         with torch.no_grad():
             a = load(cls(*cfg, dropout=rate), p).eval()(x)

@@ -10,7 +10,7 @@ from ..evidence import Array
 from ..hints import known_mistakes, numbers
 from ..models.stand_ins import fake_models, sum_rule
 from ..models.training import flat_params, reference_step, step_setup
-from ..nb09 import TOL, _torch, normal, tensor
+from ..toolkit import TOL, import_torch, normal, tensor
 from ..questions import int_in, is_, near, number_in, one_of
 from .common import ask, check
 
@@ -64,11 +64,11 @@ _PER_POSITION = "The loss is averaged over the batch, then summed over positions
 
 def _loss_case(label, logits, targets):
     def call(fn):
-        torch = _torch()
+        torch = import_torch()
         return fn(tensor(logits), torch.tensor(targets))
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         V = logits.shape[-1]
         return torch.nn.functional.cross_entropy(tensor(logits).reshape(-1, V), torch.tensor(targets).reshape(-1))
 
@@ -77,13 +77,13 @@ def _loss_case(label, logits, targets):
 
 def _loss_grad_case(label, logits, targets):
     def grad_of(fn):
-        torch = _torch()
+        torch = import_torch()
         z = tensor(logits).requires_grad_(True)
         fn(z, torch.tensor(targets)).backward()
         return z.grad
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         V = logits.shape[-1]
         return grad_of(lambda z, t: torch.nn.functional.cross_entropy(z.reshape(-1, V), t.reshape(-1)))
 
@@ -114,11 +114,11 @@ def lm_loss(hidden, rng):
 
 def _greedy_case(label, prompt, n, V, ctx):
     def call(fn):
-        torch = _torch()
+        torch = import_torch()
         return fn(fake_models()[0](V, ctx), torch.tensor(prompt), n, temperature=0.0)
 
     def want():
-        return _torch().tensor(sum_rule(prompt, n, V, ctx))
+        return import_torch().tensor(sum_rule(prompt, n, V, ctx))
 
     first = [list(map(int, r)) for r in prompt]
     for row in first:
@@ -144,12 +144,12 @@ def _greedy_case(label, prompt, n, V, ctx):
 
 def _argmax_case(label, logits, batch, n):
     def call(fn):
-        torch = _torch()
+        torch = import_torch()
         return fn(fake_models()[1](logits), torch.zeros(batch, 1, dtype=torch.long), n, temperature=0.0,
                   generator=torch.Generator().manual_seed(0))
 
     def want():
-        torch = _torch()
+        torch = import_torch()
         out = torch.full((batch, n + 1), int(np.argmax(logits)), dtype=torch.long)
         out[:, 0] = 0
         return out
@@ -169,7 +169,7 @@ def _sampling_case(label, logits, temperature, batch, n, seed):
     p = p / p.sum()
 
     def call(fn):
-        torch = _torch()
+        torch = import_torch()
         return fn(fake_models()[1](list(logits)), torch.full((batch, 1), 1, dtype=torch.long), n,
                   temperature=temperature, generator=torch.Generator().manual_seed(seed))
 
@@ -200,7 +200,7 @@ def _sampling_case(label, logits, temperature, batch, n, seed):
 
 def _reproducible_case(label):
     def call(fn):
-        torch = _torch()
+        torch = import_torch()
         outs = []
         with torch.random.fork_rng(devices=[]):
             for global_seed in (11, 12):

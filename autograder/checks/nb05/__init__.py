@@ -1,0 +1,34 @@
+"""Checks for 05_gradients_and_chain_rule.
+
+The referee for every gradient is ``torch.autograd`` on float64 tensors built from
+the case's NumPy inputs; ``adamw_step`` is compared with ``torch.optim.AdamW`` over
+several steps. Hints recompute the usual wrong answers with NumPy (AdamW's and the bigram
+training's in :mod:`autograder.checks.models.adamw`).
+
+One module per half of the notebook, in its order (importing them registers their checks):
+
+- :mod:`.gradients`: squared_loss_grad, sgd_step, numerical_gradient, linear_backward,
+  softmax_cross_entropy_backward
+- :mod:`.training`: adamw_step, embedding_backward, softmax_jacobian, bigram_train_step, and the
+  prediction questions between them
+- :mod:`.common`: the assignment, ``check`` and ``ask``, and float64 tensors in and out of torch
+
+A notebook reads ``check.adamw_step(adamw_step)`` with ``from autograder.checks import nb05 as check``, so
+every check is re-exported here under its own name (its exercise's grade_id), with what the tests read.
+"""
+from __future__ import annotations
+
+# in the notebook's order, which the registry keeps
+from .gradients import (linear_backward, numerical_gradient, sgd_step, softmax_cross_entropy_backward,
+                        squared_loss_grad)
+from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_train_step, embedding_backward,
+                       predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor, softmax_jacobian)
+
+from .common import A, ask, check
+
+__all__ = [  # the checks a notebook calls, then what the tests read
+    "squared_loss_grad", "sgd_step", "numerical_gradient", "linear_backward", "softmax_cross_entropy_backward",
+    "adamw_step", "embedding_backward", "predict_embedding_grad", "softmax_jacobian", "predict_jacobian_row_sum",
+    "bigram_train_step", "predict_overfit_floor",
+    "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS",
+]
