@@ -7,6 +7,7 @@
 # grades the class into the same gradebook and autograded/ folder. See docs/grading.md.
 import os
 
+from autograder.grade.engine import Limits
 from autograder.release import STUB
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
@@ -26,7 +27,7 @@ c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange")
 c.ClearSolutions.code_stub = {"python": STUB}
 # Seconds a cell may run under `nbgrader autograde` (nbgrader sets NBGRADER_EXECUTION there, so notebook
 # 10's training runs its short version).
-c.ExecutePreprocessor.timeout = 60
+c.ExecutePreprocessor.timeout = Limits().kernel_timeout()  # 60, the grader's own default
 
 # Late submissions, as nbgrader decides them: a due date per assignment (formgrader's "Manage
 # Assignments", or `nbgrader db assignment add NAME --duedate=...`), submission times from each

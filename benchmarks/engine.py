@@ -21,8 +21,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.grade.engine import Limits, default_pool, run_cells, shutdown_pool  # noqa: E402
-from autograder.grade.engine.contract import grading_environment  # noqa: E402
+from autograder.grade.engine import Limits, default_pool, shutdown_pool  # noqa: E402
+from autograder.grade.isolation import describe_isolation  # noqa: E402
+from autograder.grade.running import grading_environment, run_cells  # noqa: E402
 
 PRELUDE = "import torch\ntorch.set_num_threads(1)"
 
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         bad = [c for c in result.cells if c.status not in ("ok", "error")]
         if bad:
             print(f"warning: cells not run normally: {[(c.index, c.status, c.detail) for c in bad]}")
-    isolation = result.isolation
+    isolation = describe_isolation(result.isolation)
     shutdown_pool()
 
     client_times = [run_nbclient(sources, 60) for _ in range(args.runs)]

@@ -27,7 +27,7 @@ def floor(assignments: list[str], runs: int = 5, seed: int = 1, draw_figures: bo
     """CPU seconds of each assignment's solution cells (median of ``runs``), in this process: call it in
     a process of its own (``python benchmarks/floor.py``), since it imports and runs everything.
     Figures are drawn only with ``draw_figures``, as `grade` draws them only with --draw-figures."""
-    from autograder.grade.engine.contract import grading_environment
+    from autograder.grade.running import grading_environment
 
     os.environ.update(grading_environment(seed))  # what a graded run's environment says (evidence mode, seed)
     from autograder import paths, reference

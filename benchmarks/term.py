@@ -401,7 +401,7 @@ def split_runs(assignments: list[str], runs: int = 2, seed: int = 1) -> dict[str
     any notebook ran in it (:func:`forked_run`), "runs": its solution run ``runs`` + 1 times in this process (the
     first warms it up), with floor.py's set-up (evidence mode, a warm interpreter, figures as text), every cell
     timed and split}; call it in a process of its own (``term.py --split-only``)."""
-    from autograder.grade.engine.contract import grading_environment
+    from autograder.grade.running import grading_environment
 
     os.environ.update(grading_environment(seed))
     from autograder import paths, reference

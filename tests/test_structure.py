@@ -6,6 +6,8 @@ would close a cycle is found as surely as a top-level one.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -110,3 +112,139 @@ def test_each_constant_is_defined_once():
                         seen[target.id, ast.unparse(node.value)].add(name)
     twice = {f"{const} = {value[:40]}": sorted(where) for (const, value), where in seen.items() if len(where) > 1}
     assert not twice, f"the same constant is defined in several modules (import it from one): {twice}"
+
+
+CHECKS = "autograder.checks"
+
+
+def notebook_of(name: str) -> str | None:
+    """``nbNN`` for a notebook's checks module (``autograder.checks.nb05`` or ``autograder.checks.nb10.gpt2``)."""
+    parts = name.split(".")
+    return parts[2] if name.startswith(CHECKS + ".nb") and len(parts) > 2 else None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports that break the checks' layers (autograder.checks.toolkit, rule 1): a notebook's checks module
+    importing another notebook's, or the toolkit or a reference model (``checks.models``) importing any."""
+    bad = []
+    for name, targets in sorted(graph.items()):
+        shared = name == CHECKS + ".toolkit" or name.startswith(CHECKS + ".models")
+        for target in sorted(targets):
+            theirs = notebook_of(target)
+            if theirs and (shared or notebook_of(name) not in (None, theirs)):
+                bad.append(f"{name} imports {target}")
+    return bad
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from the checks package of a module outside it that imports the checks back, however far on (a
+    cycle between the folders, as autograder.pieces, which judges a learner's pieces by their checks, made)."""
+    def reaches_checks(start: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node.startswith(CHECKS):
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo += graph.get(node, ())
+        return False
+
+    return [f"{name} imports {target}" for name, targets in sorted(graph.items()) if name.startswith(CHECKS + ".")
+            for target in sorted(targets) if not target.startswith(CHECKS) and reaches_checks(target)]
+
+
+def test_the_layer_finders_find_a_notebook_importing_another_and_an_import_upward():
+    graph = {"autograder.checks.nb08": set(), "autograder.checks.nb09": {"autograder.checks.nb08"},
+             "autograder.checks.nb10.layers": {"autograder.checks.nb10.common", "autograder.checks.toolkit"},
+             "autograder.checks.models.gpt2": {"autograder.checks.nb09"},
+             "autograder.checks.toolkit": {"autograder.checks.nb10"},
+             "autograder.checks.models.torch_gpt": {"autograder.pieces", "autograder.reference"},
+             "autograder.pieces": {"autograder.checks.core"}, "autograder.reference": {"autograder.paths"}}
+    assert layer_violations(graph) == ["autograder.checks.models.gpt2 imports autograder.checks.nb09",
+                                       "autograder.checks.nb09 imports autograder.checks.nb08",
+                                       "autograder.checks.toolkit imports autograder.checks.nb10"]
+    assert upward_imports(graph) == ["autograder.checks.models.torch_gpt imports autograder.pieces"]
+
+
+def test_no_notebooks_checks_import_another_notebooks():
+    found = modules()
+    graph = {name: imports_of(name, path, set(found)) for name, path in found.items()}
+    assert not layer_violations(graph), ("move what they share to autograder/checks/toolkit.py (helpers) or "
+                                         "autograder/checks/models/ (reference models): "
+                                         + "; ".join(layer_violations(graph)))
+
+
+def test_the_checks_import_nothing_that_imports_them_back():
+    found = modules()
+    graph = {name: imports_of(name, path, set(found)) for name, path in found.items()}
+    assert not upward_imports(graph), "; ".join(upward_imports(graph))
+
+
+# --------------------------------------------------------------------------- the engine is a generic cell runner
+
+ENGINE = "autograder.grade.engine"
+MAX_LINES = 600
+
+
+def engine_modules(found: dict[str, Path]) -> list[str]:
+    return [name for name in found if name == ENGINE or name.startswith(ENGINE + ".")]
+
+
+def reaches_outside_the_engine(name: str, imported: set[str]) -> list[str]:
+    """What of the checks, or of the grader outside the engine, an engine module imports."""
+    grader = ENGINE.rpartition(".")[0]
+    return sorted(m for m in imported if m == "autograder.checks" or m.startswith("autograder.checks.")
+                  or ((m == grader or m.startswith(grader + ".")) and not (m == ENGINE or m.startswith(ENGINE + "."))))
+
+
+def test_the_engine_check_finds_an_import_of_the_checks_or_the_grader(tmp_path):
+    assert reaches_outside_the_engine(ENGINE + ".x", {"autograder.checks.core", ENGINE + ".frames"}) == [
+        "autograder.checks.core"]
+    assert reaches_outside_the_engine(ENGINE + ".x", {"autograder.grade.costs", "autograder.paths"}) == [
+        "autograder.grade.costs"]
+
+
+def test_no_engine_module_imports_the_checks_or_the_rest_of_the_grader():
+    found = modules()
+    known = set(found) | {"autograder.checks"}
+    bad = {name: reaches_outside_the_engine(name, imports_of(name, found[name], known))
+           for name in engine_modules(found)}
+    bad = {name: out for name, out in bad.items() if out}
+    assert not bad, f"the engine knows nothing of the checks or the grader (pass what it needs in RunRequest): {bad}"
+
+
+def test_no_module_is_longer_than_600_lines():
+    long = {name: n for name, path in modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split them by job): {long}"
+
+
+IMPORT_STARTS_NOTHING = """
+import atexit, os, threading
+def children():
+    found = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            found |= set(f.read().split())
+    return found
+before = (atexit._ncallbacks(), threading.active_count(), children())
+from {module} import Limits
+Limits()
+after = (atexit._ncallbacks(), threading.active_count(), children())
+print(before == after, before, after)
+"""
+
+
+def import_starts_nothing(module: str) -> str:
+    proc = subprocess.run([sys.executable, "-c", IMPORT_STARTS_NOTHING.replace("{module}", module)], capture_output=True,
+                          text=True, cwd=PACKAGE.parent, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads Linux's /proc")
+def test_importing_the_engines_limits_registers_no_exit_hook_and_starts_no_thread_or_process():
+    out = import_starts_nothing(ENGINE)
+    assert out.startswith("True"), f"importing {ENGINE}'s Limits started something (atexit hooks, threads, " \
+                                   f"children before and after): {out}"

@@ -34,7 +34,7 @@ def _start_warming(args: argparse.Namespace) -> None:
     if args.cluster or args.engine == "nbclient" or args.submissions is None:
         return
     from .. import paths  # late, as the pipeline below: the other commands and --help do not need them
-    from . import engine  # late: see above
+    from . import engine, running  # late: see above
 
     wanted = set(args.assignment or paths.assignments())
     found: dict[str, int] = {}
@@ -50,6 +50,7 @@ def _start_warming(args: argparse.Namespace) -> None:
         return
     jobs = args.jobs or GradeConfig(submissions=args.submissions).jobs
     pool = engine.default_pool()
+    pool.also_preload(running.preload())
     pool.expect(found)
     pool.start_warming(min(jobs, sum(found.values()) + len(found)))
 

@@ -70,9 +70,7 @@ class GradeConfig:
         return self.db_url or f"sqlite:///{self.out.resolve() / 'gradebook.db'}"
 
     def limits(self) -> Limits:
-        """The bounds on each submission's run: the engine's defaults with this run's cell timeout."""
-        return Limits(cell_timeout=self.timeout,
-                      later_timeout=self.later_timeout if self.later_timeout is not None else
-                      min(self.timeout, max(5.0, self.timeout / 4)),
-                      timeout_budget=self.timeout_budget if self.timeout_budget is not None else max(3 * self.timeout, 120.0),
-                      draw_figures=self.draw_figures)
+        """The bounds on each submission's run: the engine's defaults with this run's time limits
+        (:meth:`.engine.Limits.for_grading` decides the ones not given)."""
+        return Limits.for_grading(self.timeout, later_timeout=self.later_timeout, timeout_budget=self.timeout_budget,
+                                  draw_figures=self.draw_figures)

@@ -25,7 +25,9 @@ from pathlib import Path
 
 from .. import paths
 from . import engine
+from . import running
 from .engine import sandbox
+from .isolation import describe_isolation, not_isolated
 from .submission import run_reference
 
 PROBE_ASSIGNMENT = "01_tokens_and_ids"  # the quickest reference to run
@@ -208,18 +210,18 @@ def doctor(*, out=print) -> int:
         os.chmod(outside, 0o777)  # so that only the sandbox, not file permissions, stands in the way
         probes = _probes(listener.port, paths.root(), other, Path.home(), outside)
         try:
-            run = engine.run_cells([p.code for p in probes], assignment=PROBE_ASSIGNMENT,
-                                   hide=(str(tmp_path / "submitted"), str(outside)))
+            run = running.run_cells([p.code for p in probes], assignment=PROBE_ASSIGNMENT,
+                                    hide=(str(tmp_path / "submitted"), str(outside)))
         finally:
             listener.close()
         written = any(outside.iterdir())
-    out(f"\nIsolation in force: {run.isolation}")
+    out(f"\nIsolation in force: {describe_isolation(run.isolation)}")
     for problem in run.problems:
         out(f"  problem: {problem}")
     for failed in engine.default_pool().failed_imports():
         out(f"  problem: the warm interpreter could not import {failed}; a notebook that needs it imports it "
             "again for every submission (slower), or fails there")
-    gaps = engine.not_isolated(run.isolation)
+    gaps = not_isolated(run.isolation)
     out("Not isolated: " + ("; ".join(gaps) if gaps else "nothing we know of"))
     out("\nWhat student code could reach, tried from inside the sandbox:")
     leaks = 0

@@ -29,6 +29,8 @@ from .discover import Submission, discover, files_beside
 from .doctor import explain_reference_failure, exposures_here
 from .costs import CLASS, Costs, process_age, timed, tree_seconds, write_profile
 from .gradebook import GradebookWriter
+from .isolation import describe_isolation, not_isolated
+from .progress import Progress
 from .records import RESULT_VERSION, SubmissionResult
 from .results import FinalResult
 from .schedule import Graded, ReferenceFailed, grade_all
@@ -174,7 +176,7 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
     if costs is not None:
         costs.add(CLASS, {"discover": time.thread_time() - discovering})
 
-    progress_line = report.Progress(stream, enabled=cfg.progress)
+    progress_line = Progress(stream, enabled=cfg.progress)
     run = _Run(cfg, course, previous, submitted_at, shared=shared, costs=costs)
     try:
         graded = run.grade(todo, reused, hashes, run_seed, progress_line)
@@ -191,16 +193,15 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
         with timed(costs, "feedback"):
             course_feedback(course, cfg.out, results)
     failed = sum(1 for r in results if r.fatal)
-    isolation = sorted({r.isolation for r in results if r.isolation})
+    isolation = sorted({describe_isolation(r.isolation) for r in results if r.isolation is not None})
+    gaps = sorted({g for r in results if r.isolation is not None for g in not_isolated(r.isolation)})
     if isolation:  # what this run's student code could and could not reach, for the record
-        report.write_run(cfg.out, report.RunRecord(
-            seed=run_seed, isolation=tuple(isolation),
-            not_isolated=tuple(sorted({g for i in isolation for g in engine_module.not_isolated(i)}))))
+        report.write_run(cfg.out, report.RunRecord(seed=run_seed, isolation=tuple(isolation), not_isolated=tuple(gaps)))
     # with --student/--assignment the others' results are kept, not regraded: they count as unchanged,
     # so "graded now" and "unchanged" add up to the submissions the summary names
     summary = report.summary(results, graded=graded.count, reused=len(results) - graded.count, failed=failed,
                              seconds=time.monotonic() - started, out=cfg.out, isolation=isolation,
-                             jobs=graded.workers)
+                             not_isolated=gaps, jobs=graded.workers)
     if costs is not None:
         costs.mark("outputs written")
         warm, workers = engine_module.default_pool().cpu()
@@ -251,7 +252,7 @@ class _Run:
         return self.course.autograded if self.course else self.cfg.out / "autograded"
 
     def grade(self, todo: list[tuple[Submission, str]], reused: list[FinalResult], hashes: dict[str, str],
-              seed: int, progress_line: report.Progress) -> Graded:
+              seed: int, progress_line: Progress) -> Graded:
         """Grade ``todo`` on the pool, keeping each result as it arrives; returns how many were graded, on how
         many workers."""
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from .config import DEFAULT_ENGINE
 from .discover import Problem
-from .engine import Limits
+from .engine import Isolation, Limits
+from .isolation import from_saved, to_saved
 from .judge import TestScore
 
 # Bump when a change to grading makes saved results stale. 2: a prediction earns its points for a well-formed
@@ -119,7 +120,7 @@ class SubmissionResult:
     notebook: str | None = None  # the file name graded
     submission_hash: str = ""  # "" for a submission that could not be graded: the next run tries again
     engine: str = ""  # "engine" or "nbclient"; "" when nothing ran
-    isolation: str = ""  # what confined the student's code, for the summary and run.json
+    isolation: Isolation | None = None  # what confined the student's code (None: nothing ran), for the summary
     scores: list[TestScore] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     code: dict[str, str] = field(default_factory=dict)  # the learner's code of unfinished exercises
@@ -144,12 +145,14 @@ class SubmissionResult:
 
     def to_json(self) -> dict:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _NOT_SAVED}
-        data.update(scores=[s.to_json() for s in self.scores], problems=[dataclasses.asdict(p) for p in self.problems])
+        data.update(isolation=to_saved(self.isolation), scores=[s.to_json() for s in self.scores],
+                    problems=[dataclasses.asdict(p) for p in self.problems])
         return data
 
     @classmethod
     def from_json(cls, data: dict) -> "SubmissionResult":
         known = {f.name for f in dataclasses.fields(cls)} - _NOT_SAVED
         return cls(**{**{k: v for k, v in data.items() if k in known},
+                      "isolation": from_saved(data.get("isolation")),
                       "scores": [TestScore.from_json(s) for s in data.get("scores", [])],
                       "problems": [problem_from_json(p) for p in data.get("problems", [])]})

@@ -13,14 +13,14 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence, TextIO
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..nbio import write_atomic
 from . import classreport, feedback
 from .config import UsageError
 from .costs import CLASS, timed
-from .engine import not_isolated
 from .items import ItemStats, item_analysis
+from .progress import Progress  # noqa: F401 - its old home, for callers that still look here
 from .results import FinalResult
 
 if TYPE_CHECKING:
@@ -222,50 +222,6 @@ def write_feedback(out: Path, result: FinalResult) -> None:
     write_atomic(out / "feedback" / result.student_id / f"{result.assignment_id}.html", feedback.page(result))
 
 
-# --------------------------------------------------------------------------- terminal
-
-class Progress:
-    """``grading 12/40  2.3/s  about 12 s left`` on one line of stderr, redrawn in place on a terminal."""
-
-    def __init__(self, stream: TextIO, enabled: bool = True, every: float = 5.0):
-        self.stream, self.enabled, self.every = stream, enabled, every
-        self.total = self.done = 0
-        self.started = self.last = 0.0
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-        self.drawn = False
-
-    def start(self, total: int) -> None:
-        self.total, self.done, self.started, self.last = total, 0, time.monotonic(), 0.0
-        self._draw(force=True)
-
-    def advance(self) -> None:
-        self.done += 1
-        self._draw(force=self.done == self.total)
-
-    def _draw(self, force: bool = False) -> None:
-        if not self.enabled or not self.total:
-            return
-        now = time.monotonic()
-        if not force and not self.tty and now - self.last < self.every:
-            return
-        self.last = now
-        elapsed = now - self.started
-        rate = self.done / elapsed if elapsed > 0 and self.done else 0.0
-        left = f"about {(self.total - self.done) / rate:.0f} s left" if rate else "starting"
-        line = f"grading {self.done}/{self.total} submissions  {rate:.2f}/s  {left}"
-        if self.tty:
-            self.stream.write("\r" + line.ljust(70))
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.enabled and self.tty and self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def pass_rates(results: list[FinalResult]) -> list[tuple[str, str, int, int]]:
     """(assignment, exercise, submissions that passed it, submissions), hardest first."""
     counts: dict[tuple[str, str], list[int]] = {}
@@ -279,7 +235,7 @@ def pass_rates(results: list[FinalResult]) -> list[tuple[str, str, int, int]]:
 
 
 def summary(results: list[FinalResult], *, graded: int, reused: int, failed: int, seconds: float, out: Path,
-            isolation: list[str], jobs: int) -> str:
+            isolation: list[str], not_isolated: list[str], jobs: int) -> str:
     lines = [f"{len(results)} submissions: {len(results) - failed} graded, {failed} could not be graded"
              f" ({graded} graded now, {reused} unchanged since the last run) in {seconds:.1f} s on {jobs} worker(s)."]
     rates = pass_rates(results)
@@ -289,9 +245,8 @@ def summary(results: list[FinalResult], *, graded: int, reused: int, failed: int
             lines.append(f"  {p / n:6.0%}  {a}  {ex}  ({p}/{n})")
     if isolation:
         lines.append("Isolation in force: " + " | ".join(isolation))
-        gaps = sorted({g for i in isolation for g in not_isolated(i)})
-        if gaps:
-            lines.append("NOT isolated on this machine: " + "; ".join(gaps) + ". Run `python -m autograder doctor` "
+        if not_isolated:
+            lines.append("NOT isolated on this machine: " + "; ".join(not_isolated) + ". Run `python -m autograder doctor` "
                          "for why and what would give more (bubblewrap, user namespaces, or grading as root).")
     if failed:
         lines.append(f"See {out / 'problems.csv'} for the {failed} submission(s) that could not be graded.")

@@ -19,7 +19,9 @@ from ..checks.causes import traced_to
 from ..checks.core import Prediction
 from ..nbio import exercise_of
 from .discover import Problem
+from .engine import Isolation
 from .interrupted import StoppedAt
+from .isolation import from_saved, to_saved
 from .judge import Status, TestScore, exercise_status
 from .records import RESULT_VERSION, problem_from_json
 
@@ -161,7 +163,7 @@ class FinalResult:
     notebook: str | None = None  # the file name graded
     submission_hash: str = ""  # "" for a submission that could not be graded: the next run tries again
     engine: str = ""
-    isolation: str = ""
+    isolation: Isolation | None = None  # None: nothing ran
     tests: tuple[GradedTest, ...] = ()  # saved as "scores"
     problems: tuple[Problem, ...] = ()
     code: Mapping[str, str] = field(default_factory=dict)  # the learner's code of unfinished exercises
@@ -224,7 +226,7 @@ class FinalResult:
     def to_json(self) -> dict:
         """The saved record: the grader's scores (a person's live in the gradebook), as SubmissionResult writes it."""
         data = {name: getattr(self, name) for name in _SAVED}
-        data.update(code=dict(self.code), scores=[t.score().to_json() for t in self.tests],
+        data.update(isolation=to_saved(self.isolation), code=dict(self.code), scores=[t.score().to_json() for t in self.tests],
                     problems=[dataclasses.asdict(p) for p in self.problems])
         return data
 
@@ -232,7 +234,7 @@ class FinalResult:
     def from_json(cls, data: dict) -> "FinalResult":
         """A saved record (any version; keys it does not know are ignored, missing ones take their default)."""
         student, assignment = data["student_id"], data["assignment_id"]
-        return cls(**{k: data[k] for k in _SAVED if k in data},
+        return cls(**{**{k: data[k] for k in _SAVED if k in data}, "isolation": from_saved(data.get("isolation"))},
                    tests=tuple(GradedTest.of(TestScore.from_json(s)) for s in data.get("scores", [])),
                    problems=tuple(problem_from_json({"student_id": student, "assignment_id": assignment, **p})
                                   for p in data.get("problems", [])))

@@ -17,11 +17,12 @@ from typing import Callable
 from ..nbio import write_atomic
 from . import cluster
 from . import engine as engine_module
+from .running import preload as harness_preload
 from .config import GradeConfig
 from .costs import Costs
 from .discover import Submission, files_beside, read_regular
 from .records import Job, NotebookFile, Reference, SubmissionResult
-from .report import Progress
+from .progress import Progress
 from .submission import failed_result, grade_job, prepare_worker, run_reference, source_path
 
 
@@ -114,6 +115,7 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
     graded = 0
     opening: _Beside | None = None
     if isinstance(pool, ThreadPoolExecutor):  # the warm parents this class starts import what its notebooks need
+        engine_module.default_pool().also_preload(harness_preload())
         engine_module.default_pool().expect({s.assignment_id for s, _ in todo})
     try:
         for a in sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes}):

@@ -18,11 +18,9 @@ import nbformat
 
 from .. import paths
 from ..checks import core
-from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, parse_notebook, read_notebook
+from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, is_test_cell, parse_notebook, read_notebook
 from ..release import student_notebook
-from . import engine as engine_module
-from . import judge, sanitize
-from .engine import fallback
+from . import judge, running, sanitize
 from .autograded import autograded_notebook
 from .config import DEFAULT_ENGINE, ENGINES
 from .costs import Lap, merge, thread_timer
@@ -82,10 +80,8 @@ def execute(sources: list[str], *, assignment: str, seed: int, limits: Limits, e
     """Run cells in evidence mode on the warm sandboxed engine, or on nbclient when asked for."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-    if engine == "nbclient":
-        return fallback.run_cells(sources, assignment=assignment, files=files, seed=seed, limits=limits), "nbclient"
-    return engine_module.run_cells(sources, assignment=assignment, files=files, seed=seed, limits=limits,
-                                   hide=hide), "engine"
+    return running.run_cells(sources, assignment=assignment, files=files, seed=seed, limits=limits, hide=hide,
+                             engine=engine), "nbclient" if engine == "nbclient" else "engine"
 
 
 def run_reference(assignment: str, *, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE, hide: tuple[str, ...] = (),
@@ -152,7 +148,9 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
     if version is not None and version < 4:
         result.add_problem("older nbformat", f"nbformat {version} notebook upgraded to nbformat 4 before grading")
 
-    plan = sanitize.plan(nb, tests)
+    given = frozenset(c.source for c in source.cells  # the course's own cells, left out when nothing needs them
+                      if c.cell_type == "code" and not is_solution_cell(c) and not is_test_cell(c))
+    plan = sanitize.plan(nb, tests, given)
     for kind, detail in plan.notes:
         result.add_problem(kind, detail)
     if isinstance(notebook, NotebookFile):  # what was skipped is already among the job's problems

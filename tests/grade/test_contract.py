@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from autograder.grade.engine import CellResult, Limits, RunRequest, RunResult, WarmPool, default_pool, run_cells
-from autograder.grade.engine.contract import EVIDENCE_MODE, MAX_RESTARTS, child_environment
+from autograder.grade.engine import CellResult, Isolation, Limits, RunRequest, RunResult, WarmPool, default_pool
+from autograder.grade.engine.contract import MAX_RESTARTS, child_environment
+from autograder.grade.running import EVIDENCE_MODE, harness, run_cells
 
 
 def through_the_pipe(data: dict) -> dict:
@@ -36,19 +37,19 @@ def test_a_request_round_trips_with_its_bytes_and_seed():
 def test_a_result_round_trips():
     result = RunResult(cells=[CellResult(0, "ok", [{"output_type": "stream", "name": "stdout", "text": "1\n"}], 0.25),
                               CellResult(1, "timeout", [], 3.0, "interrupted after 3 s")],
-                       isolation="", problems=["a problem"], costs={"cells": 0.5}, facts=["no network"])
+                       isolation=Isolation(no_network=True), problems=["a problem"], costs={"cells": 0.5}, facts=["no network"])
     assert RunResult.from_json(through_the_pipe(result.to_json())) == result
 
 
 def test_a_result_missing_a_field_is_refused():
-    data = RunResult(cells=[CellResult(0, "ok")], isolation="").to_json()
+    data = RunResult(cells=[CellResult(0, "ok")], isolation=None).to_json()
     del data["cells"][0]["status"]
     with pytest.raises(KeyError):
         RunResult.from_json(data)
 
 
 def test_the_childs_environment_carries_the_seed_and_evidence_mode():
-    env = child_environment(RunRequest(sources=[], seed=12), scratch="/tmp/s", course_root="/tmp/c")
+    env = child_environment(RunRequest(sources=[], seed=12, harness=harness()), scratch="/tmp/s", course_root="/tmp/c")
     assert env["AUTOGRADER_SEED"] == "12" and env["AUTOGRADER_MODE"] == EVIDENCE_MODE
     assert env["HOME"] == env["TMPDIR"] == "/tmp/s" and env["AUTOGRADER_ROOT"] == "/tmp/c"
 

@@ -13,7 +13,8 @@ import threading
 import pytest
 
 from autograder.checks.core import EVIDENCE_MIME
-from autograder.grade.engine import CellResult, Limits, RunResult, WarmPool, default_pool, run_cells
+from autograder.grade.engine import CellResult, Limits, RunResult, WarmPool, default_pool
+from autograder.grade.running import run_cells
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
@@ -360,7 +361,8 @@ def test_two_threads_at_once():
 
 
 def _in_process(queue) -> None:
-    from autograder.grade.engine import run_cells as run, shutdown_pool
+    from autograder.grade.engine import shutdown_pool
+    from autograder.grade.running import run_cells as run
 
     try:
         r = run(SOURCES, assignment="02_demo", limits=FAST)

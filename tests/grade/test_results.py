@@ -20,6 +20,7 @@ from autograder.checks import core
 from autograder.grade import classreport, judge, pipeline, report, results, schedule
 from autograder.grade.config import GradeConfig
 from autograder.grade.discover import Problem, Submission
+from autograder.grade.engine import Isolation
 from autograder.grade.records import Reference, SubmissionResult
 from autograder.grade.results import FinalResult, Recorded
 from autograder.grade.submission import failed_result
@@ -103,7 +104,7 @@ def test_validate_reads_exercises_through_the_one_rule():
 
 def test_the_saved_format_is_the_one_grade_writes_and_an_old_result_still_loads():
     graded = SubmissionResult(assignment_id=A, source_hash="h", seed=3, student_id="s", notebook=f"{A}.ipynb",
-                              submission_hash="x", engine="engine", isolation="bwrap", seconds=1.5,
+                              submission_hash="x", engine="engine", isolation=Isolation(bubblewrap=True), seconds=1.5,
                               code={"decode": "def decode(ids):\n    pass\n"}, submitted_at="2030-01-01T00:00:00Z",
                               scores=[judge.TestScore("test_encode", 1.0, 1.0, "passed", "ok",
                                                 prediction=core.Prediction("(1, 2)", False, "why")),

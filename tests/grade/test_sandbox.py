@@ -16,7 +16,9 @@ import nbformat
 import pytest
 
 from autograder.grade.engine import sandbox
-from autograder.grade.engine import Limits, RunResult, WarmPool, default_pool, run_cells
+from autograder.grade.engine import Limits, RunResult, WarmPool, default_pool
+from autograder.grade.isolation import describe_isolation
+from autograder.grade.running import run_cells
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_sandbox")]
@@ -153,7 +155,7 @@ def test_no_network(pool):
         server.close()
     assert out(result, 0).startswith("DENIED:")
     assert pending == []
-    assert "no network" in result.isolation
+    assert result.isolation.no_network
 
 
 def test_unprivileged_and_limited(pool):
@@ -164,22 +166,22 @@ def test_unprivileged_and_limited(pool):
     ], assignment="02_second", limits=Limits(cell_timeout=5, processes=50), pool=pool)
     uid, gid, core, nproc = out(result, 0).split()
     if os.geteuid() == 0:
-        assert (uid, gid) == ("65534", "65534") and "nobody" in result.isolation
+        assert (uid, gid) == ("65534", "65534") and result.isolation.user_nobody
     assert core == "0" and nproc == "50"
     assert out(result, 1).strip() == "1"
-    assert ("bubblewrap" in result.isolation) == (pool.bubblewrap is True)
+    assert result.isolation.bubblewrap == (pool.bubblewrap is True)
 
 
 def test_without_namespaces_it_degrades_to_limits_and_says_so(plain_pool):
     result = run_cells(["import os\nprint(os.getcwd() == os.environ['HOME'])"], assignment="02_second",
                        limits=FAST, pool=plain_pool, namespaces=False)
     assert out(result, 0) == "True\n"
-    assert result.isolation.startswith("resource limits only")
+    assert describe_isolation(result.isolation).startswith("resource limits only")
 
 
 def test_isolation_is_reported():
-    from autograder.grade.engine.pool import describe_isolation  # late: only this test needs it
+    from autograder.grade.engine.sandbox import isolation_of  # late: only this test needs it
 
-    assert describe_isolation(False, ["rlimits (memory, CPU, processes, file size)"]).startswith(
+    assert describe_isolation(isolation_of(False, ["rlimits (memory, CPU, processes, file size)"])).startswith(
         "resource limits only")
-    assert describe_isolation(True, ["no network", "user nobody"]).startswith("bubblewrap")
+    assert describe_isolation(isolation_of(True, ["no network", "user nobody"])).startswith("bubblewrap")

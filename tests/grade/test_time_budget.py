@@ -10,7 +10,8 @@ import time
 import pytest
 
 from autograder.grade.config import GradeConfig
-from autograder.grade.engine import Limits, default_pool, fallback, run_cells, supervisor
+from autograder.grade.engine import Limits, default_pool, fallback, supervisor
+from autograder.grade.running import run_cells
 from autograder.grade.engine.frames import FrameReader, write_frame
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]

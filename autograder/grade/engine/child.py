@@ -9,6 +9,7 @@ into the warm parent's loop.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import random
 import signal
@@ -18,9 +19,8 @@ import time
 
 import numpy as np
 
-from ...checks import core
 from . import sandbox
-from .contract import EVIDENCE_MODE, RunRequest, child_environment
+from .contract import RunRequest, child_environment
 from .frames import write_frame
 
 
@@ -106,9 +106,10 @@ def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: s
     os.chdir(conf.scratch)
     os.environ.clear()
     os.environ.update(child_environment(request, scratch=conf.scratch, course_root=conf.course_root))
-    # evidence mode and the run seed are fixed now, from the request, before any student code: a cell that
-    # clears os.environ later must not turn the checks back into local ones (which hand no evidence over)
-    core.SETTINGS.mode, core.SETTINGS.seed = EVIDENCE_MODE, request.seed
+    # the harness reads its settings (the checks: evidence mode, the run seed) now, from this environment,
+    # before any student code: a cell that clears os.environ later must not turn the checks back into local
+    # ones (which hand no evidence over)
+    configure(request.harness.configure)
     # tempfile cached the warm parent's /tmp, where this user may not write (torch.optim's first step
     # puts its compile cache there): the scratch folder is the temporary folder
     tempfile.tempdir = conf.scratch
@@ -150,7 +151,7 @@ def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: s
             torch.seed()
         except Exception:
             pass
-    prepare_child(shell, request.limits.output_bytes)
+    prepare_child(shell, request.limits.output_bytes, request.harness.kept_mime)
     if not request.limits.draw_figures:
         figures_as_text(shell)
     # For `grade --profile`: the cell runner's CPU since its fork (process_time), and the part of it spent
@@ -194,6 +195,13 @@ def cell_runner(shell, request: RunRequest, skip: set[int], msg_fd: int, conf: s
         except KeyboardInterrupt:
             continue
     os._exit(0)
+
+
+def configure(hook: str) -> None:
+    """Call the harness's ``module:function`` with this process's environment ("" : nothing to call)."""
+    if hook:
+        module, _, name = hook.partition(":")
+        getattr(importlib.import_module(module), name)(dict(os.environ))
 
 
 def ran_out_of_memory(outputs: list) -> bool:

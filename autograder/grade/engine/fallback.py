@@ -16,9 +16,9 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from .contract import CellResult, Limits, RunResult, grading_environment
+from .contract import CellResult, Harness, Isolation, Limits, RunRequest, RunResult, seeded_environment
 
-ISOLATION = "none (nbclient fallback: a fresh Jupyter kernel in a scratch folder; no sandbox, no limits)"
+ISOLATION = Isolation(kind="none")  # a fresh Jupyter kernel in a scratch folder; no sandbox, no limits
 PROBE_SECONDS = 10  # after a timeout, how long the interrupted kernel gets to answer a `pass` before it is given up
 
 
@@ -46,32 +46,40 @@ def _answers(client: _Client) -> bool:
     return not client.timed_out
 
 
-def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None, seed: int = 0,
-              limits: Limits | None = None) -> RunResult:
-    """Execute ``sources`` in order in one fresh kernel; same contract as :func:`.pool.run_cells`."""
-    limits = limits or Limits()
-    cells = [nbformat.v4.new_code_cell(s) for s in sources]
+def run_cells(sources: list[str], *, assignment: str = "", files: dict[str, bytes] | None = None, seed: int = 0,
+              limits: Limits | None = None, harness: Harness | None = None) -> RunResult:
+    """Execute ``sources`` in order in one fresh kernel (:func:`run` of a request made of these)."""
+    return run(RunRequest(sources=list(sources), files=dict(files or {}), seed=seed, limits=limits or Limits(),
+                          harness=harness or Harness()), label=assignment)
+
+
+def run(request: RunRequest, *, label: str = "") -> RunResult:
+    """Execute ``request.sources`` in order in one fresh kernel; same contract as :func:`.pool.run` (the
+    request's files, seed, limits and harness; no sandbox: its hide, keep, solutions and namespaces are not
+    used). ``label`` names the scratch folder."""
+    limits = request.limits
+    cells = [nbformat.v4.new_code_cell(s) for s in request.sources]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     results: list[CellResult] = []
     problems: list[str] = []
-    with tempfile.TemporaryDirectory(prefix=f"grade-{assignment}-") as scratch:
-        for name, data in (files or {}).items():
+    with tempfile.TemporaryDirectory(prefix=f"grade-{label}-") as scratch:
+        for name, data in request.files.items():
             target = Path(scratch, name)
             if target.resolve().is_relative_to(Path(scratch).resolve()):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
-        kernel_env = {**os.environ, **grading_environment(seed)}
-        client = _Client(nb, timeout=int(max(1, limits.cell_timeout)), allow_errors=True, interrupt_on_timeout=True,
+        kernel_env = {**os.environ, **seeded_environment(request)}  # the kernel's checks read the seed there
+        client = _Client(nb, timeout=limits.kernel_timeout(), allow_errors=True, interrupt_on_timeout=True,
                          error_on_timeout={"ename": "CellTimeoutError",
-                                           "evalue": f"interrupted after {limits.cell_timeout:g} s",
+                                           "evalue": f"interrupted after {limits.first_timeout():g} s",
                                            "traceback": []},
                          kernel_name="python3", resources={"metadata": {"path": scratch}})
         stuck = False
-        # After a first time-out, later cells get limits.later_timeout and time-outs may cost limits.timeout_budget
-        # in all, as in the engine (supervisor.py): a function that loops is met again by every cell that calls it.
+        # After a first time-out, later cells get the shorter limit and time-outs may cost the limits' budget in
+        # all, as in the engine (supervisor.py): a function that loops is met again by every cell that calls it.
         spent, later = 0.0, False
-        budget = limits.timeout_budget or float("inf")
+        budget = limits.budget()
         # The kernel's own start-up chatter would scribble over the grader's progress line.
         with client.setup_kernel(env=kernel_env, cwd=scratch, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
             for i, cell in enumerate(cells):
@@ -103,7 +111,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
                                                  if later else "")))
                     spent += seconds
                     if limits.later_timeout and not later:
-                        later, client.timeout = True, int(max(1, min(limits.cell_timeout, limits.later_timeout)))
+                        later, client.timeout = True, limits.kernel_timeout(later=True)
                     if spent >= budget:
                         problems.append(f"time-outs cost this notebook {spent:.0f} s, its whole time budget "
                                         f"({limits.timeout_budget:g} s); the cells after them were not run")

@@ -1,15 +1,12 @@
-"""The pool of warm parents and :func:`run_cells`, the one call the grading pipeline makes.
+"""The pool of warm parents and :func:`run`, the one call the grader makes.
 
-The grading pipeline (discover -> sanitize -> execute -> judge -> record) only calls
-:func:`run_cells`; how cells run (a warm, forked, sandboxed interpreter, or a plain
+The grader only calls :func:`run` with a :class:`.contract.RunRequest`; how cells run (a warm, forked, sandboxed interpreter, or a plain
 Jupyter kernel as a fallback) is the engine's business. What a run is asked and answers is
 :mod:`.contract`'s.
 """
 from __future__ import annotations
 
 import atexit
-import functools
-import json
 import os
 import queue
 import select
@@ -17,53 +14,49 @@ import subprocess
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable
 
-from ... import paths
-from ..costs import merge, number, thread_timer
 from . import sandbox
-from .contract import MAX_RESTARTS, THREAD_VARS, CellResult, Limits, RunRequest, RunResult
+from .contract import THREAD_VARS, CellResult, Isolation, RunRequest, RunResult
 from .frames import FrameReader, encode_frame
+from .measure import merge, number, thread_timer
 
 # What the warm parents of a pool not told which notebooks it grades (WarmPool.expect) import besides the usual:
 # the one heavy import most notebooks share.
 UNKNOWN_PRELOAD = ("torch",)
 
 
-def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None, seed: int = 0,
-              limits: Limits | None = None, hide: Iterable[str | os.PathLike] = (), max_restarts: int = MAX_RESTARTS,
-              pool: "WarmPool | None" = None, namespaces: bool | None = None) -> RunResult:
-    """Execute ``sources`` in order in one fresh interpreter and return one CellResult each.
+def run(request: RunRequest, *, pool: "WarmPool | None" = None) -> RunResult:
+    """Execute ``request.sources`` in order in one fresh interpreter and return one CellResult each.
 
-    ``files`` are written into the run's private scratch folder (the current directory of
-    the code); nothing else of the grader's machine is visible to it beyond the installed
-    packages and, for assignment NN, the reference solutions of notebooks before NN. The checks
-    run in evidence mode with ``seed`` as the run seed (:func:`.contract.child_environment`).
+    ``request.files`` are written into the run's private scratch folder (the current directory of
+    the code) and ``request.solutions`` where the run may import them; nothing else of the grader's machine is
+    visible to it beyond the installed packages. The harness (:class:`.contract.Harness`) sets the run's
+    environment, the seed included (:func:`.contract.child_environment`).
 
     The interpreter is a fork of a warm parent from ``pool`` (by default this process's
     :func:`default_pool`), so the imports are paid once per worker, not once per submission.
-    ``hide`` names more folders the code must not see (the pipeline passes its output folder and
-    the submissions); without bubblewrap they are covered in the child's mount namespace.
-    ``namespaces=False`` asks for resource limits only (what a machine without namespaces gets).
-    A cell that hangs past ``limits.cell_timeout`` is interrupted; one that ignores the interrupt
-    or kills its process is marked and the notebook re-run without it, at most ``max_restarts`` times.
+    ``request.hide`` names more folders the code must not see; without bubblewrap they are covered in the
+    child's mount namespace. ``request.namespaces=False`` asks for resource limits only (what a machine without
+    namespaces gets; None: the pool's). A cell that hangs past the limits' first timeout is interrupted; one that
+    ignores the interrupt or kills its process is marked and the notebook re-run without it, at most
+    ``request.max_restarts`` times.
     """
-    limits = limits or Limits()
     pool = pool or default_pool()
+    pool.also_preload(request.harness.preload)
     costs: dict[str, float] = {}
+    n = len(request.sources)
     with thread_timer(costs, "sandbox"):  # the request stages the run's files and the earlier solutions
-        request = {"run": RunRequest(sources=[str(s) for s in sources], files=dict(files or {}),
-                             solutions=earlier_solutions(assignment), seed=int(seed), limits=limits,
-                             hide=sandbox.default_hide() + [str(Path(h).resolve()) for h in hide], keep=pool.keep(),
-                             max_restarts=max_restarts,
-                             namespaces=pool.namespaces if namespaces is None else namespaces).to_json()}
-    budget = 120 + (len(sources) * (limits.cell_timeout + limits.interrupt_grace) + 30) * (max_restarts + 1)
+        encoded = {"run": replace(
+            request, sources=[str(s) for s in request.sources],
+            hide=sandbox.default_hide() + [str(Path(h).resolve()) for h in request.hide], keep=pool.keep(),
+            namespaces=pool.namespaces if request.namespaces is None else request.namespaces).to_json()}
+    budget = request.limits.whole_run(n, request.max_restarts)
     problems: list[str] = []
     for _ in range(2):
         parent = pool.acquire()
         try:
             with thread_timer(costs, "evidence"):  # encoding the request, decoding the answer
-                answer = parent.request(request, timeout=budget)
+                answer = parent.request(encoded, timeout=budget)
         except WarmParentError as exc:
             parent.close()
             problems.append(f"the grading process failed ({exc}); tried again")
@@ -75,7 +68,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
         try:  # an answer out of step with the request: the channel cannot be trusted any more
             with thread_timer(costs, "evidence"):
                 result = RunResult.from_json(answer["result"])
-            if [c.index for c in result.cells] != list(range(len(sources))):
+            if [c.index for c in result.cells] != list(range(n)):
                 raise ValueError("cells out of order")
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             parent.close()
@@ -83,65 +76,11 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
             continue
         pool.release(parent)
         merge(costs, result.costs)
-        return replace(result, isolation=describe_isolation(parent.bubblewrap, result.facts),
+        return replace(result, isolation=sandbox.isolation_of(parent.bubblewrap, result.facts),
                        problems=problems + result.problems, costs=costs)
-    cells = [CellResult(index=i, status="skipped", detail="not run: the grading process failed")
-             for i in range(len(sources))]
-    return RunResult(cells=cells, isolation="unknown", problems=problems, costs=costs)
+    cells = [CellResult(index=i, status="skipped", detail="not run: the grading process failed") for i in range(n)]
+    return RunResult(cells=cells, isolation=Isolation(kind="unknown"), problems=problems, costs=costs)
 
-
-def describe_isolation(bubblewrap: bool, facts: list[str]) -> str:
-    parts = (["bubblewrap (private filesystem, no network)"] if bubblewrap else []) + \
-            [f for f in facts if not (bubblewrap and f == "no network")]
-    if not any(f.startswith(("no network", "private", "bubblewrap", "user namespace")) for f in parts):
-        return "resource limits only (no namespaces available here)" + \
-            "".join(f" + {f}" for f in facts if f.startswith(("user nobody", "root (")))
-    return " + ".join(parts)
-
-
-def not_isolated(isolation: str) -> list[str]:
-    """What student code can still reach under ``isolation`` (a :func:`describe_isolation` text), for people."""
-    gaps = []
-    if "bubblewrap" not in isolation and "no network" not in isolation:
-        gaps.append("the network (student code can open connections)")
-    if "bubblewrap" not in isolation and "private /tmp" not in isolation:
-        gaps.append("your files (student code runs in a private folder but can read and write whatever your user "
-                    "can: the course, the gradebook, your home folder)")
-    if isolation.startswith("root (") or "+ root (" in isolation:
-        gaps.append("identity (student code runs as root: nobody could not read the Python installation)")
-    elif not any(f in isolation for f in ("user nobody", "no capabilities", "user namespace")):
-        gaps.append("identity (student code runs as you)")
-    return gaps
-
-
-def earlier_solutions(assignment: str) -> dict[str, bytes]:
-    """The reference notebooks a run of ``assignment`` may read: those numbered before it, without their
-    outputs (a run imports their code cells, :func:`autograder.reference.load_cells`; the outputs, figures
-    included, were most of the bytes every submission's request carried and its run parsed)."""
-    if not paths.ASSIGNMENT_RE.match(assignment or ""):
-        return {}
-    number = int(assignment[:2])
-    out = {}
-    for path in sorted(paths.solutions_dir().glob("*.ipynb")):
-        if paths.ASSIGNMENT_RE.match(path.stem) and int(path.stem[:2]) < number:
-            st = path.stat()
-            out[path.name] = _without_outputs(str(path), st.st_mtime_ns, st.st_size)
-    return out
-
-
-@functools.lru_cache(maxsize=64)
-def _without_outputs(path: str, mtime_ns: int, size: int) -> bytes:
-    """The notebook at ``path`` with every code cell's outputs and execution count cleared (cached while the
-    file is unchanged: one parse per notebook and grader, not one per submission)."""
-    with open(path, "rb") as f:
-        nb = json.loads(f.read())
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-    return json.dumps(nb, ensure_ascii=False).encode("utf-8")
-
-
-# ------------------------------------------------------------------------------ warm parents
 
 class WarmParentError(RuntimeError):
     """The warm parent died, hung or answered nonsense; the engine starts another."""
@@ -325,6 +264,7 @@ class WarmPool:
         self._keep: list[str] | None = None
         # modules the warm parents started from now on import besides the usual (.warm.NOTEBOOK_IMPORTS)
         self.preload: tuple[str, ...] = UNKNOWN_PRELOAD
+        self.harness_preload: tuple[str, ...] = ()  # and first, what the requests' harness asked (also_preload)
         self.closed = False
         self._starting = 0  # warm parents being started in the background (start_warming)
         self._ready = threading.Condition(self._lock)  # one of them is ready, or failed
@@ -342,6 +282,13 @@ class WarmPool:
         from .warm import preloads  # late: the warm parent's module, with the children's imports
 
         self.preload = preloads(assignments)
+
+    def also_preload(self, modules) -> None:
+        """Modules a request's harness wants the warm parents to hold (:attr:`.contract.Harness.preload`): those
+        started from now on import them at their warm-up (a running one imports them on the request)."""
+        new = tuple(m for m in modules if m not in self.harness_preload)
+        if new:
+            self.harness_preload += new
 
     def keep(self) -> list[str]:
         """The folders a child shows again under those it hides (:func:`.sandbox.python_paths`), worked out
@@ -371,12 +318,12 @@ class WarmPool:
         with self._lock:
             bubblewrap = self.bubblewrap
         try:
-            parent = WarmParent(bubblewrap, preload=self.preload, siblings=siblings)
+            parent = WarmParent(bubblewrap, preload=self.harness_preload + self.preload, siblings=siblings)
         except WarmParentError:
             if not bubblewrap:
                 raise
             self._bubblewrap = False  # bubblewrap is there but cannot run here: namespaces from the child
-            parent = WarmParent(False, preload=self.preload, siblings=siblings)
+            parent = WarmParent(False, preload=self.harness_preload + self.preload, siblings=siblings)
         with self._lock:
             self._all.extend([parent, *parent.siblings])
         return parent
@@ -471,6 +418,7 @@ def default_pool() -> WarmPool:
             # AUTOGRADER_NO_NAMESPACES=1: resource limits and a private folder only (doctor's advice when
             # namespaces fail in a way the children cannot detect and skip by themselves)
             _POOL = WarmPool(namespaces=os.environ.get("AUTOGRADER_NO_NAMESPACES", "") in ("", "0"))
+            _stop_at_exit()
         return _POOL
 
 
@@ -483,4 +431,10 @@ def shutdown_pool() -> None:
         pool.shutdown()
 
 
-atexit.register(shutdown_pool)
+_AT_EXIT: list[bool] = []  # whether shutdown_pool is registered with atexit (once, when a pool is first made)
+
+
+def _stop_at_exit() -> None:
+    if not _AT_EXIT:
+        _AT_EXIT.append(True)
+        atexit.register(shutdown_pool)

@@ -32,7 +32,7 @@ from pathlib import Path
 import autograder
 
 from ... import paths
-from .contract import Limits
+from .contract import Isolation, Limits
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -89,6 +89,24 @@ class Confinement:
     # but cannot become nobody there (only our own uid is mapped) and must shed capabilities instead
     real_root: bool = False
     user_namespace: bool = False
+
+
+# The facts a child reports (Confinement.facts) and the fields of the Isolation record each one sets.
+FACT_FIELDS = {
+    "user namespace": ("user_namespace",),
+    "no network": ("no_network",),
+    "private /tmp": ("private_tmp",),
+    "private /tmp, course hidden": ("private_tmp", "course_hidden"),
+    "root (nobody could not read the interpreter's files)": ("runs_as_root",),
+    "user nobody": ("user_nobody",),
+    "no capabilities": ("no_capabilities",),
+    "rlimits (memory, CPU, processes, file size)": ("rlimits",),
+}
+
+
+def isolation_of(bubblewrap: bool, facts: list[str]) -> Isolation:
+    """The record of what confined a run: the child's ``facts``, inside bubblewrap or not."""
+    return Isolation(bubblewrap=bubblewrap, **{name: True for f in facts for name in FACT_FIELDS.get(f, ())})
 
 
 # ------------------------------------------------------------------------------ in the child

@@ -25,8 +25,6 @@ from IPython.core.history import HistoryManager
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 
-from ...checks.core import EVIDENCE_MIME
-
 INPUT_MESSAGE = ("input() is not available while grading: the notebook must run without anyone typing. "
                  "Put the value in the code instead of asking for it.")
 
@@ -37,8 +35,9 @@ EVIDENCE_BYTES = 64 * 2**20  # per cell: evidence beyond this is dropped (and th
 class Recorder:
     """The outputs of the cell now running, capped at ``limit`` bytes."""
 
-    def __init__(self, limit: int = 2 * 2**20):
+    def __init__(self, limit: int = 2 * 2**20, kept_mime: str = ""):
         self.limit = limit
+        self.kept_mime = kept_mime  # the harness's outputs (the checks' evidence): kept past the cut
         self.reset()
 
     def reset(self) -> None:
@@ -84,7 +83,8 @@ class Recorder:
     def bundle(self, kind: str, data: dict, metadata: dict | None, count: int | None = None) -> None:
         # the checks' evidence decides the points: a correct answer that prints a lot keeps them, so
         # evidence is kept past the cut, within its own (larger) budget
-        evidence = isinstance(data, dict) and EVIDENCE_MIME in data and self.evidence_size < EVIDENCE_BYTES
+        evidence = (bool(self.kept_mime) and isinstance(data, dict) and self.kept_mime in data
+                    and self.evidence_size < EVIDENCE_BYTES)
         if self.cut and not evidence:
             return
         clean, size = jsonable_bundle(data)
@@ -294,9 +294,10 @@ def no_input(prompt: str = "") -> str:
     raise StdinNotImplementedError(INPUT_MESSAGE)
 
 
-def prepare_child(shell: GradingShell, limit: int) -> None:
-    """In the forked child: route streams and input to the recorder."""
-    RECORDER.limit = limit
+def prepare_child(shell: GradingShell, limit: int, kept_mime: str = "") -> None:
+    """In the forked child: route streams and input to the recorder (which keeps ``kept_mime`` outputs past
+    the cut)."""
+    RECORDER.limit, RECORDER.kept_mime = limit, kept_mime
     RECORDER.reset()
     sys.stdout = Stream("stdout")
     sys.stderr = Stream("stderr")

@@ -19,10 +19,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from ..costs import merge, number
 from .child import ran_out_of_memory, warden
 from .contract import CellResult, Limits, RunRequest, RunResult
 from .frames import FrameReader
+from .measure import merge, number
 
 CHANNEL_FDS: list[int] = []  # the warm parent's frames to and from the engine; closed in every child
 SETUP_SECONDS = 120  # from the fork to the cell runner's hello: namespaces, staging, confinement
@@ -217,14 +217,14 @@ def attempt(shell, request: RunRequest, skip: set[int], *, timeout: float | None
     """One forked run of the notebook without the cells in ``skip``; ``timeout`` per cell (default the
     limits'), ``spent`` the seconds earlier attempts' time-outs cost, counted against the budget."""
     limits = request.limits
-    timeout = limits.cell_timeout if timeout is None else timeout
+    timeout = limits.first_timeout() if timeout is None else timeout
     workdir = tempfile.mkdtemp(prefix="ag-run-")
     os.chmod(workdir, 0o755)
     c0 = time.process_time()
     pid, msg_r, st_r = _fork(shell, request, skip, workdir)
     run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), timeout, limits.interrupt_grace,
-                  time.monotonic() + SETUP_SECONDS, after_timeout=limits.later_timeout, spent=spent,
-                  budget=limits.timeout_budget or float("inf"), fork_cpu=time.process_time() - c0)
+                  time.monotonic() + SETUP_SECONDS, after_timeout=limits.later_cell_timeout(), spent=spent,
+                  budget=limits.budget(), fork_cpu=time.process_time() - c0)
     try:
         while True:
             fds = run.open_fds()
@@ -328,12 +328,11 @@ def supervise(shell, request: RunRequest) -> RunResult:
                 break
             skipped[full] = _finished(run["done"][full], limits, interrupted=full in run["interrupted"])
         elif run["killed_for_timeout"] == cell:
-            cost = limits.cell_timeout + limits.interrupt_grace
+            cost = limits.first_timeout() + limits.interrupt_grace
             spent += cost
-            if limits.later_timeout:
-                timeout = min(limits.cell_timeout, limits.later_timeout)
+            timeout = limits.later_cell_timeout()
             skipped[cell] = _cell(cell, "timeout",
-                                  f"still running after {limits.cell_timeout:g} s and it ignored the "
+                                  f"still running after {limits.first_timeout():g} s and it ignored the "
                                   "interrupt, so its process was stopped; the rest of the notebook ran without it",
                                   cost)
         else:
@@ -360,7 +359,7 @@ def supervise(shell, request: RunRequest) -> RunResult:
             cells.append(_cell(i, "skipped", "not run: the notebook's process could not get this far"))
     # this process's own time besides the forks: reading the children's frames, building the answer
     costs["evidence"] = costs.get("evidence", 0.0) + max(0.0, time.process_time() - c0 - forks)
-    return RunResult(cells=cells, isolation="", problems=problems, costs=costs, facts=facts)
+    return RunResult(cells=cells, isolation=None, problems=problems, costs=costs, facts=facts)
 
 
 def _stopped_for_memory(done: dict[int, dict], skipped: dict[int, CellResult], n: int) -> int | None:
@@ -378,8 +377,8 @@ def _finished(m: dict, limits: Limits, interrupted: bool) -> CellResult:
     """A cell the cell runner finished (its done frame ``m``)."""
     status, detail = m["status"], ""
     if interrupted:
-        full, seconds = float(limits.cell_timeout), float(m["seconds"])
-        shorter = min(full, float(limits.later_timeout or full))
+        full, seconds = limits.first_timeout(), float(m["seconds"])
+        shorter = limits.later_cell_timeout()
         status, detail = "timeout", (f"interrupted after {full:g} s" if seconds > (full + shorter) / 2 or shorter >= full else
                                      f"interrupted after {shorter:g} s (the shorter limit once a cell "
                                      "of this notebook has timed out)")

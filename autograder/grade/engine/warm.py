@@ -20,16 +20,14 @@ import gc
 import importlib
 import io
 import os
-import pkgutil
 import re
 import signal
 import sys
 import time
 
-from ... import checks
-from ..costs import tree_seconds
 from .contract import THREAD_VARS, RunRequest
 from .frames import ChannelClosed, FrameReader, write_frame
+from .measure import tree_seconds
 from .supervisor import CHANNEL_FDS, supervise
 
 
@@ -62,7 +60,7 @@ def preloads(assignments) -> tuple[str, ...]:
 WARM_IMPORTS = ("numpy", "matplotlib", "matplotlib.pyplot", "IPython", "ipywidgets",
                 "math", "random", "collections", "itertools", "functools", "fractions", "statistics",
                 "dataclasses", "typing", "re", "string", "textwrap", "unicodedata", "json", "copy",
-                "getpass", "autograder.checks.core", "autograder.reference", "autograder.paths")
+                "getpass")
 
 
 def warm_up(preload: tuple[str, ...] = (), failed: list[str] | None = None):
@@ -83,9 +81,7 @@ def warm_up(preload: tuple[str, ...] = (), failed: list[str] | None = None):
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     for name in WARM_IMPORTS:
         load(name)
-    for info in pkgutil.iter_modules(checks.__path__):
-        load(f"autograder.checks.{info.name}")
-    for name in preload:
+    for name in preload:  # the harness's first (the pool puts them first), then the notebooks'
         if MODULE_NAME.fullmatch(name):
             load(name)
     from .shell import RECORDER, make_shell  # late: IPython, like the imports above, after the environment is set
@@ -115,6 +111,18 @@ def warm_up(preload: tuple[str, ...] = (), failed: list[str] | None = None):
         pass
     RECORDER.reset()
     return shell
+
+
+def preload_late(modules, tried: set[str]) -> None:
+    """Import the harness's modules a request names that this warm parent was not started with, once each,
+    before it forks the run: its runs then find them imported, as if they had been part of the warm-up."""
+    for name in modules:
+        if name not in tried and MODULE_NAME.fullmatch(name):
+            tried.add(name)
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the run imports it itself, and says why it fails there
+                pass
 
 
 # ----------------------------------------------------------------------------------- main
@@ -163,6 +171,7 @@ def main() -> None:
         inp, out = fork_siblings(siblings, (inp, out))
     write_frame(out, {"ready": True, "failed_imports": failed, "cpu": time.process_time()})
     reader = FrameReader(inp)
+    tried = set(preload)  # the modules imported at the warm-up, or tried
     answered = 0.0  # CPU spent writing the last answer, reported with the next one
     while True:
         c0 = time.process_time()
@@ -180,6 +189,7 @@ def main() -> None:
             continue
         read = time.process_time() - c0
         try:
+            preload_late(request.harness.preload, tried)
             result = supervise(shell, request)
         except Exception as exc:  # noqa: BLE001 - answer, so the engine can say what went wrong
             answer = {"error": f"{type(exc).__name__}: {exc}"}
