@@ -48,10 +48,17 @@ def autograded_notebook(student: NotebookNode, plan: Plan, run: RunResult, tests
             elif not is_solution_cell(cell):
                 cell.metadata.pop("nbgrader", None)
             cell.outputs = _outputs(ran.outputs if ran else [])
-        cell.execution_count = position + 1 if ran is not None and ran.status != "skipped" else None
+            if position in plan.left_out:  # said, so that no output is not read as a cell that failed silently
+                cell.outputs = [_stream("stdout", LEFT_OUT)]
+        cell.execution_count = (position + 1 if ran is not None and ran.status != "skipped"
+                                and position not in plan.left_out else None)
         nb.cells.append(cell)
         position += 1
     return nb
+
+
+LEFT_OUT = ("not run when graded: a demonstration of the course's that no exercise or test reads from "
+            "(it runs as usual in JupyterLab)\n")
 
 
 def _verdict(score: TestScore | None) -> list[NotebookNode]:

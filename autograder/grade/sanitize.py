@@ -97,7 +97,10 @@ def _changes(cell: NotebookNode, test: SourceTest) -> list[str]:
     return changes
 
 
-def plan(student: NotebookNode, tests: list[SourceTest]) -> Plan:
+def plan(student: NotebookNode, tests: list[SourceTest], given: frozenset[str] = frozenset()) -> Plan:
+    """What runs of ``student``: its own cells with the source's test cells put back. A code cell whose source
+    is in ``given`` (the course's set-up and demonstration cells, as released) is left out when nothing that
+    decides a score needs it; every cell the learner wrote or changed runs."""
     by_gid = {t.grade_id: t for t in tests}
     by_cell_id = {t.cell_id: t for t in tests if t.cell_id}
     order = {t.grade_id: i for i, t in enumerate(tests)}
@@ -157,7 +160,8 @@ def plan(student: NotebookNode, tests: list[SourceTest]) -> Plan:
             result.sources.append(what.source)
     result.items = items
     ran = [(kind, what) for kind, what in items if kind != "markdown"]  # one per source, in order
-    result.leave_out_demonstrations({i for i, (kind, what) in enumerate(ran) if kind == "code" and is_solution_cell(what)})
+    result.leave_out_demonstrations({i for i, (kind, what) in enumerate(ran) if kind == "code" and (
+        is_solution_cell(what) or what.source not in given)})
     for gid, what in result.tampered.items():
         result.notes.append(("tampered", f"test cell {gid}: {what}"))
     return result

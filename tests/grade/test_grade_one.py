@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from autograder import paths
+from autograder.nbio import is_solution_cell, is_test_cell
 from autograder.grade.config import GradeConfig, UsageError
 from autograder.grade.discover import Problem
 from autograder.grade.engine import Limits
@@ -119,3 +120,21 @@ def test_a_change_to_any_checks_module_makes_old_grades_stale(tmp_path, monkeypa
         after = source_hash("04_softmax_and_probability")
         assert after != before, module
         before = after
+
+
+@pytest.mark.grading
+def test_the_courses_demonstrations_are_left_out_and_the_autograded_copy_says_so(reference, g, tmp_path):
+    """A released demonstration no test reads does not run, and says so in the autograded notebook; a cell
+    the learner added runs, and the scores are those of a run of every cell."""
+    from autograder.grade.autograded import LEFT_OUT
+
+    nb = g.add_cell(g.right_notebook(), "print('my own cell ran')")
+    graded = grade_one(g.write_submission(tmp_path, "someone", nb), assignment=A, seed=0, reference=reference,
+                       limits=Limits(cell_timeout=30))
+    cells = nbformat.reads(graded.autograded, as_version=4).cells
+    left_out = [c for c in cells if c.cell_type == "code" and [o.get("text") for o in c.outputs] == [LEFT_OUT]]
+    assert left_out and all(c.execution_count is None for c in left_out)
+    assert not any(is_solution_cell(c) or is_test_cell(c) for c in left_out), "only demonstrations"
+    mine = [c for c in cells if "my own cell ran" in c.source]
+    assert [o.get("text") for o in mine[0].outputs] == ["my own cell ran\n"]
+    assert sum(s.points for s in graded.scores) == g.full_marks(A) and not graded.problems

@@ -82,3 +82,21 @@ def test_the_course_leaves_out_the_demonstrations_of_notebook_10_and_keeps_every
     left_out = [code[i].source for i in set(range(len(code))) - run]
     assert any("train_tiny_gpt(" in s for s in left_out), "the training demo is left out"
     assert 0 in run and any("def project_heads" in code[i].source for i in run)
+
+
+def test_only_the_courses_own_cells_are_left_out_whatever_the_learner_wrote_runs(g, tmp_path):
+    """A plan leaves out a released demonstration nothing needs, never a cell the learner added or changed
+    (a hostile or looping cell of theirs runs, and is contained, as in stock nbgrader)."""
+    from autograder.grade.sanitize import plan, source_tests
+
+    source = read_notebook(paths.solutions_dir() / "01_tokens_and_ids.ipynb")
+    released = read_notebook(paths.notebooks_dir() / "01_tokens_and_ids.ipynb")
+    tests = source_tests(source, released)
+    given = frozenset(c.source for c in source.cells
+                      if c.cell_type == "code" and not is_solution_cell(c) and not is_test_cell(c))
+    nb = g.right_notebook()
+    g.add_cell(nb, "print('mine')")
+    ran = plan(nb, tests, given)
+    assert ran.left_out and any("print('mine')" in s for s in ran.sources), "the learner's own cell runs"
+    assert all(not ran.sources[i] for i in ran.left_out)
+    assert not plan(nb, tests).left_out, "nothing given: every cell runs"
