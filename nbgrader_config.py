@@ -27,7 +27,7 @@ c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange")
 c.ClearSolutions.code_stub = {"python": STUB}
 # Seconds a cell may run under `nbgrader autograde` (nbgrader sets NBGRADER_EXECUTION there, so notebook
 # 10's training runs its short version).
-c.ExecutePreprocessor.timeout = Limits().kernel_timeout()  # 60, the grader's own default
+c.ExecutePreprocessor.timeout = Limits().kernel_timeout()  # 30, the grader's own default (and stock nbgrader's)
 
 # Late submissions, as nbgrader decides them: a due date per assignment (formgrader's "Manage
 # Assignments", or `nbgrader db assignment add NAME --duedate=...`), submission times from each

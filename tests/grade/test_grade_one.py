@@ -62,7 +62,8 @@ def test_options_are_built_by_keyword_and_checked(tmp_path):
     assert cfg.timeout == Limits().cell_timeout  # one place for each default
     # a class run bounds a looping student: later time-outs of a quarter, a budget of 3 timeouts (at least 120 s)
     # and draws no figures unless asked (--draw-figures)
-    assert cfg.limits() == replace(Limits(), later_timeout=15.0, timeout_budget=180.0, draw_figures=False)
+    assert cfg.timeout == 30, "stock nbgrader's ExecutePreprocessor.timeout"
+    assert cfg.limits() == replace(Limits(), later_timeout=7.5, timeout_budget=120.0, draw_figures=False)
     assert GradeConfig(submissions=tmp_path, draw_figures=True).limits().draw_figures is True
     assert GradeConfig(submissions=tmp_path, timeout=4).limits().timeout_budget == 120.0
     assert cfg.gradebook_url.endswith("gradebook.db")
