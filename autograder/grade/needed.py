@@ -5,9 +5,10 @@ learner's exercise cells, and the test cells. A test cell reads only ``check`` a
 every check builds its inputs from its own seed (a submission's process starts from a random global seed
 anyway), so a demonstration (training a model for a plot, printing an example) changes no score, unless a
 cell that runs reads something it makes. :func:`needed` finds the cells that do: the exercise and test cells
-and, going backwards, every cell that binds a name a needed cell after it reads, or may change such a name's
-object in place. It over-approximates on purpose (reads inside function bodies count, a binding never hides
-an earlier one, passing an object to a function may change it), and when a notebook does something it
+and every cell that binds a name a needed cell reads, or may change such a name's object in place, wherever it
+stands (a function reads its globals when it is called, maybe after a later cell rebound them). It
+over-approximates on purpose (reads inside function bodies count, a binding never hides another, passing an
+object to a function may change it), and when a notebook does something it
 cannot follow (``exec``, ``globals()``, ``%run``, ``%time x = ...``, ``import *``, a cell Python cannot
 read) it answers None: run every cell, as stock nbgrader does.
 
@@ -204,12 +205,15 @@ def needed(sources: Sequence[str], keep: Iterable[int]) -> set[int] | None:
     # function that declares globals binds them
     changeable = set().union(*(c.binds - c.declared for c in cells))
     sets_globals = {name: names for c in cells for name, names in c.sets_globals.items() if names}
+    # Order is not followed: a function defined in a needed cell reads its globals when it is called, which may
+    # be after a later cell (re)binds them, so a name any needed cell reads is wanted from every cell. Repeat
+    # until nothing more is needed.
     run = set(keep)
-    wanted: set[str] = set()
-    for i in range(len(cells) - 1, -1, -1):
-        c = cells[i]
-        binds = c.binds.union(*(sets_globals.get(name, ()) for name in c.reads))
-        if i in run or c.always or binds & wanted or c.touches & changeable & wanted:
-            run.add(i)
-            wanted |= c.reads
-    return run
+    while True:
+        wanted = set().union(*(cells[i].reads for i in run))
+        more = {i for i, c in enumerate(cells) if i not in run and (
+            c.always or c.binds.union(*(sets_globals.get(name, ()) for name in c.reads)) & wanted
+            or c.touches & changeable & wanted)}
+        if not more:
+            return run
+        run |= more

@@ -59,6 +59,12 @@ def test_calling_a_function_or_a_module_does_not_change_it():
     assert skipped(cells, {3, 4}) == {2}
 
 
+def test_a_global_a_function_reads_when_called_is_kept_even_when_bound_after_it():
+    """f reads SCALE when its test calls it, after the cell that binds SCALE ran: that cell is needed."""
+    cells = [SETUP, "def f(x):\n    return SCALE * x", "SCALE = 2.0", "print(f(1.0))", "check.f(f)"]
+    assert skipped(cells, {1, 4}) == {3}
+
+
 @pytest.mark.parametrize("opaque", ["exec('y = 1')", "globals()['y'] = 1", "from math import *",
                                     "setattr(CFG, 'eps', 3)", "def broken(:\n    pass"])
 def test_what_the_grader_cannot_follow_runs_every_cell(opaque):
