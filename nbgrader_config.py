@@ -7,7 +7,7 @@
 # grades the class into the same gradebook and autograded/ folder. See docs/grading.md.
 import os
 
-from autograder.grade.engine import Limits
+from autograder.engine import Limits
 from autograder.release import STUB
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file

@@ -501,7 +501,7 @@ def prepare_term(*, course: Path, instructors: tuple[str, ...], image: Path, stu
     configure_image(image, course_id=course_id, exchange=exchange)
     for warning in open_homes([*students, *members]):
         out(warning)
-    from .grade.doctor import exposures  # late: it pulls in the grading sandbox
+    from .grade.classrun.doctor import exposures  # late: it pulls in the grading sandbox
     for found in exposures(course=course, solutions=course / "solutions",
                            gradebook=course / "gradebook.db" if (course / "gradebook.db").exists() else None,
                            submitted=course / "submitted" if (course / "submitted").is_dir() else None):
@@ -527,7 +527,7 @@ def checkout_exposures(course: Path, checkout: Path | None) -> list[str]:
     installation imports from it and it is not the course (whose own are checked with the rest of it)."""
     if checkout is None or checkout.resolve() == course.resolve():
         return []
-    from .grade.doctor import exposures  # late: it pulls in the grading sandbox
+    from .grade.classrun.doctor import exposures  # late: it pulls in the grading sandbox
     return [f"warning: the course's installation imports from {checkout}; {found}"
             for found in exposures(course=checkout, solutions=checkout / "solutions")]
 

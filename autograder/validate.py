@@ -11,10 +11,10 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from . import paths
 from .checks.core import Prediction
 from .checks.questions import is_question
-from .grade import submission
-from .grade.discover import read_regular
-from .grade.engine import Limits
-from .grade.results import Exercise, GradedTest, exercises as group
+from .grade.submission import grade_one as submission
+from .grade.submission.discover import read_regular
+from .engine import Limits
+from .grade.submission.results import Exercise, GradedTest, exercises as group
 from .nbio import ANSI, exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, parse_notebook, read_notebook
 
 SHOWN_PROBLEMS = ("tampered", "run", "file skipped", "link skipped")  # what a learner can act on; the rest shows in
@@ -144,7 +144,7 @@ class LocalOnly(Exception):
 
 
 def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[Exercise], list[str]]:
-    """What ``grade`` would see: :func:`~.grade.submission.grade_one` on this notebook (sanitized against
+    """What ``grade`` would see: :func:`~.grade.submission.grade_one.grade_one` on this notebook (sanitized against
     the source, run on the grading engine in evidence mode), its visible tests judged against the
     reference run. Raises :class:`LocalOnly` when that cannot be done here (no solutions/, an unknown
     notebook, the instructor's own reference, a machine where the engine or the reference fails): the

@@ -21,9 +21,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.grade.engine import Limits, default_pool, shutdown_pool  # noqa: E402
-from autograder.grade.isolation import describe_isolation  # noqa: E402
-from autograder.grade.running import grading_environment, run_cells  # noqa: E402
+from autograder.engine import Limits, default_pool, shutdown_pool  # noqa: E402
+from autograder.grade.submission.isolation import describe_isolation  # noqa: E402
+from autograder.grade.submission.running import grading_environment, run_cells  # noqa: E402
 
 PRELUDE = "import torch\ntorch.set_num_threads(1)"
 

@@ -27,14 +27,14 @@ def floor(assignments: list[str], runs: int = 5, seed: int = 1, draw_figures: bo
     """CPU seconds of each assignment's solution cells (median of ``runs``), in this process: call it in
     a process of its own (``python benchmarks/floor.py``), since it imports and runs everything.
     Figures are drawn only with ``draw_figures``, as `grade` draws them only with --draw-figures."""
-    from autograder.grade.running import grading_environment
+    from autograder.grade.submission.running import grading_environment
 
     os.environ.update(grading_environment(seed))  # what a graded run's environment says (evidence mode, seed)
     from autograder import paths, reference
     from autograder.checks import core
-    from autograder.grade import sanitize
-    from autograder.grade.engine.shell import figures_as_text, prepare_child, run_cell
-    from autograder.grade.engine.warm import warm_up
+    from autograder.grade.submission import sanitize
+    from autograder.engine.shell import figures_as_text, prepare_child, run_cell
+    from autograder.engine.warm import warm_up
     from autograder.nbio import read_notebook
 
     shell = warm_up()

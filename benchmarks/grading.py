@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:  # run as a script: the repository's tests/ holds 
 from tests.builders import (gradable_assignments, make_class, our_scores, stock_autograde,  # noqa: E402
                             stock_course, stock_scores, venv_env)
 
-# the table's columns: phases of one submission, then what the class shares (see autograder/grade/costs.py)
+# the table's columns: phases of one submission, then what the class shares (see autograder/grade/output/costs.py)
 SUBMISSION_PHASES = ("read", "fork", "sandbox", "cells", "evidence", "judge", "autograded", "results", "gradebook",
                      "feedback")
 SHARED = "shared"  # a notebook's reference run and its share of the class's costs, per submission

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: the repository's tests/ makes up the class
     sys.path.insert(0, str(ROOT))
 
-from autograder.grade import classreport, report  # noqa: E402
+from autograder.grade.output import classreport, report  # noqa: E402
 from tests.builders import made_up_class  # noqa: E402  (the class tests/grade/test_classreport.py reads too)
 
 

@@ -367,7 +367,7 @@ def forked_run(shell, sources: list[str]) -> float:
     """CPU seconds of ``sources`` run in a child forked from this (warm) process, set up as the grader's cell
     runner sets itself up (one torch thread, outputs to the recorder, figures as text), with no sandbox and nothing
     sent back but the number: what a graded submission's cells cost in a fresh process."""
-    from autograder.grade.engine.shell import figures_as_text, prepare_child, run_cell
+    from autograder.engine.shell import figures_as_text, prepare_child, run_cell
 
     r, w = os.pipe()
     pid = os.fork()
@@ -401,18 +401,18 @@ def split_runs(assignments: list[str], runs: int = 2, seed: int = 1) -> dict[str
     any notebook ran in it (:func:`forked_run`), "runs": its solution run ``runs`` + 1 times in this process (the
     first warms it up), with floor.py's set-up (evidence mode, a warm interpreter, figures as text), every cell
     timed and split}; call it in a process of its own (``term.py --split-only``)."""
-    from autograder.grade.running import grading_environment
+    from autograder.grade.submission.running import grading_environment, notebook_preloads
 
     os.environ.update(grading_environment(seed))
     from autograder import paths, reference
     from autograder.checks import core
-    from autograder.grade.engine.shell import figures_as_text, prepare_child, run_cell
-    from autograder.grade.engine.warm import preloads, warm_up
+    from autograder.engine.shell import figures_as_text, prepare_child, run_cell
+    from autograder.engine.warm import warm_up
     from autograder.nbio import read_notebook
 
     import gc
 
-    shell = warm_up(preloads(assignments))  # what the class's warm parents import
+    shell = warm_up(notebook_preloads(assignments))  # what the class's warm parents import
     core.configure_from_environment()
     os.chdir(tempfile.mkdtemp(prefix="term-split-"))
     notebooks = {a: cell_kinds(read_notebook(paths.solutions_dir() / f"{a}.ipynb")) for a in assignments}

@@ -393,22 +393,22 @@ NB04_LOOPING = {"cell": "greedy_token", "line": 3, "code": "while True:", "funct
 NB04_NO_MAX = "softmax([1000, 999, 998]) gave [nan nan nan]: did you subtract the max?"
 
 
-def broken_04_records() -> list["FinalResult"]:
+def broken_04_records() -> list["SubmissionResult"]:
     """The records `grade` saves for a class of 04, no notebook run: right, blank, a SyntaxError (whose NameError
     also stops variance), an endless loop (four test cells of two exercises timed out, and the time budget left
     cross_entropy unrun), and a softmax without the max subtraction."""
-    from autograder.grade.results import FinalResult
+    from autograder.grade.submission.results import SubmissionResult
 
     points = points_per_test(source_notebook(NB04))
 
-    def result(student: str, status_of, code: dict | None = None, problems: tuple = ()) -> "FinalResult":
+    def result(student: str, status_of, code: dict | None = None, problems: tuple = ()) -> "SubmissionResult":
         scores = []
         for gid, of in points.items():
             status, message, extra = status_of(gid)
             scores.append({"grade_id": gid, "points": of if status == "passed" else 0.0, "max_points": of,
                            "status": status, "message": message, **extra})
         problems_ = [{"problem": p, "detail": d} for p, d in problems]
-        return FinalResult.from_json({"student_id": student, "assignment_id": NB04, "scores": scores,
+        return SubmissionResult.from_json({"student_id": student, "assignment_id": NB04, "scores": scores,
                                       "code": code or {}, "problems": problems_})
 
     def syntax(gid):
@@ -448,12 +448,12 @@ MADE_UP_MISTAKES = ["you subtracted the max of the whole array, not of each row"
                     "epsilon belongs inside the square root"]
 
 
-def made_up_class(n: int, seed: int = 0) -> tuple[list["FinalResult"], dict]:
+def made_up_class(n: int, seed: int = 0) -> tuple[list["SubmissionResult"], dict]:
     """``n`` result records spread over the assignments (as ``grade`` writes them, no notebook run), seeded:
     failures with known mistakes, a few not attempted, ungradable (not valid JSON), and a gradebook record
     ((student, assignment) -> Recorded) with overrides and late penalties."""
-    from autograder.grade.gradebook import Recorded
-    from autograder.grade.results import FinalResult
+    from autograder.grade.output.gradebook import Recorded
+    from autograder.grade.submission.results import SubmissionResult
 
     rng = random.Random(seed)
     assignments = paths.assignments()
@@ -481,4 +481,4 @@ def made_up_class(n: int, seed: int = 0) -> tuple[list["FinalResult"], dict]:
                                             overridden={first["grade_id"]: first["points"]}, comments={},
                                             late_penalty=1.0, seconds_late=7200.0, submitted_at="")
         results.append(r)
-    return [FinalResult.from_json(r) for r in results], recorded
+    return [SubmissionResult.from_json(r) for r in results], recorded

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.checks import causes, core
 from autograder.checks import nb04 as check
-from autograder.grade.judge import TestScore as Score, trace_causes  # aliased: pytest would try to collect a Test* class
+from autograder.grade.submission.judge import TestScore as Score, trace_causes  # aliased: pytest would try to collect a Test* class
 
 pytestmark = pytest.mark.nb04
 
@@ -131,17 +131,17 @@ def test_an_exercise_not_in_the_sources_or_calling_only_itself_is_never_its_own_
 
 
 def test_the_class_report_and_the_feedback_page_name_the_cause_not_no_known_mistake():
-    from autograder.grade import classreport, feedback
-    from autograder.grade.results import FinalResult
+    from autograder.grade.output import classreport, feedback
+    from autograder.grade.submission.results import SubmissionResult
 
     A = "04_softmax_and_probability"
 
-    def final(student: str) -> FinalResult:
+    def final(student: str) -> SubmissionResult:
         scores = [score("test_softmax", "passed"), score("test_softmax_hidden", "failed", "nan at row 0"),
                   score("test_softmax_temperature", "passed"),
                   score("test_softmax_temperature_hidden", "failed", "got nan")]
         trace_causes(scores, SOURCES)
-        return FinalResult.from_json({"student_id": student, "assignment_id": A, "problems": [],
+        return SubmissionResult.from_json({"student_id": student, "assignment_id": A, "problems": [],
                                       "scores": [{"grade_id": s.grade_id, "points": s.points, "max_points": s.max_points,
                                                   "status": s.status, "message": s.message, "mistake": s.mistake}
                                                  for s in scores]})

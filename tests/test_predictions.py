@@ -15,11 +15,10 @@ import pytest
 
 from autograder.checks import core
 from autograder.checks.questions import Question, is_question
-from autograder.grade import classreport, feedback
+from autograder.grade.output import classreport, feedback
 from autograder import validate
-from autograder.grade import judge
-from autograder.grade.records import SubmissionResult
-from autograder.grade.results import Exercise, FinalResult, GradedTest
+from autograder.grade.submission import judge
+from autograder.grade.submission.results import Exercise, SubmissionResult, GradedTest
 from tests.harness import answer, reveal_text, run_exercise
 
 A = "01_tokens_and_ids"
@@ -96,7 +95,7 @@ def prediction_score(right: bool, answer_text: str = "(80, 80)", why: str = "the
 
 def test_a_prediction_survives_the_saved_result_and_an_old_result_still_reads():
     result = SubmissionResult(assignment_id=A, source_hash="h", seed=0, student_id="s",
-                              scores=[prediction_score(False), judge.TestScore("test_encode", 1.0, 1.0, "passed")])
+                              tests=tuple(map(GradedTest.of, [prediction_score(False), judge.TestScore("test_encode", 1.0, 1.0, "passed")])))
     saved = json.loads(json.dumps(result.to_json()))
     assert saved["scores"][0]["prediction"] == {"answer": "(80, 80)", "right": False, "why": "the whole table"}
     assert "prediction" not in saved["scores"][1]  # only a question's score carries one
@@ -124,7 +123,7 @@ def test_validate_says_recorded_and_right_or_wrong_never_passed():
 
 
 def feedback_page(scores: list[dict]) -> str:
-    return feedback.page(FinalResult.from_json({"assignment_id": A, "student_id": "s", "scores": scores}))
+    return feedback.page(SubmissionResult.from_json({"assignment_id": A, "student_id": "s", "scores": scores}))
 
 
 def test_the_feedback_page_says_recorded_and_right_or_wrong_never_passed():
@@ -149,7 +148,7 @@ def test_report_shows_the_share_that_predicted_right_and_the_most_common_wrong_a
         if given:
             tests = [{**prediction_score(given[1], given[0], "why " + given[0]).to_json(), "grade_id": gid}
                      for gid in (f"test_{Q}", f"test_{Q}_hidden")]  # two tests, one answer: counted once
-        finals.append(FinalResult.from_json({"student_id": student, "assignment_id": A, "scores": tests,
+        finals.append(SubmissionResult.from_json({"student_id": student, "assignment_id": A, "scores": tests,
                                              "problems": []}))
     page = classreport.page(finals)
     row = re.search(rf'<tr data-question="{Q}">.*?</tr>', page, re.S).group(0)

@@ -7,7 +7,7 @@ each mutant in a fork against the tests that reach it. A mutant that survives is
 change that cannot alter behaviour: the latter are listed, with the reason, in
 tools/mutation-equivalent.txt; any other survivor makes the exit status 1.
 
-The targets: ``judge`` (autograder/grade/judge.py), ``sanitize`` (autograder/grade/sanitize.py) and
+The targets: ``judge`` (autograder/grade/submission/judge.py), ``sanitize`` (autograder/grade/submission/sanitize.py) and
 ``core``, the verdict (autograder/checks/verdict.py), the comparators (autograder/checks/compare.py) and the
 reading of outcomes (autograder/checks/evidence.py). mutmut mutates those whole files; their messages and
 encoding have tests of their own, so only the mutants of the functions in CORE are run.
@@ -61,8 +61,8 @@ CORE = (
     "autograder.checks.verdict.x_verdict__mutmut_*", "autograder.checks.verdict.x_judge__mutmut_*")
 # a target: the files mutmut mutates for it (a hand-written mutant's text is found in one of them) and the mutants run
 TARGETS = {
-    "judge": (("autograder/grade/judge.py",), ("autograder.grade.judge.*",)),
-    "sanitize": (("autograder/grade/sanitize.py",), ("autograder.grade.sanitize.*",)),
+    "judge": (("autograder/grade/submission/judge.py",), ("autograder.grade.submission.judge.*",)),
+    "sanitize": (("autograder/grade/submission/sanitize.py",), ("autograder.grade.submission.sanitize.*",)),
     "core": (("autograder/checks/verdict.py", "autograder/checks/compare.py", "autograder/checks/evidence.py"), CORE),
 }
 KILLED = ("killed", "timeout", "caught by type check", "segfault")  # the tests (or the machine) noticed
@@ -154,7 +154,7 @@ class Equivalent:
 
 
 def function_of(name: str) -> str:
-    """The mutated function's part of a mutant's name (``autograder.grade.judge.x_score`` of ``..._mutmut_8``)."""
+    """The mutated function's part of a mutant's name (``autograder.grade.submission.judge.x_score`` of ``..._mutmut_8``)."""
     return name.rpartition("__mutmut_")[0]
 
 

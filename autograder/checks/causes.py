@@ -8,7 +8,7 @@ may pass as it is". Two places need it, with the same words (:func:`cause_senten
 
 * the learner's check cell (:meth:`.registry.Check.__call__`): the names the function's code refers to
   (:func:`names_used`), each looked up where the function looks them up, and checked on its visible cases;
-* the grader (:func:`autograder.grade.judge.trace_causes`): the names in each exercise's source, against the
+* the grader (:func:`autograder.grade.submission.judge.trace_causes`): the names in each exercise's source, against the
   exercises whose tests failed in the same submission.
 """
 from __future__ import annotations

@@ -6,7 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from .config import ENGINES, GradeConfig, UsageError
+from . import UsageError
+from .classrun.config import ENGINES, GradeConfig
 
 EXIT_USAGE = 2
 
@@ -34,7 +35,8 @@ def _start_warming(args: argparse.Namespace) -> None:
     if args.cluster or args.engine == "nbclient" or args.submissions is None:
         return
     from .. import paths  # late, as the pipeline below: the other commands and --help do not need them
-    from . import engine, running  # late: see above
+    from .. import engine  # late: see above
+    from .submission import running  # late: see above
 
     wanted = set(args.assignment or paths.assignments())
     found: dict[str, int] = {}
@@ -51,7 +53,7 @@ def _start_warming(args: argparse.Namespace) -> None:
     jobs = args.jobs or GradeConfig(submissions=args.submissions).jobs
     pool = engine.default_pool()
     pool.also_preload(running.preload())
-    pool.expect(found)
+    pool.expect(running.notebook_preloads(found))
     pool.start_warming(min(jobs, sum(found.values()) + len(found)))
 
 
@@ -66,7 +68,7 @@ def _grade(args: argparse.Namespace) -> int:
         _start_warming(args)
         # imported when grading: the pipeline pulls in nbgrader's gradebook and SQLAlchemy (about a second),
         # which `--help` and the other commands do not need
-        from .pipeline import grade_class
+        from .classrun.pipeline import grade_class
 
         result = grade_class(cfg)
     except UsageError as exc:
@@ -77,7 +79,7 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from .doctor import doctor  # imported when used, as the pipeline above
+    from .classrun.doctor import doctor  # imported when used, as the pipeline above
 
     return doctor()
 

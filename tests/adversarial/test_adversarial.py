@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder import paths
-from autograder.grade.doctor import Listener
+from autograder.grade.classrun.doctor import Listener
 from autograder.nbio import exercise_of
 from tests.adversarial import cases
 from tests.builders import Graded, file_hashes

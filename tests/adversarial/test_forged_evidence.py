@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from autograder.checks import core, nb01
-from autograder.grade.engine import Limits
-from autograder.grade.submission import grade_one, run_reference
+from autograder.engine import Limits
+from autograder.grade.submission.grade_one import grade_one, run_reference
 from autograder.nbio import exercise_of
 from tests.adversarial.evidence import payload, right_decode, right_encode, stub_encode, wrong_encode
 from tests.builders import A, right_notebook, solutions, solution_index, solve, write_submission

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grade import report
+from autograder.grade.output import report
 from tests import broken_class, builders
 
 from .axe import assert_accessible

@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from autograder.grade import classreport, feedback
-from autograder.grade.results import FinalResult
+from autograder.grade.output import classreport, feedback
+from autograder.grade.submission.results import SubmissionResult
 from tests import broken_class
 from tests.broken_class import A, LOOP_EXERCISE, STUDENTS, SYNTAX_EXERCISE
 
@@ -156,10 +156,10 @@ def test_no_feedback_page_shows_an_internal_test_id_and_every_one_has_a_viewport
 
 # --------------------------------------------------------------------------- records a real run rarely gives
 
-def result(*tests: tuple[str, str], code: dict | None = None) -> FinalResult:
+def result(*tests: tuple[str, str], code: dict | None = None) -> SubmissionResult:
     scores = [{"grade_id": gid, "points": 1.0 if status == "passed" else 0.0, "max_points": 1.0, "status": status,
                "message": message} for gid, status, message in ((g, s, f"{s} message") for g, s in tests)]
-    return FinalResult.from_json({"student_id": "s", "assignment_id": A, "scores": scores, "problems": [],
+    return SubmissionResult.from_json({"student_id": "s", "assignment_id": A, "scores": scores, "problems": [],
                                   "code": code or {}})
 
 
@@ -183,7 +183,7 @@ def test_student_rows_are_typed_and_flag_blank_zero_and_ungradable():
         result(("test_softmax", "not attempted")),
         result(("test_softmax", "failed")),
         result(("test_softmax", "passed")),
-        FinalResult.from_json({"student_id": "t", "assignment_id": A, "scores": [], "code": {},
+        SubmissionResult.from_json({"student_id": "t", "assignment_id": A, "scores": [], "code": {},
                                "problems": [{"problem": "not valid JSON", "detail": "x", "fatal": True}]}),
     ])
     assert [r.status for r in rows] == ["blank", "zero points", "graded", "could not be graded"]

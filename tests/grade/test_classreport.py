@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grade import classreport, report
-from autograder.grade.results import FinalResult
+from autograder.grade.output import classreport, report
+from autograder.grade.submission.results import SubmissionResult
 from autograder.nbio import exercise_of
 from tests import builders
 
@@ -139,7 +139,7 @@ def assert_report_matches_csvs(out: Path) -> Report:
 # --------------------------------------------------------------------------- fast: a made-up class
 
 @pytest.fixture(scope="module")
-def made_up(tmp_path_factory) -> tuple[Path, list[FinalResult]]:
+def made_up(tmp_path_factory) -> tuple[Path, list[SubmissionResult]]:
     results, recorded = builders.made_up_class(100, seed=7)
     out = tmp_path_factory.mktemp("made-up")
     return out, report.write_outputs(out, results, recorded)
@@ -171,7 +171,7 @@ def test_report_escapes_and_loads_nothing_from_elsewhere():
     result = {"student_id": "<b>eve</b>", "assignment_id": "04_softmax_and_probability", "problems": [],
               "scores": [{"grade_id": "softmax", "points": 0, "max_points": 1, "status": "failed",
                           "message": "m", "mistake": "<script>alert(1)</script>"}]}
-    text = classreport.page([FinalResult.from_json(result)])
+    text = classreport.page([SubmissionResult.from_json(result)])
     assert "<script>alert" not in text and "&lt;script&gt;" in text and "&lt;b&gt;eve" in text
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", text), "the report links a remote resource"
     assert "<script" not in text and "@import" not in text
@@ -180,7 +180,7 @@ def test_report_escapes_and_loads_nothing_from_elsewhere():
 def test_report_lists_ungradable_submissions_with_why():
     result = {"student_id": "mallory", "assignment_id": "01_tokens_and_ids", "scores": [],
               "problems": [{"problem": "not valid JSON", "detail": "line 1 column 1", "fatal": True}]}
-    text = classreport.page([FinalResult.from_json(result)])
+    text = classreport.page([SubmissionResult.from_json(result)])
     assert "Could not be graded: 1" in text and "not valid JSON" in text and "line 1 column 1" in text
     assert 'href="feedback/mallory/01_tokens_and_ids.html"' in text
 
@@ -259,7 +259,7 @@ def test_a_syntax_error_an_error_and_a_time_out_are_in_the_row_and_at_the_top():
 
 def test_troubles_group_by_cause_and_name_the_exception():
     """Is an error grouped under its exception's name with its message, after a cause sentence too?"""
-    r = FinalResult.from_json({"student_id": "s", "assignment_id": NB04, "problems": [], "code": {}, "scores": [
+    r = SubmissionResult.from_json({"student_id": "s", "assignment_id": NB04, "problems": [], "code": {}, "scores": [
         {"grade_id": "test_softmax", "points": 0, "max_points": 1, "status": "error",
          "message": "Your exp fails its own check: fix it first. TypeError: unsupported operand"},
         {"grade_id": "test_softmax_hidden", "points": 0, "max_points": 1, "status": "error", "message": "TypeError: x"},

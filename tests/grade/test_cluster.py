@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from autograder.grade import report
+from autograder.grade.output import report
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("test_cluster")]

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from autograder.grade.engine import CellResult, Isolation, Limits, RunRequest, RunResult, WarmPool, default_pool
-from autograder.grade.engine.contract import MAX_RESTARTS, child_environment
-from autograder.grade.running import EVIDENCE_MODE, harness, run_cells
+from autograder.engine import CellResult, Isolation, Limits, RunRequest, RunResult, WarmPool, default_pool
+from autograder.engine.contract import MAX_RESTARTS, child_environment
+from autograder.grade.submission.running import EVIDENCE_MODE, harness, run_cells
 
 
 def through_the_pipe(data: dict) -> dict:

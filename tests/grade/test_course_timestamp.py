@@ -1,7 +1,7 @@
 """Does nbgrader's timestamp.txt in a student's folder get read without following a link or waiting on a FIFO?"""
 import os
 
-from autograder.grade.course import TIMESTAMP_NAME, read_timestamp
+from autograder.grade.output.course import TIMESTAMP_NAME, read_timestamp
 
 
 def test_a_regular_timestamp_is_read(tmp_path):

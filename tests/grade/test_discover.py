@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grade.discover import discover
+from autograder.grade.submission.discover import discover
 
 pytestmark = pytest.mark.grading
 A = "01_tokens_and_ids"

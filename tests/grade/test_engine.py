@@ -13,8 +13,8 @@ import threading
 import pytest
 
 from autograder.checks.core import EVIDENCE_MIME
-from autograder.grade.engine import CellResult, Limits, RunResult, WarmPool, default_pool
-from autograder.grade.running import run_cells
+from autograder.engine import CellResult, Limits, RunResult, WarmPool, default_pool
+from autograder.grade.submission.running import notebook_preloads, run_cells
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
@@ -107,7 +107,7 @@ def test_torch_is_warm_for_the_notebooks_that_use_it(assignment, warm):
     """01 never imports torch: the warm parents of a class of 01 skip it (1.5-2 core-seconds each); 02's have it
     imported, so its submissions do not import it again, and a 01 submission that does import it still can."""
     pool = WarmPool()
-    pool.expect([assignment])
+    pool.expect(notebook_preloads([assignment]))
     try:
         result = run_cells(["import sys\nprint('torch' in sys.modules)",
                             "import torch\nprint(torch.get_num_threads(), int(torch.tensor([2, 3]).prod()))"],
@@ -123,7 +123,7 @@ def test_notebook_10s_transformers_comes_preloaded_and_offline():
     notebook-10 submission would otherwise pay about 2.5 s of CPU for them), with the model hub switched off,
     and build a GPT-2 from a configuration?"""
     pool = WarmPool()
-    pool.expect(["10_decoder_block"])  # what grade does before a class with notebook 10
+    pool.expect(notebook_preloads(["10_decoder_block"]))  # what grade does before a class with notebook 10
     try:
         result = run_cells([
             "import sys\n"
@@ -361,8 +361,8 @@ def test_two_threads_at_once():
 
 
 def _in_process(queue) -> None:
-    from autograder.grade.engine import shutdown_pool
-    from autograder.grade.running import run_cells as run
+    from autograder.engine import shutdown_pool
+    from autograder.grade.submission.running import run_cells as run
 
     try:
         r = run(SOURCES, assignment="02_demo", limits=FAST)

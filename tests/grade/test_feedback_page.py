@@ -13,11 +13,12 @@ from html.parser import HTMLParser
 import nbformat
 
 from autograder import paths
-from autograder.grade import feedback, judge
-from autograder.grade.engine import CellResult, RunResult
-from autograder.grade.interrupted import StoppedAt, stopped_at
-from autograder.grade.results import FinalResult
-from autograder.grade.sanitize import Plan, SourceTest
+from autograder.grade.output import feedback
+from autograder.grade.submission import judge
+from autograder.engine import CellResult, RunResult
+from autograder.grade.submission.interrupted import StoppedAt, stopped_at
+from autograder.grade.submission.results import SubmissionResult
+from autograder.grade.submission.sanitize import Plan, SourceTest
 from autograder.nbio import ANSI, notebook_title, read_notebook
 from tests import builders
 
@@ -32,14 +33,14 @@ INTERRUPTED = {"output_type": "error", "ename": "KeyboardInterrupt", "evalue": "
     "Cell In[3], line 3, in check(f)\n      2 def check(f):\n----> 3     return f(np.zeros(3))\n",
     "Cell In[2], line 3, in greedy_token(logits)\n      1 def greedy_token(logits):\n      2     n = 0\n"
     "----> 3     while True:\n      4         n += 1\n",
-    "File /srv/autograder/grade/engine/child.py:132, in cell_runner.<locals>.interrupt(signum, frame)\n"
+    "File /srv/autograder/engine/child.py:132, in cell_runner.<locals>.interrupt(signum, frame)\n"
     "    130 if in_cell[0]:\n    131     interrupted[0] = True\n--> 132     raise KeyboardInterrupt\n",
     "KeyboardInterrupt: "]}
 CELLS = {0: ("", "import numpy as np"), 1: ("greedy_token", LOOP)}  # the test cell (position 2) is not the learner's
 WHILE = StoppedAt(cell="greedy_token", line=3, code="while True:", function="greedy_token(logits)")
 
 
-def records() -> dict[str, FinalResult]:
+def records() -> dict[str, SubmissionResult]:
     return {r.student_id: r for r in builders.broken_04_records()}
 
 

@@ -14,12 +14,14 @@ import pytest
 
 from autograder import paths
 from autograder.nbio import is_solution_cell, is_test_cell
-from autograder.grade.config import GradeConfig, UsageError
-from autograder.grade.discover import Problem
-from autograder.grade.engine import Limits
-from autograder.grade import judge
-from autograder.grade.records import Job, NotebookFile, Reference, SubmissionResult
-from autograder.grade.submission import grade_one, run_reference, source_hash
+from autograder.grade import UsageError
+from autograder.grade.classrun.config import GradeConfig
+from autograder.grade.submission.discover import Problem
+from autograder.engine import Limits
+from autograder.grade.submission import judge
+from autograder.grade.submission.records import Job, NotebookFile, Reference
+from autograder.grade.submission.results import GradedTest, SubmissionResult
+from autograder.grade.submission.grade_one import grade_one, run_reference, source_hash
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = pytest.mark.xdist_group("test_grade_one")
@@ -37,7 +39,7 @@ def test_records_survive_json_both_ways():
               limits=Limits(cell_timeout=7), problems=(Problem("s", A, "missing notebook", "none", True),),
               notebook=NotebookFile(name="n.ipynb", content=b"{}", files={"data.bin": b"\x00\xff"}))
     result = SubmissionResult(assignment_id=A, source_hash="ab", seed=3, student_id="s",
-                              scores=[judge.TestScore("test_encode", 1.0, 1.0, "passed")],
+                              tests=tuple(map(GradedTest.of, [judge.TestScore("test_encode", 1.0, 1.0, "passed")])),
                               problems=[Problem("s", A, "run", "slow")], code={"encode": "def encode(): ..."},
                               autograded="{}")
     assert roundtrip(reference) == reference and roundtrip(job) == job
@@ -127,7 +129,7 @@ def test_a_change_to_any_checks_module_makes_old_grades_stale(tmp_path, monkeypa
 def test_the_courses_demonstrations_are_left_out_and_the_autograded_copy_says_so(reference, g, tmp_path):
     """A released demonstration no test reads does not run, and says so in the autograded notebook; a cell
     the learner added runs, and the scores are those of a run of every cell."""
-    from autograder.grade.autograded import LEFT_OUT
+    from autograder.grade.submission.autograded import LEFT_OUT
 
     nb = g.add_cell(g.right_notebook(), "print('my own cell ran')")
     graded = grade_one(g.write_submission(tmp_path, "someone", nb), assignment=A, seed=0, reference=reference,

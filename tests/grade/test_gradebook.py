@@ -16,8 +16,8 @@ from nbgrader.api import Gradebook, get_alembic_version
 from nbgrader.plugins import LateSubmissionPlugin
 
 from autograder import paths
-from autograder.grade.gradebook import GradebookWriter
-from autograder.grade.results import FinalResult
+from autograder.grade.output.gradebook import GradebookWriter
+from autograder.grade.submission.results import SubmissionResult
 
 A = "01_tokens_and_ids"
 
@@ -39,8 +39,8 @@ def writer(tmp_path, monkeypatch):
     w.close()
 
 
-def result(student: str, points: dict[str, float], submitted_at: str = "") -> FinalResult:
-    return FinalResult.from_json({"student_id": student, "assignment_id": A, "submitted_at": submitted_at, "scores": [
+def result(student: str, points: dict[str, float], submitted_at: str = "") -> SubmissionResult:
+    return SubmissionResult.from_json({"student_id": student, "assignment_id": A, "submitted_at": submitted_at, "scores": [
         {"grade_id": g, "points": p, "max_points": 1.0, "status": "passed" if p else "failed"}
         for g, p in points.items()]})
 

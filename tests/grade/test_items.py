@@ -15,9 +15,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from autograder.grade import classreport, items, report
-from autograder.grade.items import ItemStats, item_analysis
-from autograder.grade.results import FinalResult
+from autograder.grade.output import classreport, items, report
+from autograder.grade.output.items import ItemStats, item_analysis
+from autograder.grade.submission.results import SubmissionResult
 
 A = "04_softmax_and_probability"
 BARS = {"test_softmax": 0.2, "test_softmax_hidden": 0.35, "test_cross_entropy": 0.5,
@@ -27,17 +27,17 @@ MISLEADING_BELOW = 0.5
 
 
 def result(student: str, statuses: dict[str, str], assignment: str = A, problems: list | None = None,
-           points: dict[str, float] | None = None) -> FinalResult:
+           points: dict[str, float] | None = None) -> SubmissionResult:
     """A saved result: each test's status, its full points (1 unless ``points`` says) when passed, else 0."""
     points = points or {}
-    return FinalResult.from_json({
+    return SubmissionResult.from_json({
         "student_id": student, "assignment_id": assignment, "problems": problems or [], "code": {},
         "scores": [{"grade_id": gid, "points": points.get(gid, 1.0) if status == "passed" else 0.0,
                     "max_points": points.get(gid, 1.0), "status": status, "message": "", "mistake": ""}
                    for gid, status in statuses.items()]})
 
 
-def synthetic_class(n: int = 40, seed: int = 3) -> list[FinalResult]:
+def synthetic_class(n: int = 40, seed: int = 3) -> list[SubmissionResult]:
     """``n`` students of evenly spread skill; each passes a test when skill + noise clears its bar, except the
     misleading test, passed when skill is below MISLEADING_BELOW (with the same noise)."""
     rng = random.Random(seed)
@@ -92,7 +92,7 @@ def test_discrimination_leaves_the_test_out_of_the_total(analysed):
         assert analysed[A, gid].discrimination == pytest.approx(statistics.correlation(passed, rest), abs=1e-12)
 
 
-def unrelated_class() -> list[FinalResult]:
+def unrelated_class() -> list[SubmissionResult]:
     """Six students; ``test_x`` is passed by one student at each score 1, 2 and 3 on the other tests and failed by
     another at each: it says nothing about the rest. Counted in the total, it would correlate with it (r = 0.5)."""
     out = []
@@ -111,7 +111,7 @@ def test_a_test_unrelated_to_the_rest_reads_near_zero():
     assert item.discrimination == pytest.approx(0.0, abs=1e-12) and item.upper_lower == pytest.approx(0.0)
 
 
-def class_with_correlation(r: float) -> list[FinalResult]:
+def class_with_correlation(r: float) -> list[SubmissionResult]:
     """Eight students whose ``test_x`` correlates with their score on the other test by exactly ``r``."""
     # passing (1, 1, 0, 0) against a rest of (r, r, -r, -r) + (s, -s, s, -s): the second part is uncorrelated
     # with passing and makes the rest's spread such that the correlation is r; shifted by 2 to be points

@@ -1,6 +1,6 @@
 """Does the judge score every kind of cell result by the rules, failing closed, without running a notebook?
 
-The cells here are made up (:class:`~autograder.grade.engine.RunResult` by hand); the evidence is real,
+The cells here are made up (:class:`~autograder.engine.RunResult` by hand); the evidence is real,
 recorded in this process from notebook 01's ``encode`` and ``decode`` checks. Each rule is tested by a
 case that a broken rule would score differently: a raised cell earning points, a missing or extra
 payload ignored, one passed test making an exercise passed.
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from autograder.checks import core, nb01
-from autograder.grade import judge
-from autograder.grade.engine import CellResult, RunResult
-from autograder.grade.sanitize import Plan, SourceTest
+from autograder.grade.submission import judge
+from autograder.engine import CellResult, RunResult
+from autograder.grade.submission.sanitize import Plan, SourceTest
 from tests.adversarial.evidence import (display, payload, right_decode, right_encode, stub_encode,
                                         wrong_encode)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograder import paths
-from autograder.grade.report import spreadsheet_original, spreadsheet_safe
+from autograder.grade.output.report import spreadsheet_original, spreadsheet_safe
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("links_class")]
 A = "01_tokens_and_ids"

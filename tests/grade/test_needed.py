@@ -8,7 +8,7 @@ import glob
 
 import pytest
 
-from autograder.grade.needed import names_of, needed
+from autograder.grade.submission.needed import names_of, needed
 from autograder.nbio import is_solution_cell, is_test_cell, read_notebook
 from autograder import paths
 
@@ -93,7 +93,7 @@ def test_the_course_leaves_out_the_demonstrations_of_notebook_10_and_keeps_every
 def test_only_the_courses_own_cells_are_left_out_whatever_the_learner_wrote_runs(g, tmp_path):
     """A plan leaves out a released demonstration nothing needs, never a cell the learner added or changed
     (a hostile or looping cell of theirs runs, and is contained, as in stock nbgrader)."""
-    from autograder.grade.sanitize import plan, source_tests
+    from autograder.grade.submission.sanitize import plan, source_tests
 
     source = read_notebook(paths.solutions_dir() / "01_tokens_and_ids.ipynb")
     released = read_notebook(paths.notebooks_dir() / "01_tokens_and_ids.ipynb")

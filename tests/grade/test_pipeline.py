@@ -43,7 +43,7 @@ def test_a_missing_folder_is_said_before_nbgrader_is_imported(tmp_path):
     """A mistyped path is an error in a fraction of a second: nothing is warmed up, and the pipeline (nbgrader,
     SQLAlchemy: over a core-second) is not imported for it."""
     code = ("import sys\nfrom autograder.cli import main\nrc = main(['grade', sys.argv[1]])\n"
-            "print(rc, 'nbgrader' in sys.modules, 'autograder.grade.pipeline' in sys.modules)")
+            "print(rc, 'nbgrader' in sys.modules, 'autograder.grade.classrun.pipeline' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "no-such")], capture_output=True, text=True)
     assert proc.stdout.split() == ["2", "False", "False"], (proc.stdout, proc.stderr)
     assert "no such folder" in proc.stderr

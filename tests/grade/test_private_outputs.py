@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from autograder import paths
-from autograder.grade.doctor import exposures
-from autograder.grade.pipeline import private_files
+from autograder.grade.classrun.doctor import exposures
+from autograder.grade.classrun.pipeline import private_files
 
 pytestmark = pytest.mark.grading
 A = "01_tokens_and_ids"

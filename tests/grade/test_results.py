@@ -17,21 +17,24 @@ import pytest
 
 from autograder import validate
 from autograder.checks import core
-from autograder.grade import classreport, judge, pipeline, report, results, schedule
-from autograder.grade.config import GradeConfig
-from autograder.grade.discover import Problem, Submission
-from autograder.grade.engine import Isolation
-from autograder.grade.records import Reference, SubmissionResult
-from autograder.grade.results import FinalResult, Recorded
-from autograder.grade.submission import failed_result
+from autograder.grade.output import classreport, report
+from autograder.grade.submission import judge, results
+from autograder.grade.classrun import pipeline, schedule
+from autograder.grade.classrun.config import GradeConfig
+from autograder.grade.classrun.progress import Progress
+from autograder.grade.submission.discover import Problem, Submission
+from autograder.engine import Isolation
+from autograder.grade.submission.records import Reference
+from autograder.grade.submission.results import GradedTest, Recorded, SubmissionResult
+from autograder.grade.submission.grade_one import failed_result
 
 A = "01_tokens_and_ids"
 
 
-def saved(student: str, encode: float = 0.0, decode: float = 1.0) -> FinalResult:
+def saved(student: str, encode: float = 0.0, decode: float = 1.0) -> SubmissionResult:
     """One result as ``grade`` saves it: encode (a visible check and hidden tests) and decode."""
     tests = [("test_encode", encode), ("test_encode_hidden", 1.0), ("test_decode", decode)]
-    return FinalResult.from_json({"student_id": student, "assignment_id": A, "problems": [], "code": {}, "scores": [
+    return SubmissionResult.from_json({"student_id": student, "assignment_id": A, "problems": [], "code": {}, "scores": [
         {"grade_id": gid, "points": pts, "max_points": 1.0, "status": "passed" if pts else "failed",
          "message": "" if pts else "wrong values"} for gid, pts in tests]})
 
@@ -106,18 +109,18 @@ def test_the_saved_format_is_the_one_grade_writes_and_an_old_result_still_loads(
     graded = SubmissionResult(assignment_id=A, source_hash="h", seed=3, student_id="s", notebook=f"{A}.ipynb",
                               submission_hash="x", engine="engine", isolation=Isolation(bubblewrap=True), seconds=1.5,
                               code={"decode": "def decode(ids):\n    pass\n"}, submitted_at="2030-01-01T00:00:00Z",
-                              scores=[judge.TestScore("test_encode", 1.0, 1.0, "passed", "ok",
+                              tests=tuple(map(GradedTest.of, [judge.TestScore("test_encode", 1.0, 1.0, "passed", "ok",
                                                 prediction=core.Prediction("(1, 2)", False, "why")),
-                                      judge.TestScore("test_decode", 0.0, 2.0, "failed", "wrong", "off by one")],
+                                      judge.TestScore("test_decode", 0.0, 2.0, "failed", "wrong", "off by one")])),
                               problems=[Problem("s", A, "tampered", "test_decode changed")])
     data = json.loads(json.dumps(graded.to_json()))
-    final = FinalResult.from_json(data)
+    final = SubmissionResult.from_json(data)
     assert final.to_json() == data, "a result written again reads as it was saved"
     assert SubmissionResult.from_json(final.to_json()) == SubmissionResult.from_json(data)
     assert [ex.name for ex in final.exercises] == ["encode", "decode"] and final.exercises[0].prediction.why == "why"
     old = {"version": 1, "assignment_id": A, "student_id": "s", "source_hash": "h", "seed": 0, "unknown": 1,
            "scores": [{"grade_id": "test_encode", "points": 0.0, "max_points": 1.0, "status": "failed"}]}
-    loaded = FinalResult.from_json(old)
+    loaded = SubmissionResult.from_json(old)
     assert loaded.version == 1 and loaded.tests[0].prediction is None and loaded.tests[0].message == ""
 
 
@@ -140,7 +143,7 @@ def test_seed_or_force_replace_a_corrupt_run_json_and_run_json_has_one_writer(tm
     (tmp_path / "run.json").write_text("{not json")
     drawn = pipeline._seed(tmp_path, None, force=True)
     assert report.read_run(tmp_path).seed == drawn and pipeline._seed(tmp_path, None) == drawn
-    grade = Path(pipeline.__file__).parent
+    grade = Path(pipeline.__file__).parent.parent  # the whole grade package
     writers = [p.name for p in sorted(grade.rglob("*.py")) if '"run.json"' in p.read_text()]
     assert writers == ["report.py"], writers
 
@@ -170,7 +173,7 @@ def test_grade_all_leaves_the_caller_s_config_as_it_was(tmp_path, monkeypatch):
     kept: list = []
     graded = schedule.grade_all([(Submission("s", A, None), "")], cfg=cfg, seed=1, hashes={},
                                 on_start=lambda: None, on_result=kept.append,
-                                progress=report.Progress(None, enabled=False))
+                                progress=Progress(None, enabled=False))
     assert graded == schedule.Graded(count=1, workers=7) and len(kept) == 1
     assert cfg.jobs == 2, "the caller's --jobs is left as it was"
 
@@ -184,7 +187,7 @@ def _graded_beside(tmp_path, monkeypatch, on_start, reference_run, on_result) ->
     cfg = GradeConfig(submissions=tmp_path / "submitted", out=tmp_path / "out", cluster="tcp://nowhere:8786")
     cfg.out.mkdir()
     schedule.grade_all([(Submission("s", A, None), "")], cfg=cfg, seed=1, hashes={A: "0" * 16},
-                       on_start=on_start, on_result=on_result, progress=report.Progress(None, enabled=False))
+                       on_start=on_start, on_result=on_result, progress=Progress(None, enabled=False))
 
 
 def test_the_gradebook_opens_while_the_references_run_and_the_first_result_waits_for_it(tmp_path, monkeypatch):
@@ -223,7 +226,7 @@ def test_the_feedback_page_says_every_exercise_passed_only_when_the_rule_says_so
     """Full points are not "every exercise passed": a changed test cell graded from the original keeps its
     points, and its exercise is tampered, not passed."""
     full = saved("fay", encode=1.0)
-    changed = FinalResult.from_json({**full.to_json(), "student_id": "gus", "scores": [
+    changed = SubmissionResult.from_json({**full.to_json(), "student_id": "gus", "scores": [
         {**s, "status": "tampered", "message": "test cell changed"} if s["grade_id"] == "test_encode" else s
         for s in full.to_json()["scores"]]})
     report.write_outputs(tmp_path, [full, changed], {})

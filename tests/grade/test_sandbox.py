@@ -15,10 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grade.engine import sandbox
-from autograder.grade.engine import Limits, RunResult, WarmPool, default_pool
-from autograder.grade.isolation import describe_isolation
-from autograder.grade.running import run_cells
+from autograder.engine import sandbox
+from autograder.engine import Limits, RunResult, WarmPool, default_pool
+from autograder.grade.submission.isolation import describe_isolation
+from autograder.grade.submission.running import run_cells
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_sandbox")]
@@ -180,7 +180,7 @@ def test_without_namespaces_it_degrades_to_limits_and_says_so(plain_pool):
 
 
 def test_isolation_is_reported():
-    from autograder.grade.engine.sandbox import isolation_of  # late: only this test needs it
+    from autograder.engine.sandbox import isolation_of  # late: only this test needs it
 
     assert describe_isolation(isolation_of(False, ["rlimits (memory, CPU, processes, file size)"])).startswith(
         "resource limits only")

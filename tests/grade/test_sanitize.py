@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from autograder import paths
-from autograder.grade.sanitize import plan, reference_plan, source_tests
+from autograder.grade.submission.sanitize import plan, reference_plan, source_tests
 from autograder.nbio import grade_id, is_solution_cell, is_test_cell, read_notebook
 from autograder.release import student_notebook
 

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from autograder.grade.config import GradeConfig
-from autograder.grade.engine import Limits, default_pool, fallback, supervisor
-from autograder.grade.running import run_cells
-from autograder.grade.engine.frames import FrameReader, write_frame
+from autograder.grade.classrun.config import GradeConfig
+from autograder.engine import Limits, default_pool, fallback, supervisor
+from autograder.grade.submission.running import run_cells
+from autograder.engine.frames import FrameReader, write_frame
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_engine")]
 LOOP = "def slow(x):\n    while True:\n        pass\n"

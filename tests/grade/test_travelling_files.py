@@ -1,4 +1,4 @@
-"""Which files travel with a submission? One rule (:func:`autograder.grade.discover.files_beside`):
+"""Which files travel with a submission? One rule (:func:`autograder.grade.submission.discover.files_beside`):
 regular files only, never a symbolic link or anything behind one, within size caps, each file left
 behind named as a problem. Fast tests of the rule itself; tests/grade/test_links_class.py grades a class."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grade import discover as discover_module
-from autograder.grade.discover import Refused, discover, files_beside, read_regular
+from autograder.grade.submission import discover as discover_module
+from autograder.grade.submission.discover import Refused, discover, files_beside, read_regular
 
 pytestmark = pytest.mark.grading
 A = "01_tokens_and_ids"
@@ -185,8 +185,8 @@ def test_a_folder_name_that_is_not_utf8_is_named_not_a_crash(tmp_path):
 
 
 def test_a_job_leaving_for_a_dask_worker_carries_the_same_files_and_names_the_skipped(folder):
-    from autograder.grade.records import Job, Reference
-    from autograder.grade.schedule import with_data
+    from autograder.grade.submission.records import Job, Reference
+    from autograder.grade.classrun.schedule import with_data
 
     secret = folder.parents[2] / "home" / "instructor" / "secret.txt"
     os.symlink(secret, folder / "notes.txt")

@@ -14,8 +14,8 @@ import nbformat
 import pytest
 
 from autograder import paths
-from autograder.grade import feedback, report
-from autograder.grade.results import FinalResult
+from autograder.grade.output import feedback, report
+from autograder.grade.submission.results import SubmissionResult
 from autograder.nbio import exercise_points, read_notebook
 
 # one worker runs this module, so the class is graded once (loadgroup splits modules otherwise)
@@ -169,7 +169,7 @@ def test_feedback_groups_by_exercise_and_never_shows_hidden_test_source(trouble)
 
 
 def test_feedback_escapes_everything():
-    saved = FinalResult.from_json({"student_id": "<b>eve</b>", "assignment_id": A, "problems": [
+    saved = SubmissionResult.from_json({"student_id": "<b>eve</b>", "assignment_id": A, "problems": [
         {"problem": "tampered", "detail": "<script>alert(1)</script>"}], "scores": [
         {"grade_id": "test_x", "points": 0, "max_points": 1, "status": "failed", "message": "got <img src=x>"}],
         "code": {"x": "def x(): return '<script>'"}})

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from autograder.grade.engine import supervisor
-from autograder.grade.engine.frames import HEADER, MAX_FRAME, ChannelClosed, FrameReader, encode_frame, write_frame
-from autograder.grade.engine.supervisor import SETUP_SECONDS, Attempt
+from autograder.engine import supervisor
+from autograder.engine.frames import HEADER, MAX_FRAME, ChannelClosed, FrameReader, encode_frame, write_frame
+from autograder.engine.supervisor import SETUP_SECONDS, Attempt
 
 
 @pytest.fixture
@@ -201,8 +201,9 @@ def test_grade_starts_the_warm_interpreters_before_importing_the_pipeline(tmp_pa
     first, sized to the class (one per worker at most) and with the preloads of the notebooks found there."""
     import argparse
 
-    from autograder.grade import cli, engine
-    from autograder.grade.engine import pool as pool_module
+    from autograder import engine
+    from autograder.grade import cli
+    from autograder.engine import pool as pool_module
 
     for student in ("ann", "bob", "cy"):
         for assignment in ("05_gradients_and_chain_rule", "not_an_assignment"):

@@ -1,6 +1,6 @@
 """Where a timed-out cell was when the grader stopped it, read from the interrupted traceback its outputs keep.
 
-The engine stops a cell that runs past its time with SIGINT (:mod:`.engine.child`; nbclient interrupts the
+The engine stops a cell that runs past its time with SIGINT (:mod:`autograder.engine.child`; nbclient interrupts the
 kernel in the fallback runner). IPython records the ``KeyboardInterrupt`` as the cell's error output, one
 traceback entry per frame, innermost last::
 
@@ -18,7 +18,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
-from ..nbio import ANSI
+from ...nbio import ANSI
 
 FRAME = re.compile(r"^Cell In\s*\[(\d+)\], line (\d+)(?:, in (.+))?$")  # IPython 8's header of a cell's frame
 MARKED = re.compile(r"^\s*-+>\s*(\d+)\s?(.*)$")  # "----> 3     while True:": the frame's current line

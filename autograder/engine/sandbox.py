@@ -31,7 +31,7 @@ from pathlib import Path
 
 import autograder
 
-from ... import paths
+from .. import paths
 from .contract import Isolation, Limits
 
 CLONE_NEWNS = 0x00020000

@@ -1,6 +1,6 @@
 """The warm parent: one interpreter that has imported the heavy libraries once and forks per submission.
 
-Started by the engine as ``python -m autograder.grade.engine.warm`` (inside bubblewrap when the
+Started by the engine as ``python -m autograder.engine.warm`` (inside bubblewrap when the
 machine has it). It speaks length-prefixed JSON frames (:mod:`.frames`) on its stdin/stdout:
 it sends ``{"ready": ..., "failed_imports": [...]}`` once warm, then answers each ``{"run": <RunRequest>}``
 with ``{"result": <RunResult>, "tree_cpu": ...}`` (or ``{"error": ...}``), both records in their JSON form
@@ -33,28 +33,7 @@ from .supervisor import CHANNEL_FDS, supervise
 
 # ------------------------------------------------------------------------------ warming up
 
-# What a notebook's graded run imports beyond warm_up's list (sys.modules before and after its solution runs),
-# which every submission's fresh process would import again: 05's and 10's optimisers import torch._dynamo
-# (and sympy) on their first step, 1.2 core-seconds a submission, as much as 05's own cells; 10 builds GPT-2
-# and Llama modules with transformers, another 1.2. A class that grades one of these notebooks has its warm
-# parents import them once (:func:`preloads`); a class without them does not pay for them. None of them starts
-# a thread.
-# torch itself is one of them: 01 and 06 never import it, and a class of only those would pay its import
-# (1.5-2 core-seconds) in every warm parent for nothing. A pool not told which notebooks it grades preloads
-# pool.UNKNOWN_PRELOAD.
-NOTEBOOK_IMPORTS = {
-    "02": ("torch",), "03": ("torch",), "04": ("torch",),
-    "05": ("torch", "torch._dynamo"),
-    "07": ("torch",), "08": ("torch",), "09": ("torch",),
-    # autograder.offline_models: transformers' GPT-2 and Llama with the model hub switched off first
-    "10": ("torch", "torch._dynamo", "autograder.offline_models"),
-}
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def preloads(assignments) -> tuple[str, ...]:
-    """The modules the warm parents of a class grading ``assignments`` import besides the usual ones."""
-    return tuple(sorted({m for a in assignments for m in NOTEBOOK_IMPORTS.get(str(a)[:2], ())}))
 
 
 WARM_IMPORTS = ("numpy", "matplotlib", "matplotlib.pyplot", "IPython", "ipywidgets",
@@ -64,7 +43,8 @@ WARM_IMPORTS = ("numpy", "matplotlib", "matplotlib.pyplot", "IPython", "ipywidge
 
 
 def warm_up(preload: tuple[str, ...] = (), failed: list[str] | None = None):
-    """Import what notebooks use, once, and the ``preload`` modules (see :data:`NOTEBOOK_IMPORTS`); no tensor
+    """Import what notebooks use, once, and the ``preload`` modules (the pool's: its harness's, then those
+    :meth:`.pool.WarmPool.expect` was given); no tensor
     operation here (no thread pools before fork). An import that fails does not stop the warm-up (a run that
     needs the module imports it itself, and fails there if it must); it is added to ``failed``, which the
     hello frame carries to the pool and ``doctor`` shows."""
@@ -104,7 +84,7 @@ def warm_up(preload: tuple[str, ...] = (), failed: list[str] | None = None):
     # and the first notebook read: nbformat builds its schema validator then (0.035 core-seconds in each child of
     # 05, 09 and 10, whose set-up cells read the earlier solutions; 0.007 once it is built). An empty notebook.
     try:
-        from ...nbio import parse_notebook  # here: the warm-up loads only what it warms; nbio pulls in nbformat
+        from ..nbio import parse_notebook  # here: the warm-up loads only what it warms; nbio pulls in nbformat
 
         parse_notebook('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     except Exception:

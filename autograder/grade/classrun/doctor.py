@@ -23,12 +23,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import paths
-from . import engine
-from . import running
-from .engine import sandbox
-from .isolation import describe_isolation, not_isolated
-from .submission import run_reference
+from ... import paths
+from ... import engine
+from ..submission import running
+from ...engine import sandbox
+from ..submission.isolation import describe_isolation, not_isolated
+from ..submission.grade_one import run_reference
 
 PROBE_ASSIGNMENT = "01_tokens_and_ids"  # the quickest reference to run
 

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
-from .results import FinalResult, untouched
+from ..submission.results import SubmissionResult, untouched
 
 MIN_STUDENTS = 5  # below this a correlation is noise; the report says "not enough spread to judge"
 # |r| below 0.1: passing the test explains under 1% of the variance of the rest of the score (r**2 < 0.01), the
@@ -67,7 +67,7 @@ class ItemStats:
         return self.verdict in ("near zero", "negative")
 
 
-def item_analysis(finals: Iterable[FinalResult]) -> tuple[ItemStats, ...]:
+def item_analysis(finals: Iterable[SubmissionResult]) -> tuple[ItemStats, ...]:
     """Per assignment (in id order) and test (in notebook order): difficulty and discrimination, flagged and read.
 
     ``finals`` are the class's results (as the gradebook has them or as saved: only the grader's verdicts are

@@ -1,7 +1,7 @@
 """How the grader runs a notebook's cells on the engine: what the course adds to a run request.
 
-The engine (:mod:`.engine`) is a generic cell runner. The grader tells it, in each
-:class:`~.engine.RunRequest`, what the checks need (:func:`harness`: evidence mode, the run seed, the MIME
+The engine (:mod:`autograder.engine`) is a generic cell runner. The grader tells it, in each
+:class:`~autograder.engine.RunRequest`, what the checks need (:func:`harness`: evidence mode, the run seed, the MIME
 type of their evidence, the modules to import once in the warm parent) and which earlier notebooks' solutions a
 run may import (:func:`earlier_solutions`). :func:`run_cells` is the one call that builds such a request.
 """
@@ -15,15 +15,41 @@ import pkgutil
 from pathlib import Path
 from typing import Iterable
 
-from .. import paths
-from .engine import Harness, Limits, RunRequest, RunResult, WarmPool
-from .engine import fallback
-from .engine import pool as warm_engine
-from .engine.contract import MAX_RESTARTS, seeded_environment
-from .engine.measure import merge, thread_timer
+from ... import paths
+from ...engine import Harness, Limits, RunRequest, RunResult, WarmPool
+from ...engine import fallback
+from ...engine import pool as warm_engine
+from ...engine.contract import MAX_RESTARTS, seeded_environment
+from ...engine.measure import merge, thread_timer
+
+ENGINES = ("auto", "engine", "nbclient")  # "auto" and "engine": the warm sandboxed engine; "nbclient": a plain kernel
+DEFAULT_ENGINE = "auto"
 
 # The checks' mode under the grader (checks.core reads it from AUTOGRADER_MODE): record evidence, compare nothing.
 EVIDENCE_MODE = "evidence"
+
+# What a notebook's graded run imports beyond the warm parent's usual list (engine.warm.WARM_IMPORTS; sys.modules
+# before and after its solution runs), which every submission's fresh process would import again: 05's and 10's
+# optimisers import torch._dynamo (and sympy) on their first step, 1.2 core-seconds a submission, as much as 05's
+# own cells; 10 builds GPT-2 and Llama modules with transformers, another 1.2. A class that grades one of these
+# notebooks has its warm parents import them once (:func:`notebook_preloads`, given to the pool's
+# ``expect``); a class without them does not pay for them. None of them starts a thread.
+# torch itself is one of them: 01 and 06 never import it, and a class of only those would pay its import
+# (1.5-2 core-seconds) in every warm parent for nothing. A pool not told which notebooks it grades preloads
+# the engine's pool.UNKNOWN_PRELOAD.
+NOTEBOOK_IMPORTS = {
+    "02": ("torch",), "03": ("torch",), "04": ("torch",),
+    "05": ("torch", "torch._dynamo"),
+    "07": ("torch",), "08": ("torch",), "09": ("torch",),
+    # autograder.offline_models: transformers' GPT-2 and Llama with the model hub switched off first
+    "10": ("torch", "torch._dynamo", "autograder.offline_models"),
+}
+
+
+def notebook_preloads(assignments) -> tuple[str, ...]:
+    """The modules the warm parents of a class grading ``assignments`` import besides the usual ones and the
+    checks' (:func:`preload`): what those notebooks' runs would each import again (:data:`NOTEBOOK_IMPORTS`)."""
+    return tuple(sorted({m for a in assignments for m in NOTEBOOK_IMPORTS.get(str(a)[:2], ())}))
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,7 +67,7 @@ def harness() -> Harness:
     """What the checks need of every graded run: evidence mode and the run seed in the environment (read once,
     before any student code, by :func:`autograder.checks.core.configure_from_environment`), their evidence kept
     past the output cut, and their modules imported once in the warm parent (:func:`preload`)."""
-    from ..checks import core  # late: numpy and the checks, which grade's start need not wait for (see preload)
+    from ...checks import core  # late: numpy and the checks, which grade's start need not wait for (see preload)
 
     return Harness(environment={core.MODE_ENV: EVIDENCE_MODE, "NBGRADER_EXECUTION": "autograde"},
                    seed_variable=core.SEED_ENV, configure="autograder.checks.core:configure_from_environment",
@@ -89,7 +115,7 @@ def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | 
               limits: Limits | None = None, hide: Iterable[str | os.PathLike] = (), max_restarts: int = MAX_RESTARTS,
               pool: WarmPool | None = None, namespaces: bool | None = None, engine: str = "engine") -> RunResult:
     """Execute ``sources`` in order in one fresh interpreter, as the grader runs a submission of ``assignment``
-    (:func:`.engine.run`; with ``engine="nbclient"`` a plain Jupyter kernel, :func:`.engine.fallback.run`). The
+    (:func:`autograder.engine.run`; with ``engine="nbclient"`` a plain Jupyter kernel, :func:`autograder.engine.fallback.run`). The
     checks run in evidence mode with ``seed`` as the run seed; ``hide`` names more folders the code must not
     see; the notebooks before ``assignment`` are there to import."""
     costs: dict[str, float] = {}

@@ -5,14 +5,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .engine import Limits
-
-ENGINES = ("auto", "engine", "nbclient")  # "auto" and "engine": the warm sandboxed engine; "nbclient": a plain kernel
-DEFAULT_ENGINE = "auto"
-
-
-class UsageError(ValueError):
-    """Bad arguments or a missing SUBMISSIONS folder: a one-line message, exit status 2."""
+from ...engine import Limits
+from .. import UsageError
+from ..submission.running import DEFAULT_ENGINE, ENGINES
 
 
 @dataclass(kw_only=True)
@@ -71,6 +66,6 @@ class GradeConfig:
 
     def limits(self) -> Limits:
         """The bounds on each submission's run: the engine's defaults with this run's time limits
-        (:meth:`.engine.Limits.for_grading` decides the ones not given)."""
+        (:meth:`autograder.engine.Limits.for_grading` decides the ones not given)."""
         return Limits.for_grading(self.timeout, later_timeout=self.later_timeout, timeout_budget=self.timeout_budget,
                                   draw_figures=self.draw_figures)

@@ -16,17 +16,18 @@ from pathlib import Path
 
 import nbformat
 
-from .. import paths
-from ..checks import core
-from ..nbio import NotebookError, exercise_of, grade_id, is_solution_cell, is_test_cell, parse_notebook, read_notebook
-from ..release import student_notebook
+from ... import paths
+from ...checks import core
+from ...nbio import NotebookError, exercise_of, grade_id, is_solution_cell, is_test_cell, parse_notebook, read_notebook
+from ...release import student_notebook
 from . import judge, running, sanitize
 from .autograded import autograded_notebook
-from .config import DEFAULT_ENGINE, ENGINES
-from .costs import Lap, merge, thread_timer
 from .discover import Refused, Submission, files_beside, read_regular
-from .engine import Limits, RunResult
-from .records import RESULT_VERSION, Job, NotebookFile, Reference, SubmissionResult
+from ...engine import Limits, RunResult
+from ...engine.measure import Lap, merge, thread_timer
+from .running import DEFAULT_ENGINE, ENGINES
+from .records import RESULT_VERSION, Job, NotebookFile, Reference
+from .results import SubmissionResult
 
 # --------------------------------------------------------------------------- what a grade depends on
 

@@ -1,6 +1,6 @@
 """Class scheduling: run each assignment's reference once, then every submission, on a pool of workers.
 
-Workers only grade (:func:`.submission.grade_job`); results come back to the calling thread, which
+Workers only grade (:func:`.grade_one.grade_job`); results come back to the calling thread, which
 hands each to ``on_result`` as it arrives, so the caller stays the only writer and an interrupted
 run keeps what it finished. References are cached in ``--out`` by assignment, source hash and seed.
 """
@@ -14,16 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..nbio import write_atomic
+from ...nbio import write_atomic
 from . import cluster
-from . import engine as engine_module
-from .running import preload as harness_preload
+from ... import engine as engine_module
+from ..submission.running import notebook_preloads
+from ..submission.running import preload as harness_preload
 from .config import GradeConfig
-from .costs import Costs
-from .discover import Submission, files_beside, read_regular
-from .records import Job, NotebookFile, Reference, SubmissionResult
+from ..output.costs import Costs
+from ..submission.discover import Submission, files_beside, read_regular
+from ..submission.records import Job, NotebookFile, Reference
+from ..submission.results import SubmissionResult
 from .progress import Progress
-from .submission import failed_result, grade_job, prepare_worker, run_reference, source_path
+from ..submission.grade_one import failed_result, grade_job, prepare_worker, run_reference, source_path
 
 
 class ReferenceFailed(RuntimeError):
@@ -116,7 +118,7 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
     opening: _Beside | None = None
     if isinstance(pool, ThreadPoolExecutor):  # the warm parents this class starts import what its notebooks need
         engine_module.default_pool().also_preload(harness_preload())
-        engine_module.default_pool().expect({s.assignment_id for s, _ in todo})
+        engine_module.default_pool().expect(notebook_preloads({s.assignment_id for s, _ in todo}))
     try:
         for a in sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes}):
             cached = reference_cache(cfg.out, a, hashes[a], seed)

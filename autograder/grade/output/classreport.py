@@ -1,6 +1,6 @@
 """The instructor's class report, ``report.html`` beside the CSVs: what the class scored and which mistakes it made.
 
-Built from the same records as the CSVs (:class:`.results.FinalResult` as the gradebook has it: a person's
+Built from the same records as the CSVs (:class:`.results.SubmissionResult` as the gradebook has it: a person's
 scores, lateness and its penalty), so its numbers are theirs: a test passed when its status in ``scores.csv`` is
 ``passed``, an exercise when :attr:`.results.Exercise.status` says so; a submission's score is its ``score`` in
 ``grades.csv``. One self-contained page: no script, no font and no picture from anywhere
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from ..nbio import write_atomic
+from ...nbio import write_atomic
 from .classrows import (STUDENT_COLUMNS, StudentRow, Trouble, _num, e, error_causes, feedback_link, flagged,  # noqa: F401
                         student_rows, students_table, troubles)
 from .items import NEAR_ZERO, ItemStats, item_analysis
-from .results import Exercise, FinalResult, GradedTest
+from ..submission.results import Exercise, SubmissionResult, GradedTest
 
 # Okabe & Ito (2008), a palette readers with every common colour-vision deficiency tell apart.
 BLUE, ORANGE, SKY, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#56B4E9", "#009E73", "#D55E00", "#999999"
@@ -75,7 +75,7 @@ class Assignment:
     scores: list[tuple[str, float, float]] = field(default_factory=list)  # (student, score, max_score) per grades.csv row
     exercises: dict[str, ExerciseTally] = field(default_factory=dict)
     ungraded: list[tuple[str, list]] = field(default_factory=list)  # (student, its fatal problems)
-    changed: list[FinalResult] = field(default_factory=list)  # results whose score a person or a penalty changed
+    changed: list[SubmissionResult] = field(default_factory=list)  # results whose score a person or a penalty changed
     predictions: dict[str, "Predictions"] = field(default_factory=dict)  # question -> what the class predicted
 
     @property
@@ -90,12 +90,12 @@ class Assignment:
         return sum(s in scored for s, _ in self.ungraded)
 
 
-def changed_tests(r: FinalResult) -> list[GradedTest]:
+def changed_tests(r: SubmissionResult) -> list[GradedTest]:
     """The tests whose points a person changed."""
     return [t for t in r.tests if t.overridden and t.points != t.auto_points]
 
 
-def summarise(finals: list[FinalResult]) -> dict[str, Assignment]:
+def summarise(finals: list[SubmissionResult]) -> dict[str, Assignment]:
     """Per assignment: scores, per-exercise pass counts and mistakes, ungraded submissions, changed scores."""
     out: dict[str, Assignment] = {}
     for r in sorted(finals, key=lambda r: (r.assignment_id, r.student_id)):
@@ -412,7 +412,7 @@ def scrolling_tables(body: str) -> str:
     return "".join(parts) + body[at:]
 
 
-def page(finals: list[FinalResult], out: Path | None = None, items: tuple[ItemStats, ...] | None = None, *,
+def page(finals: list[SubmissionResult], out: Path | None = None, items: tuple[ItemStats, ...] | None = None, *,
          autograded: Path | None = None) -> str:
     """The whole report for ``finals`` (results as the gradebook has them); ``out`` is where it is written, to
     link the autograded notebooks found in ``autograded`` (default ``out/autograded``; a course's own
@@ -447,7 +447,7 @@ def page(finals: list[FinalResult], out: Path | None = None, items: tuple[ItemSt
 """
 
 
-def write_report(out: Path, finals: list[FinalResult], items: tuple[ItemStats, ...] | None = None, *,
+def write_report(out: Path, finals: list[SubmissionResult], items: tuple[ItemStats, ...] | None = None, *,
                  autograded: Path | None = None) -> None:
     """``out/report.html`` from every result as the gradebook has it (``items``: their item analysis, if made;
     ``autograded``: where the autograded notebooks are, when not in ``out/autograded``)."""

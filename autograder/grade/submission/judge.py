@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from ..checks import causes, core
-from ..nbio import ANSI, exercise_of, grade_id, is_solution_cell
-from .engine import RunResult
+from ...checks import causes, core
+from ...nbio import ANSI, exercise_of, grade_id, is_solution_cell
+from ...engine import RunResult
 from .interrupted import StoppedAt, stopped_at
 from .sanitize import Plan, SourceTest
 

@@ -2,7 +2,7 @@
 
 :func:`grade_class` finds the submissions, reuses every saved result that is still current and
 hands the rest to :mod:`.schedule`, whose workers grade one submission each
-(:func:`.submission.grade_one`). This module is the only writer: each result is saved atomically
+(:func:`.grade_one.grade_one`). This module is the only writer: each result is saved atomically
 as it arrives (so an interrupted run keeps what it finished), the gradebook is updated, and at the
 end the CSVs and the feedback are rebuilt from every saved result.
 """
@@ -19,22 +19,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from .. import paths
-from ..nbio import write_atomic, write_atomic_bytes
-from . import engine as engine_module
-from . import report
-from .config import GradeConfig, UsageError
-from .course import Course, find_course, read_timestamp
-from .discover import Submission, discover, files_beside
+from ... import paths
+from ...nbio import write_atomic, write_atomic_bytes
+from ... import engine as engine_module
+from ..output import report
+from .. import UsageError
+from .config import GradeConfig
+from ..output.course import Course, find_course, read_timestamp
+from ..submission.discover import Submission, discover, files_beside
 from .doctor import explain_reference_failure, exposures_here
-from .costs import CLASS, Costs, process_age, timed, tree_seconds, write_profile
-from .gradebook import GradebookWriter
-from .isolation import describe_isolation, not_isolated
+from ..output.costs import CLASS, Costs, process_age, timed, tree_seconds, write_profile
+from ..output.gradebook import GradebookWriter
+from ..submission.isolation import describe_isolation, not_isolated
 from .progress import Progress
-from .records import RESULT_VERSION, SubmissionResult
-from .results import FinalResult
+from ..submission.records import RESULT_VERSION
+from ..submission.results import SubmissionResult
 from .schedule import Graded, ReferenceFailed, grade_all
-from .submission import source_hash, submission_hash
+from ..submission.grade_one import source_hash, submission_hash
 
 __all__ = ["ClassResult", "GradeConfig", "ReferenceFailed", "UsageError", "grade_class"]
 
@@ -48,7 +49,7 @@ class ClassResult:
     reused: int = 0  # submissions whose saved result was still current
     failed: int = 0  # submissions that could not be graded (in problems.csv)
     out: Path | None = None
-    results: list[FinalResult] = field(default_factory=list)  # as the gradebook has them
+    results: list[SubmissionResult] = field(default_factory=list)  # as the gradebook has them
     summary: str = ""
 
 
@@ -156,7 +157,7 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
     hashes = {a: source_hash(a) for a in {s.assignment_id for s in found} if a in known}
 
     todo: list[tuple[Submission, str]] = []
-    reused: list[FinalResult] = []
+    reused: list[SubmissionResult] = []
     previous: dict[tuple[str, str], str] = {}  # the hash a saved result was graded from
     submitted_at = {s.key: _submitted_at(cfg.submissions, s) for s in found}
     for sub in found:
@@ -210,7 +211,7 @@ def _grade_class(cfg: GradeConfig, course: Course | None, *, shared: bool = Fals
     return ClassResult(1 if failed else 0, graded.count, len(reused), failed, cfg.out, results, summary)
 
 
-def course_feedback(course: Course, out: Path, results: list[FinalResult]) -> None:
+def course_feedback(course: Course, out: Path, results: list[SubmissionResult]) -> None:
     """Each learner's page, also in the course's ``feedback/<student>/<assignment>/``, beside the files
     ``nbgrader release_feedback`` reads (timestamp.txt, submission_secret.txt), so it can hand them out."""
     for r in results:
@@ -251,7 +252,7 @@ class _Run:
     def autograded_dir(self) -> Path:
         return self.course.autograded if self.course else self.cfg.out / "autograded"
 
-    def grade(self, todo: list[tuple[Submission, str]], reused: list[FinalResult], hashes: dict[str, str],
+    def grade(self, todo: list[tuple[Submission, str]], reused: list[SubmissionResult], hashes: dict[str, str],
               seed: int, progress_line: Progress) -> Graded:
         """Grade ``todo`` on the pool, keeping each result as it arrives; returns how many were graded, on how
         many workers."""
@@ -306,11 +307,11 @@ class _Run:
                     write_atomic_bytes(folder / rel, data)
         changed = key in self.previous and self.previous[key] != result.submission_hash
         with timed(self.costs, "gradebook", result.assignment_id):
-            record = FinalResult.from_json(result.to_json())
+            record = SubmissionResult.from_json(result.to_json())  # as saved: without what travels beside it
             dropped = self.writer.save_result(record, submission_changed=changed)
         if dropped:
             result.add_problem("manual grade dropped", "the submission changed after it was graded by hand, so these "
                                "were removed: " + "; ".join(dropped) + ". Grade it again in formgrader.")
-            record = FinalResult.from_json(result.to_json())
+            record = SubmissionResult.from_json(result.to_json())  # as saved: without what travels beside it
         with timed(self.costs, "results", result.assignment_id):
             report.save_result(self.cfg.out, record)

@@ -1,11 +1,11 @@
 """What confined a run, in words for people: the summary's and ``doctor``'s "Isolation in force" line and
 what student code could still reach. Both are written from the fields of the engine's
-:class:`~.engine.Isolation` record; :func:`from_saved` also reads the text that results saved before the record
+:class:`~autograder.engine.Isolation` record; :func:`from_saved` also reads the text that results saved before the record
 held (the only place that text is read back).
 """
 from __future__ import annotations
 
-from .engine import Isolation
+from ...engine import Isolation
 
 NBCLIENT = "none (nbclient fallback: a fresh Jupyter kernel in a scratch folder; no sandbox, no limits)"
 UNKNOWN = "unknown"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
 
-from ..nbio import grade_id, is_solution_cell, is_test_cell, nbgrader_meta
+from ...nbio import grade_id, is_solution_cell, is_test_cell, nbgrader_meta
 from .needed import needed
 
 COMPARED_META = ("grade", "solution", "locked", "points", "grade_id", "task")  # what decides scoring

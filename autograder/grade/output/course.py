@@ -18,7 +18,7 @@ from nbgrader.utils import parse_utc
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .discover import read_regular
+from ..submission.discover import read_regular
 
 CONFIG_NAME = "nbgrader_config.py"
 TIMESTAMP_NAME = "timestamp.txt"

@@ -20,8 +20,8 @@ from .contract import THREAD_VARS, CellResult, Isolation, RunRequest, RunResult
 from .frames import FrameReader, encode_frame
 from .measure import merge, number, thread_timer
 
-# What the warm parents of a pool not told which notebooks it grades (WarmPool.expect) import besides the usual:
-# the one heavy import most notebooks share.
+# What the warm parents of a pool not told what its runs will import (WarmPool.expect) import besides the usual:
+# the one heavy import most notebooks share (the grader tells it more, autograder.grade's running.NOTEBOOK_IMPORTS).
 UNKNOWN_PRELOAD = ("torch",)
 
 
@@ -166,7 +166,7 @@ class WarmParent:
         self.siblings: list[WarmParent] = []
         channels = [(os.pipe(), os.pipe()) for _ in range(siblings)]  # (requests, answers) per sibling
         theirs = [(requests[0], answers[1]) for requests, answers in channels]  # the ends the siblings keep
-        argv = [sandbox.interpreter(), "-m", "autograder.grade.engine.warm", *preload]  # see warm.NOTEBOOK_IMPORTS
+        argv = [sandbox.interpreter(), "-m", "autograder.engine.warm", *preload]  # see WarmPool.expect
         if theirs:
             argv.append("--siblings=" + ",".join(f"{r}:{w}" for r, w in theirs))
         if bubblewrap:
@@ -262,7 +262,7 @@ class WarmPool:
         self._all: list[WarmParent] = []
         self._bubblewrap = bubblewrap
         self._keep: list[str] | None = None
-        # modules the warm parents started from now on import besides the usual (.warm.NOTEBOOK_IMPORTS)
+        # modules the warm parents started from now on import besides the usual (expect)
         self.preload: tuple[str, ...] = UNKNOWN_PRELOAD
         self.harness_preload: tuple[str, ...] = ()  # and first, what the requests' harness asked (also_preload)
         self.closed = False
@@ -276,12 +276,11 @@ class WarmPool:
             self._bubblewrap = os.environ.get("AUTOGRADER_NO_BWRAP", "") in ("", "0") and sandbox.bwrap_available()
         return self._bubblewrap
 
-    def expect(self, assignments) -> None:
-        """The assignments about to be graded: warm parents started from now on also import what their runs
-        would each import again (:data:`.warm.NOTEBOOK_IMPORTS`)."""
-        from .warm import preloads  # late: the warm parent's module, with the children's imports
-
-        self.preload = preloads(assignments)
+    def expect(self, modules) -> None:
+        """What the runs about to come would each import again: warm parents started from now on import
+        ``modules`` once instead of :data:`UNKNOWN_PRELOAD` (the grader works them out per notebook,
+        ``autograder.grade``'s ``running.notebook_preloads``)."""
+        self.preload = tuple(modules)
 
     def also_preload(self, modules) -> None:
         """Modules a request's harness wants the warm parents to hold (:attr:`.contract.Harness.preload`): those

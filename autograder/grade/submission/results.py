@@ -1,9 +1,9 @@
 """A graded submission as it counts: the one typed record the CSVs, the class report, the feedback
 pages, the gradebook and ``validate`` read, and the one rule for "an exercise passed".
 
-:class:`FinalResult` is what ``results/<student>/<assignment>.json`` holds (:meth:`FinalResult.from_json`,
-:meth:`FinalResult.to_json`, the format :class:`.records.SubmissionResult` writes), and with
-:meth:`FinalResult.with_gradebook` what the gradebook says of it: a person's scores, comments,
+:class:`SubmissionResult` is what grading one submission returns and what ``results/<student>/<assignment>.json``
+holds (:meth:`SubmissionResult.to_json`, :meth:`SubmissionResult.from_json`), and with
+:meth:`SubmissionResult.with_gradebook` what the gradebook says of it: a person's scores, comments,
 lateness and penalty. A person's score changes a test's points, never its status: the status is what the
 grader found in the code (the named mistake stays on the learner's page and in the class's statistics when a
 person gives partial or full credit). An exercise's status is :func:`.judge.exercise_status` of its tests'
@@ -15,11 +15,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from ..checks.causes import traced_to
-from ..checks.core import Prediction
-from ..nbio import exercise_of
+from ...checks.causes import traced_to
+from ...checks.core import Prediction
+from ...nbio import exercise_of
 from .discover import Problem
-from .engine import Isolation
+from ...engine import Isolation
 from .interrupted import StoppedAt
 from .isolation import from_saved, to_saved
 from .judge import Status, TestScore, exercise_status
@@ -150,28 +150,39 @@ _SAVED = ("assignment_id", "source_hash", "seed", "student_id", "notebook", "sub
           "code", "seconds", "started_at", "finished_at", "submitted_at", "version")  # beside scores and problems
 
 
-@dataclass(frozen=True, kw_only=True)
-class FinalResult:
-    """A graded submission as saved in ``results/<student>/<assignment>.json``, and once
-    :meth:`with_gradebook` has been applied, as the gradebook has it (a person's scores and comments,
-    lateness and its penalty): what every CSV row, report line and feedback page is built from."""
+@dataclass(kw_only=True)
+class SubmissionResult:
+    """The result of grading one submission: as a worker returns it (:func:`.grade_one.grade_one` fills it in),
+    as saved in ``results/<student>/<assignment>.json`` (:meth:`to_json`, :meth:`from_json`), and once
+    :meth:`with_gradebook` has been applied, as the gradebook has it (a person's scores and comments, lateness
+    and its penalty): what every CSV row, report line and feedback page is built from.
 
-    student_id: str
+    Its tests (:class:`GradedTest`) are saved as ``scores``, the grader's :class:`~.judge.TestScore` of each
+    (:attr:`scores`). A prediction question's learner answer travels in its test scores: each passing test of a
+    question holds ``prediction``, the answer as written and whether it was right, with the reason when wrong.
+    Its points and status are about the form alone. Results saved before (no ``prediction`` key) read with none;
+    any saved version reads (keys it does not know are ignored, missing ones take their default).
+    """
+
     assignment_id: str
+    student_id: str = ""
     source_hash: str = ""
     seed: int = 0
     notebook: str | None = None  # the file name graded
     submission_hash: str = ""  # "" for a submission that could not be graded: the next run tries again
-    engine: str = ""
-    isolation: Isolation | None = None  # None: nothing ran
+    engine: str = ""  # "engine" or "nbclient"; "" when nothing ran
+    isolation: Isolation | None = None  # what confined the student's code (None: nothing ran), for the summary
     tests: tuple[GradedTest, ...] = ()  # saved as "scores"
-    problems: tuple[Problem, ...] = ()
+    problems: list[Problem] = field(default_factory=list)
     code: Mapping[str, str] = field(default_factory=dict)  # the learner's code of unfinished exercises
     seconds: float = 0.0
     started_at: float = 0.0
     finished_at: float = 0.0
-    submitted_at: str = ""  # ISO 8601 UTC; the gradebook's time when it has one
+    submitted_at: str = ""  # ISO 8601 UTC: nbgrader's timestamp.txt, set by the class run; the gradebook's when it has one
     version: int = RESULT_VERSION
+    # travel with a fresh result, never saved in it
+    autograded: str | None = None  # the notebook as it ran, with verdicts; the class run writes it apart
+    costs: dict[str, float] = field(default_factory=dict)  # CPU seconds by phase (see output.costs), for --profile
     # from the gradebook (with_gradebook), never saved here
     comments: Mapping[str, str] = field(default_factory=dict)  # exercise -> a person's comment on it
     seconds_late: float = 0.0
@@ -184,6 +195,18 @@ class FinalResult:
     @property
     def fatal(self) -> bool:
         return any(p.fatal for p in self.problems)
+
+    @property
+    def scores(self) -> list[TestScore]:
+        """The grader's score of each test, as saved (a person's scores live in the gradebook)."""
+        return [t.score() for t in self.tests]
+
+    @scores.setter
+    def scores(self, scores: Iterable[TestScore]) -> None:
+        self.tests = tuple(GradedTest.of(s) for s in scores)
+
+    def add_problem(self, kind: str, detail: str, fatal: bool = False) -> None:
+        self.problems.append(Problem(self.student_id, self.assignment_id, kind, detail, fatal))
 
     @property
     def ungradable(self) -> bool:
@@ -212,7 +235,7 @@ class FinalResult:
     def overridden(self) -> bool:
         return any(t.overridden for t in self.tests)
 
-    def with_gradebook(self, recorded: Recorded | None) -> "FinalResult":
+    def with_gradebook(self, recorded: Recorded | None) -> "SubmissionResult":
         """This result as the gradebook has it: each test's score that counts (its status stays the grader's), the
         comments, lateness and its penalty; this result itself when the gradebook has no record of it."""
         if recorded is None:
@@ -224,17 +247,20 @@ class FinalResult:
                                    seconds_late=recorded.seconds_late, late_penalty=recorded.late_penalty)
 
     def to_json(self) -> dict:
-        """The saved record: the grader's scores (a person's live in the gradebook), as SubmissionResult writes it."""
+        """The saved record: the grader's scores (a person's live in the gradebook); never what travels beside it
+        (``autograded``, ``costs``) or what the gradebook says (``comments``, lateness)."""
         data = {name: getattr(self, name) for name in _SAVED}
-        data.update(isolation=to_saved(self.isolation), code=dict(self.code), scores=[t.score().to_json() for t in self.tests],
+        data.update(isolation=to_saved(self.isolation), code=dict(self.code), scores=[s.to_json() for s in self.scores],
                     problems=[dataclasses.asdict(p) for p in self.problems])
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> "FinalResult":
-        """A saved record (any version; keys it does not know are ignored, missing ones take their default)."""
-        student, assignment = data["student_id"], data["assignment_id"]
+    def from_json(cls, data: dict) -> "SubmissionResult":
+        """A saved record, of any version: what results/<student>/<assignment>.json holds, as this class writes it
+        and as earlier versions wrote it (two classes then, a worker's record and the saved one, wrote the same
+        keys; a version-1 result has no ``prediction`` in its scores, an older one its isolation as text)."""
+        student, assignment = data.get("student_id", ""), data["assignment_id"]
         return cls(**{**{k: data[k] for k in _SAVED if k in data}, "isolation": from_saved(data.get("isolation"))},
                    tests=tuple(GradedTest.of(TestScore.from_json(s)) for s in data.get("scores", [])),
-                   problems=tuple(problem_from_json({"student_id": student, "assignment_id": assignment, **p})
-                                  for p in data.get("problems", [])))
+                   problems=[problem_from_json({"student_id": student, "assignment_id": assignment, **p})
+                             for p in data.get("problems", [])])

@@ -14,9 +14,9 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.corpus.words import generate_corpus_id as random_cell_id
 
-from ..checks.core import EVIDENCE_MIME
-from ..nbio import grade_id, is_solution_cell
-from .engine import RunResult
+from ...checks.core import EVIDENCE_MIME
+from ...nbio import grade_id, is_solution_cell
+from ...engine import RunResult
 from .judge import TestScore
 from .sanitize import Plan, SourceTest
 

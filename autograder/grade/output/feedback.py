@@ -1,6 +1,6 @@
 """The learner's feedback page: one section per exercise, what happened, and what to try next.
 
-Built from a result as the gradebook has it (:meth:`.results.FinalResult.with_gradebook`): a person's
+Built from a result as the gradebook has it (:meth:`.results.SubmissionResult.with_gradebook`): a person's
 score changes and comments show where they apply, and a late penalty is said. Hidden tests stay hidden: their status
 and points show, never their inputs, expected values or source (a failure message can carry those).
 
@@ -15,10 +15,10 @@ import html
 import re
 from dataclasses import dataclass
 
-from .. import paths
-from ..checks.questions import is_question
-from ..nbio import NotebookError, notebook_title, read_notebook
-from .results import Exercise, FinalResult, GradedTest, untouched
+from ... import paths
+from ...checks.questions import is_question
+from ...nbio import NotebookError, notebook_title, read_notebook
+from ..submission.results import Exercise, SubmissionResult, GradedTest, untouched
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
 section{border:1px solid #ddd;border-radius:.4rem;padding:.6rem 1rem;margin:1rem 0}
@@ -150,7 +150,7 @@ def _ipython_rewriter():
     return TransformerManager().transform_cell
 
 
-def compile_errors(result: FinalResult) -> dict[str, CompileError]:
+def compile_errors(result: SubmissionResult) -> dict[str, CompileError]:
     """Exercise -> why its cell did not compile, for every unfinished exercise whose code was kept."""
     found = {}
     for exercise, code in sorted(result.code.items()):
@@ -279,7 +279,7 @@ def test_row(t: GradedTest, question: bool = False) -> str:
                if t.overridden else "<td></td>") + "</tr>")
 
 
-def section(ex: Exercise, result: FinalResult, broken: dict[str, CompileError], advice: bool = True) -> str:
+def section(ex: Exercise, result: SubmissionResult, broken: dict[str, CompileError], advice: bool = True) -> str:
     """One exercise: its status and points, the root cause or the check's message, and what to try next."""
     e = html.escape
     code, comments = result.code, result.comments
@@ -309,7 +309,7 @@ def section(ex: Exercise, result: FinalResult, broken: dict[str, CompileError], 
     return f'<section aria-label="{e(ex.name)}">{"".join(body)}</section>'
 
 
-def sections(result: FinalResult) -> str:
+def sections(result: SubmissionResult) -> str:
     """Unfinished exercises open, in notebook order; passed ones folded together below them; an untouched
     notebook gets one message instead of a section per stub."""
     exs = result.exercises
@@ -329,7 +329,7 @@ def sections(result: FinalResult) -> str:
     return open_ + folded
 
 
-def page(result: FinalResult) -> str:
+def page(result: SubmissionResult) -> str:
     """The whole HTML page for one learner and one assignment (``result`` as the gradebook has it)."""
     e = html.escape
     problems = "".join(f"<li><b>{e(SHOWN.get(p.problem, p.problem))}</b>: {e(without_ids(p.detail))}</li>"

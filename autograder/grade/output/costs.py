@@ -2,8 +2,8 @@
 
 Every process of a run measures its own phases with cheap timers (``time.thread_time`` in the grader's
 threads, ``time.process_time`` in the warm parent and its children, a few calls per cell); the numbers
-ride along with what those processes already send (:attr:`.engine.contract.RunResult.costs`,
-:attr:`.records.SubmissionResult.costs`). Only with ``--profile`` are they added up, into
+ride along with what those processes already send (:attr:`autograder.engine.contract.RunResult.costs`,
+:attr:`.results.SubmissionResult.costs`). Only with ``--profile`` are they added up, into
 ``profile.json`` in ``--out``; ``benchmarks/grading.py --profile`` prints them as a table beside the
 floor (the solutions' own cells in one warm interpreter).
 
@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from .engine.measure import Lap, merge, number, thread_timer, tree_seconds
+from ...engine.measure import Lap, merge, number, thread_timer, tree_seconds
 
 __all__ = ["CLASS", "PHASES", "Costs", "Lap", "merge", "number", "process_age", "thread_timer", "timed",
            "tree_seconds", "write_profile"]
@@ -122,6 +122,6 @@ def timed(costs: Costs | None, phase: str, assignment: str = CLASS):
 def write_profile(path: os.PathLike, costs: Costs, *, grader: float, workers: float, wall: float) -> None:
     """``profile.json``: ``grader`` the CPU of this process and its reaped children, ``workers`` the warm
     parents' own count of theirs (see the module's docstring)."""
-    from ..nbio import write_atomic  # late: only a profiled run writes one
+    from ...nbio import write_atomic  # late: only a profiled run writes one
 
     write_atomic(path, json.dumps(costs.to_json(grader=grader, workers=workers, wall=wall), indent=1) + "\n")

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from ..nbio import write_atomic
+from ...nbio import write_atomic
 from . import classreport, feedback
-from .config import UsageError
+from .. import UsageError
 from .costs import CLASS, timed
 from .items import ItemStats, item_analysis
-from .progress import Progress  # noqa: F401 - its old home, for callers that still look here
-from .results import FinalResult
+from ..submission.results import SubmissionResult
 
 if TYPE_CHECKING:
     from .costs import Costs
@@ -42,21 +41,22 @@ def result_path(out: Path, student_id: str, assignment_id: str) -> Path:
     return out / "results" / student_id / f"{assignment_id}.json"
 
 
-def save_result(out: Path, result: FinalResult) -> None:
+def save_result(out: Path, result: SubmissionResult) -> None:
     write_atomic(result_path(out, result.student_id, result.assignment_id),
                  json.dumps(result.to_json(), indent=1, sort_keys=True) + "\n")
 
 
-def load_result(out: Path, student_id: str, assignment_id: str) -> FinalResult | None:
+def load_result(out: Path, student_id: str, assignment_id: str) -> SubmissionResult | None:
     """The saved result, or None when there is none or it cannot be read (it is graded again)."""
     path = result_path(out, student_id, assignment_id)
     try:
-        return FinalResult.from_json(json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return SubmissionResult.from_json(data) if "student_id" in data else None  # every version saved one
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
-def read_results(out: Path) -> list[FinalResult]:
+def read_results(out: Path) -> list[SubmissionResult]:
     """Every saved result, sorted by student and assignment."""
     results = []
     for path in sorted((out / "results").glob("*/*.json")):
@@ -168,11 +168,11 @@ def item_rows(items: Iterable[ItemStats]) -> list[tuple[str, ...]]:
              _share(i.discrimination), _share(i.upper_lower), i.verdict, i.reading) for i in items]
 
 
-def write_outputs(out: Path, results: list[FinalResult], recorded: "dict | None" = None, *,
-                  costs: "Costs | None" = None, autograded: Path | None = None) -> list[FinalResult]:
+def write_outputs(out: Path, results: list[SubmissionResult], recorded: "dict | None" = None, *,
+                  costs: "Costs | None" = None, autograded: Path | None = None) -> list[SubmissionResult]:
     """The CSVs (the LMS export and the item analysis among them), every feedback page and the class report,
     from the saved results and the gradebook's record ((student, assignment) -> :class:`~.gradebook.Recorded`);
-    returns the results as the gradebook has them (:meth:`.FinalResult.with_gradebook`). ``costs`` (with
+    returns the results as the gradebook has them (:meth:`.SubmissionResult.with_gradebook`). ``costs`` (with
     ``--profile``) gets what the pages and the CSVs cost; ``autograded`` is where the autograded notebooks are
     (a course's ``autograded/``), for the report's links, when not in ``out/autograded``."""
     recorded = recorded or {}
@@ -217,12 +217,12 @@ def write_outputs(out: Path, results: list[FinalResult], recorded: "dict | None"
     return finals
 
 
-def write_feedback(out: Path, result: FinalResult) -> None:
+def write_feedback(out: Path, result: SubmissionResult) -> None:
     """The learner's page (``result`` as the gradebook has it)."""
     write_atomic(out / "feedback" / result.student_id / f"{result.assignment_id}.html", feedback.page(result))
 
 
-def pass_rates(results: list[FinalResult]) -> list[tuple[str, str, int, int]]:
+def pass_rates(results: list[SubmissionResult]) -> list[tuple[str, str, int, int]]:
     """(assignment, exercise, submissions that passed it, submissions), hardest first."""
     counts: dict[tuple[str, str], list[int]] = {}
     for r in results:
@@ -234,7 +234,7 @@ def pass_rates(results: list[FinalResult]) -> list[tuple[str, str, int, int]]:
     return sorted(rows, key=lambda row: (row[2] / row[3], row[0], row[1]))
 
 
-def summary(results: list[FinalResult], *, graded: int, reused: int, failed: int, seconds: float, out: Path,
+def summary(results: list[SubmissionResult], *, graded: int, reused: int, failed: int, seconds: float, out: Path,
             isolation: list[str], not_isolated: list[str], jobs: int) -> str:
     lines = [f"{len(results)} submissions: {len(results) - failed} graded, {failed} could not be graded"
              f" ({graded} graded now, {reused} unchanged since the last run) in {seconds:.1f} s on {jobs} worker(s)."]

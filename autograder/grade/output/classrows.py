@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .feedback import NAME_ERROR, compile_errors
-from .results import FinalResult, GradedTest, untouched
+from ..submission.results import SubmissionResult, GradedTest, untouched
 
 e = html.escape
 
@@ -41,7 +41,7 @@ class Trouble:
 EXCEPTION = re.compile(r"\b([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit))\b(?::[ \t]*([^\n]*))?")
 
 
-def unverdicted(r: FinalResult, broken: dict) -> list[tuple[GradedTest, str]]:
+def unverdicted(r: SubmissionResult, broken: dict) -> list[tuple[GradedTest, str]]:
     """The first test of each exercise that ended without a verdict on the learner's answer (it errored, timed
     out, never ran, or failed on a name that a cell which did not compile should have defined), with the exercise
     whose cell did not compile and so caused it ("" when none did). ``broken``: :func:`.feedback.compile_errors`."""
@@ -60,7 +60,7 @@ def unverdicted(r: FinalResult, broken: dict) -> list[tuple[GradedTest, str]]:
     return found
 
 
-def troubles(r: FinalResult, broken: dict | None = None) -> tuple[Trouble, ...]:
+def troubles(r: SubmissionResult, broken: dict | None = None) -> tuple[Trouble, ...]:
     """Every reason ``r``'s exercises got no verdict, each once with the exercises it cost, in notebook order: a
     cell that did not compile (with the exercises its NameError stopped), an error, a time-out (with the line
     that was running, when known), tests that did not run. A changed test cell is a problem of its own
@@ -131,7 +131,7 @@ def autograded_link(out: Path | None, autograded: Path | None, student: str, ass
     return quote(Path(rel).as_posix())
 
 
-def student_row(r: FinalResult, out: Path | None = None, autograded: Path | None = None) -> StudentRow:
+def student_row(r: SubmissionResult, out: Path | None = None, autograded: Path | None = None) -> StudentRow:
     """The table row of one result (as the gradebook has it); ``out`` (where the report goes) and ``autograded``
     (where the autograded notebooks are, ``out/autograded`` by default) find its autograded notebook."""
     tests = r.tests
@@ -153,7 +153,7 @@ def student_row(r: FinalResult, out: Path | None = None, autograded: Path | None
                       float(r.seconds or 0.0), problems, autograded_link(out, autograded, s, a), found)
 
 
-def student_rows(finals: list[FinalResult], out: Path | None = None,
+def student_rows(finals: list[SubmissionResult], out: Path | None = None,
                  autograded: Path | None = None) -> list[StudentRow]:
     """Every submission, by assignment and student."""
     return [student_row(r, out, autograded) for r in sorted(finals, key=lambda r: (r.assignment_id, r.student_id))]
@@ -223,7 +223,7 @@ def cause_of(t: GradedTest, broken: dict) -> str:
     return name if name.isidentifier() else "error"
 
 
-def error_causes(finals: list[FinalResult]) -> dict[tuple[str, str], dict[str, set[str]]]:
+def error_causes(finals: list[SubmissionResult]) -> dict[tuple[str, str], dict[str, set[str]]]:
     """(assignment, exercise) -> cause -> students, for tests that errored, timed out or did not run; a student
     counts once per exercise, under the first such test's cause (its own SyntaxError before anything else)."""
     found: dict[tuple[str, str], dict[str, set[str]]] = {}

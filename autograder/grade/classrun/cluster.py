@@ -8,7 +8,7 @@ whose source hash differs from the main process's, so a stale worker cannot grad
 version.
 
 On the worker the same one-submission function as the local path runs
-(:func:`.submission.grade_job`, which calls :func:`.submission.grade_one`), with the same engine
+(:func:`.grade_one.grade_job`, which calls :func:`.grade_one.grade_one`), with the same engine
 and therefore the same sandbox. The reference evidence is computed once (on one worker) and
 shipped back as data; the main process caches it and puts it in every job. The main process stays
 the only gradebook writer.
@@ -18,10 +18,11 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 
-from .config import UsageError
-from .engine import Limits
-from .records import Job, Reference, SubmissionResult
-from .submission import grade_job, prepare_worker, run_reference, source_hash, source_path
+from .. import UsageError
+from ...engine import Limits
+from ..submission.records import Job, Reference
+from ..submission.results import SubmissionResult
+from ..submission.grade_one import grade_job, prepare_worker, run_reference, source_hash, source_path
 
 class StaleWorker(RuntimeError):
     """A worker's installed course differs from the grading machine's."""
@@ -36,7 +37,7 @@ def _local_source(assignment: str, expected_hash: str) -> str:
 
 
 def grade_remote(job: Job) -> SubmissionResult:
-    """Run on a worker: :func:`.submission.grade_job` against the worker's own copy of the solution."""
+    """Run on a worker: :func:`.grade_one.grade_job` against the worker's own copy of the solution."""
     prepare_worker()
     if job.reference.source_hash:
         local = _local_source(job.assignment_id, job.reference.source_hash)
@@ -46,7 +47,7 @@ def grade_remote(job: Job) -> SubmissionResult:
 
 def reference_remote(assignment: str, expected_hash: str, seed: int, limits: Limits, engine: str,
                      hide: tuple[str, ...] = ()) -> Reference:
-    """Run on a worker: :func:`.submission.run_reference` on the worker's own copy of the solution."""
+    """Run on a worker: :func:`.grade_one.run_reference` on the worker's own copy of the solution."""
     prepare_worker()
     return run_reference(assignment, seed=seed, limits=limits, engine=engine, hide=hide,
                          source=_local_source(assignment, expected_hash))

@@ -26,11 +26,11 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 from nbgrader.preprocessors import SaveCells
 
-from ..nbio import read_notebook
-from ..release import generate_steps
+from ...nbio import read_notebook
+from ...release import generate_steps
 from .course import late_penalty
 from .course import late_plugin as course_late_plugin
-from .results import FinalResult, Recorded
+from ..submission.results import SubmissionResult, Recorded
 
 
 def _parse_time(text: str | None):
@@ -145,7 +145,7 @@ class GradebookWriter:
         notebook = self.gb.find_notebook(assignment, assignment)
         self.known[assignment] = {c.name for c in notebook.grade_cells}
 
-    def save_result(self, result: FinalResult, *, submission_changed: bool = False) -> list[str]:
+    def save_result(self, result: SubmissionResult, *, submission_changed: bool = False) -> list[str]:
         """Record one graded submission (its grader's scores), replacing its earlier automatic
         scores, in one transaction. A person's scores and comments stay, unless ``submission_changed``:
         then they were given to another version of the work and are dropped; the returned lines say which."""
@@ -160,7 +160,7 @@ class GradebookWriter:
                     raise
         return []
 
-    def _save_result(self, result: FinalResult, submission_changed: bool) -> list[str]:
+    def _save_result(self, result: SubmissionResult, submission_changed: bool) -> list[str]:
         """The rows of one submission, flushed but not committed (nbgrader's own helpers commit each step).
 
         A handful of queries, not one per test: the submission's grades are loaded together with their
