@@ -119,15 +119,27 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
     if isinstance(pool, ThreadPoolExecutor):  # the warm parents this class starts import what its notebooks need
         engine_module.default_pool().also_preload(harness_preload())
         engine_module.default_pool().expect(notebook_preloads({s.assignment_id for s, _ in todo}))
+    # References start at most one per worker, and the next one when one is done, after its submissions: the
+    # pool's queue is first in, first out, so a class of ten notebooks queued ten references ahead of the first
+    # submission, and its first result waited for most of them. The work is the same; its order is not.
+    unstarted: list[str] = []
+
+    def start_reference() -> None:
+        if unstarted:
+            a = unstarted.pop(0)
+            pending_refs[pool.submit(reference_fn, a, hashes[a], seed, limits, cfg.engine, hide)] = a
+
     try:
         for a in sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes}):
             cached = reference_cache(cfg.out, a, hashes[a], seed)
             if cached.exists():
                 found(a, json.loads(cached.read_text())["evidence"])
             else:
-                pending_refs[pool.submit(reference_fn, a, hashes[a], seed, limits, cfg.engine, hide)] = a
+                unstarted.append(a)
+        for _ in range(max(1, workers)):
+            start_reference()
         if isinstance(pool, ThreadPoolExecutor):  # one warm interpreter per worker, started side by side
-            engine_module.default_pool().start_warming(min(workers, len(todo) + len(pending_refs)))
+            engine_module.default_pool().start_warming(min(workers, len(todo) + len(pending_refs) + len(unstarted)))
         if not todo:
             on_start()
             return Graded(count=0, workers=workers)
@@ -155,6 +167,7 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                     found(a, evidence)
                     for sub, shash in waiting.pop(a, []):
                         submit(sub, shash)
+                    start_reference()
                     continue
                 job = running.pop(fut)
                 try:
