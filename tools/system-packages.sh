@@ -45,6 +45,18 @@ fail() {
   exit 1
 }
 
+# npm_global PACKAGE VERSION STILL_MISSING_TEST WHY: install PACKAGE@VERSION with npm, globally, and fail saying
+# WHY when STILL_MISSING_TEST still succeeds afterwards
+npm_global() {
+  echo "installing $1 $2 (npm)" >&2
+  $sudo npm install --global --no-fund --no-audit --loglevel=error "$1@$2" >/dev/null \
+    || { echo "tools/system-packages.sh: npm install -g $1@$2 failed" >&2; exit 1; }
+  if "$3"; then
+    echo "tools/system-packages.sh: $1 $2 $4" >&2
+    exit 1
+  fi
+}
+
 missing
 if [ ${#need[@]} -eq 0 ] && ! proxy_missing && ! axe_missing; then exit 0; fi
 sudo=""
@@ -70,22 +82,9 @@ if proxy_missing; then
          "or NodeSource's packages on Debian 12) and run this again." >&2
     exit 1
   fi
-  echo "installing configurable-http-proxy $PROXY_VERSION (npm)" >&2
-  $sudo npm install --global --no-fund --no-audit --loglevel=error "configurable-http-proxy@$PROXY_VERSION" >/dev/null \
-    || { echo "tools/system-packages.sh: npm install -g configurable-http-proxy@$PROXY_VERSION failed" >&2; exit 1; }
-  if proxy_missing; then
-    echo "tools/system-packages.sh: configurable-http-proxy $PROXY_VERSION is still not on PATH after npm install -g" \
-         "(npm's global bin: $(npm prefix -g 2>/dev/null)/bin)" >&2
-    exit 1
-  fi
+  npm_global configurable-http-proxy "$PROXY_VERSION" proxy_missing \
+    "is still not on PATH after npm install -g (npm's global bin: $(npm prefix -g 2>/dev/null)/bin)"
 fi
 if axe_missing; then
-  echo "installing axe-core $AXE_VERSION (npm)" >&2
-  $sudo npm install --global --no-fund --no-audit --loglevel=error "axe-core@$AXE_VERSION" >/dev/null \
-    || { echo "tools/system-packages.sh: npm install -g axe-core@$AXE_VERSION failed" >&2; exit 1; }
-  if axe_missing; then
-    echo "tools/system-packages.sh: axe-core $AXE_VERSION is not in npm's global root" \
-         "($(npm root -g 2>/dev/null)) after npm install -g" >&2
-    exit 1
-  fi
+  npm_global axe-core "$AXE_VERSION" axe_missing "is not in npm's global root ($(npm root -g 2>/dev/null)) after npm install -g"
 fi

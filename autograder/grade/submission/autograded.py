@@ -47,9 +47,9 @@ def autograded_notebook(student: NotebookNode, plan: Plan, run: RunResult, tests
                 cell.metadata.pop("nbgrader", None)  # a grade id nbgrader's gradebook has never seen
             elif not is_solution_cell(cell):
                 cell.metadata.pop("nbgrader", None)
-            cell.outputs = _outputs(ran.outputs if ran else [])
-            if position in plan.left_out:  # said, so that no output is not read as a cell that failed silently
-                cell.outputs = [_stream("stdout", LEFT_OUT)]
+            # a left-out cell says so, or its missing output would read as a cell that failed silently
+            cell.outputs = [_stream("stdout", LEFT_OUT)] if position in plan.left_out else _outputs(
+                ran.outputs if ran else [])
         cell.execution_count = (position + 1 if ran is not None and ran.status != "skipped"
                                 and position not in plan.left_out else None)
         nb.cells.append(cell)

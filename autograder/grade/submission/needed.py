@@ -21,6 +21,7 @@ item of one (``LayerNorm.eps = ...``, ``os.environ[...] = ...``), or configures 
 from __future__ import annotations
 
 import ast
+import functools
 import symtable
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -48,7 +49,7 @@ class CellNames:
     declared: frozenset[str]  # bound by a def, class or import statement
     reads: frozenset[str]  # read anywhere in the cell, function bodies included (their own locals not)
     touches: frozenset[str]  # where they may be changed in place: a method called on them, or passed on
-    sets_globals: dict[str, frozenset[str]]  # a function defined here -> the globals its body declares
+    sets_globals: tuple[tuple[str, frozenset[str]], ...]  # (a function defined here, the globals it declares)
     always: bool = False  # a %magic or !command: always run
 
 
@@ -162,21 +163,23 @@ def _magic(call: ast.Call) -> bool | None:
             and first.value in SAFE_MAGICS)
 
 
+@functools.lru_cache(maxsize=4096)
 def names_of(source: str) -> CellNames | None:
-    """The names ``source`` binds, reads and may change; None when the grader cannot follow it."""
+    """The names ``source`` binds, reads and may change; None when the grader cannot follow it. Kept per source:
+    a class's submissions share most of their cells (the course's), and reading 10's cells costs 50 ms."""
     code = python_of(source)
     if code is None:
         return None
     tree = ast.parse(code)
     declared: set[str] = set()
-    sets_globals: dict[str, frozenset[str]] = {}
+    sets_globals: list[tuple[str, frozenset[str]]] = []
     magic = False
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             declared.add(node.name)
             if not isinstance(node, ast.ClassDef):
-                sets_globals[node.name] = frozenset(n for g in ast.walk(node) if isinstance(g, ast.Global)
-                                                    for n in g.names)
+                sets_globals.append((node.name, frozenset(n for g in ast.walk(node) if isinstance(g, ast.Global)
+                                                          for n in g.names)))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             if any(alias.name == "*" for alias in node.names):
                 return None
@@ -192,7 +195,7 @@ def names_of(source: str) -> CellNames | None:
     names = _Names()
     names.visit(tree)
     return CellNames(frozenset(names.binds | declared), frozenset(declared), frozenset(reads),
-                     frozenset(names.touches), sets_globals, always=magic)
+                     frozenset(names.touches), tuple(sets_globals), always=magic)
 
 
 def needed(sources: Sequence[str], keep: Iterable[int]) -> set[int] | None:
@@ -204,7 +207,7 @@ def needed(sources: Sequence[str], keep: Iterable[int]) -> set[int] | None:
     # a name bound otherwise than by def, class or import holds data a cell can change in place; calling a
     # function that declares globals binds them
     changeable = set().union(*(c.binds - c.declared for c in cells))
-    sets_globals = {name: names for c in cells for name, names in c.sets_globals.items() if names}
+    sets_globals = {name: names for c in cells for name, names in c.sets_globals if names}
     # Order is not followed: a function defined in a needed cell reads its globals when it is called, which may
     # be after a later cell (re)binds them, so a name any needed cell reads is wanted from every cell. Repeat
     # until nothing more is needed.
