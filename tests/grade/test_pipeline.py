@@ -74,8 +74,11 @@ def test_a_corrupt_run_json_is_a_usage_error_that_says_what_to_do_and_is_left_as
 def test_an_interrupted_run_keeps_what_it_finished_and_force_regrades_all(tmp_path, g):
     root = tmp_path / "submitted"
     n = 5
+    # each takes a second of the learner's own (a cell of theirs runs whatever it does): graded in a few tenths
+    # of a second, all five finished while the gradebook opened, and were written together, before any kill
+    slow = g.add_cell(g.right_notebook(), "import time\ntime.sleep(1)")
     for i in range(n):
-        g.write_submission(root, f"passes_all_{i}", g.right_notebook())
+        g.write_submission(root, f"passes_all_{i}", slow)
     out = tmp_path / "graded"
     proc = subprocess.Popen(g.grade_command(root, "--out", str(out), "--jobs", "1"), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
