@@ -43,6 +43,7 @@ def run(request: RunRequest, *, pool: "WarmPool | None" = None) -> RunResult:
     """
     pool = pool or default_pool()
     pool.also_preload(request.harness.preload)
+    wants = frozenset(request.harness.preload)
     costs: dict[str, float] = {}
     n = len(request.sources)
     with thread_timer(costs, "sandbox"):  # the request stages the run's files and the earlier solutions
@@ -53,7 +54,7 @@ def run(request: RunRequest, *, pool: "WarmPool | None" = None) -> RunResult:
     budget = request.limits.whole_run(n, request.max_restarts)
     problems: list[str] = []
     for _ in range(2):
-        parent = pool.acquire()
+        parent = pool.acquire(wants)
         try:
             with thread_timer(costs, "evidence"):  # encoding the request, decoding the answer
                 answer = parent.request(encoded, timeout=budget)
@@ -74,6 +75,7 @@ def run(request: RunRequest, *, pool: "WarmPool | None" = None) -> RunResult:
             parent.close()
             problems.append(f"the grading process answered nonsense ({type(exc).__name__}: {exc}); tried again")
             continue
+        parent.modules |= wants  # it imported what it lacked before forking the run (warm.preload_late)
         pool.release(parent)
         merge(costs, result.costs)
         return replace(result, isolation=sandbox.isolation_of(parent.bubblewrap, result.facts),
@@ -158,12 +160,15 @@ class WarmParent:
     sharing its sandbox; they are in :attr:`siblings`, ready, when this returns."""
 
     closed = False  # set by close(): the pool no longer counts it
+    light = False  # started by WarmPool.start_warming(light=True): the harness's modules only
 
     def __init__(self, bubblewrap: bool, start_timeout: float = 180.0, preload: tuple[str, ...] = (),
                  siblings: int = 0):
 
         self.bubblewrap = bubblewrap
         self.siblings: list[WarmParent] = []
+        # what it has imported of what requests name (Harness.preload): its warm-up's, then each run's
+        self.modules = frozenset(preload)
         channels = [(os.pipe(), os.pipe()) for _ in range(siblings)]  # (requests, answers) per sibling
         theirs = [(requests[0], answers[1]) for requests, answers in channels]  # the ends the siblings keep
         argv = [sandbox.interpreter(), "-m", "autograder.engine.warm", *preload]  # see WarmPool.expect
@@ -193,7 +198,7 @@ class WarmParent:
         self._hello(start_timeout)
         for requests, answers in channels:
             sibling = WarmParent.__new__(WarmParent)
-            sibling.bubblewrap, sibling.siblings = bubblewrap, []
+            sibling.bubblewrap, sibling.siblings, sibling.modules = bubblewrap, [], self.modules
             sibling.proc = _Sibling(requests[1], answers[0])
             try:
                 sibling._hello(start_timeout)
@@ -266,7 +271,9 @@ class WarmPool:
         self.preload: tuple[str, ...] = UNKNOWN_PRELOAD
         self.harness_preload: tuple[str, ...] = ()  # and first, what the requests' harness asked (also_preload)
         self.closed = False
-        self._starting = 0  # warm parents being started in the background (start_warming)
+        self._starting = 0  # warm parents being started in the background (start_warming), the light one aside
+        self._coming: list[frozenset[str]] = []  # what each parent being started will hold (light one included)
+        self._light = False  # a light parent was started (start_warming(light=True)): at most one per pool
         self._ready = threading.Condition(self._lock)  # one of them is ready, or failed
 
     @property
@@ -296,57 +303,89 @@ class WarmPool:
             self._keep = sandbox.python_paths()
         return self._keep
 
-    def acquire(self) -> WarmParent:
-        """An idle warm parent; one being started in the background (:meth:`start_warming`) is waited for
-        rather than a further one started; otherwise a new one."""
+    def acquire(self, wants: frozenset[str] = frozenset()) -> WarmParent:
+        """An idle warm parent for a run that imports ``wants`` (its harness's modules): one that holds them all
+        already if there is one; else one being started (:meth:`start_warming`) that will hold them is waited for;
+        else any idle one (it imports what it lacks before the run, once), or one being started; else a new one.
+        So a run that needs only the light parent's modules takes it while the others still import torch, and a
+        run that needs torch waits for them rather than importing it again in the light one."""
         with self._lock:
             while True:
-                while self._idle:
-                    parent = self._idle.pop()
-                    if parent.alive():
-                        return parent
+                for parent in [p for p in self._idle if not p.alive()]:
+                    self._idle.remove(parent)
                     parent.close()
-                if not self._starting:
+                ready = [p for p in self._idle if wants <= p.modules]
+                if ready:
+                    self._idle.remove(ready[-1])
+                    return ready[-1]
+                if any(wants <= coming for coming in self._coming):
+                    self._ready.wait()
+                    continue
+                if self._idle:
+                    return self._idle.pop()
+                if not self._coming:
                     break
                 self._ready.wait()
         return self._start()
 
-    def _start(self, siblings: int = 0) -> WarmParent:
+    def _start(self, siblings: int = 0, *, light: bool = False) -> WarmParent:
         """A new warm parent (inside bubblewrap when it runs here) and the ``siblings`` it forks, counted among
-        this pool's."""
+        this pool's; ``light``: with the harness's modules only, not those :meth:`expect` was given."""
         with self._lock:
             bubblewrap = self.bubblewrap
+        preload = self._preload(light)
         try:
-            parent = WarmParent(bubblewrap, preload=self.harness_preload + self.preload, siblings=siblings)
+            parent = WarmParent(bubblewrap, preload=preload, siblings=siblings)
         except WarmParentError:
             if not bubblewrap:
                 raise
             self._bubblewrap = False  # bubblewrap is there but cannot run here: namespaces from the child
-            parent = WarmParent(False, preload=self.harness_preload + self.preload, siblings=siblings)
+            parent = WarmParent(False, preload=preload, siblings=siblings)
+        parent.light = light
         with self._lock:
             self._all.extend([parent, *parent.siblings])
         return parent
 
-    def start_warming(self, n: int) -> None:
+    def _preload(self, light: bool = False) -> tuple[str, ...]:
+        return self.harness_preload if light else self.harness_preload + self.preload
+
+    def start_warming(self, n: int, *, light: bool = False) -> None:
         """Have ``n`` warm parents in all, starting the missing ones in the background (this returns at once):
         the grader imports its own modules and reads the class meanwhile, on a core the warm-up would otherwise
-        leave idle. A parent that cannot start is not reported here; :meth:`acquire` then tries and says why."""
+        leave idle. A parent that cannot start is not reported here; :meth:`acquire` then tries and says why.
+
+        ``light``: also start, once per pool, one more parent with the harness's modules alone, beside the others
+        (it is not one of the ``n``). It is ready in well under a second while they import what :meth:`expect`
+        named (torch and more: seconds), and serves the runs that need nothing more (:meth:`acquire`): a class
+        whose first notebook needs no torch has its first results while the others warm up."""
         with self._lock:  # busy parents count too: a reference run may already hold one
-            have = sum(not p.closed for p in self._all) + self._starting
+            have = sum(not p.closed and not p.light for p in self._all) + self._starting
             missing = max(0, n - have) if not self.closed else 0
+            full, lean = frozenset(self._preload()), frozenset(self._preload(light=True))
+            light = light and not self._light and not self.closed and full != lean
             self._starting += missing
+            self._coming += [full] * missing + [lean] * light
+            self._light = self._light or light
+        if light:
+            threading.Thread(target=self._start_in_background, args=(1, lean), kwargs={"light": True},
+                             name="autograder-warm-start-light", daemon=True).start()
         if missing:  # one warm-up, forked into the others once warm (see warm.fork_siblings)
-            threading.Thread(target=self._start_in_background, args=(missing,), name="autograder-warm-start",
+            threading.Thread(target=self._start_in_background, args=(missing, full), name="autograder-warm-start",
                              daemon=True).start()
 
-    def _start_in_background(self, n: int) -> None:
+    def _start_in_background(self, n: int, modules: frozenset[str], *, light: bool = False) -> None:
+        """Start ``n`` parents (one warm-up and its siblings), promised in ``_coming`` as holding ``modules``."""
         try:
-            first = self._start(siblings=n - 1)
+            first = self._start(siblings=n - 1, light=light)
             parents = [first, *first.siblings]
         except BaseException:  # noqa: BLE001 - acquire() starts one itself and reports its failure
             parents = []
         with self._lock:  # in one step: a waiting acquire() must find them idle, or nothing more coming
-            self._starting -= n
+            if not light:
+                self._starting -= n
+            for _ in range(n):
+                if modules in self._coming:
+                    self._coming.remove(modules)
             keep = [p for p in parents if p.alive()] if not self.closed else []
             self._idle.extend(keep)
             self._ready.notify_all()

@@ -54,7 +54,7 @@ def _start_warming(args: argparse.Namespace) -> None:
     pool = engine.default_pool()
     pool.also_preload(running.preload())
     pool.expect(running.notebook_preloads(found))
-    pool.start_warming(min(jobs, sum(found.values()) + len(found)))
+    pool.start_warming(min(jobs, sum(found.values()) + len(found)), light=running.light_start(found))
 
 
 def _grade(args: argparse.Namespace) -> int:

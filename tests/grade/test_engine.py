@@ -14,6 +14,8 @@ import pytest
 
 from autograder.checks.core import EVIDENCE_MIME
 from autograder.engine import CellResult, Limits, RunResult, WarmPool, default_pool
+from autograder.engine import run as engine_run
+from autograder.grade.submission import running
 from autograder.grade.submission.running import notebook_preloads, run_cells
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
@@ -463,6 +465,51 @@ def test_start_warming_warms_up_once_and_forks_the_others():
         assert pool._starting == 0 and len(pool._all) == 3
         for p in busy:
             pool.release(p)
+    finally:
+        pool.shutdown()
+
+
+def test_a_light_parent_serves_what_needs_no_more_while_the_others_import():
+    """start_warming(light=True) starts one more parent with the harness's modules only, beside those that import
+    what expect() named: a run that needs nothing more may take it, a run that needs more never does while a
+    parent that holds it is coming, and a parent that imports a module for a run is known to hold it after."""
+    pool = WarmPool()
+    pool.expect(("wave",))  # a module no warm-up imports otherwise (torch would do, at seconds a parent)
+    try:
+        pool.start_warming(1, light=True)
+        pool.start_warming(1, light=True)  # as the schedule does after grade's own call: nothing more starts
+        heavy = pool.acquire(frozenset({"wave"}))  # whichever is ready first: the light one never holds wave
+        assert not heavy.light and "wave" in heavy.modules
+        light = pool.acquire(frozenset())
+        assert light.light and "wave" not in light.modules and len(pool._all) == 2 and not pool._coming
+        pool.release(light)
+        assert pool.acquire(frozenset()) is light  # the only idle one
+        pool.release(light)
+        pool.release(heavy)
+        assert pool.acquire(frozenset({"wave"})) is heavy  # both idle: the one that holds it
+        # with the heavy one busy and nothing coming, the light one imports it for the run, once
+        result = run_cells(["import sys\nprint('wave' in sys.modules)"], assignment="01_tokens_and_ids", limits=FAST,
+                           pool=pool)
+        assert texts(result.cells[0]) == "False\n"  # 01 asks for nothing more
+        request_wave = running.request(["import sys\nprint('wave' in sys.modules)"], assignment="01_tokens_and_ids",
+                                       limits=FAST)
+        request_wave = dataclasses.replace(request_wave, harness=dataclasses.replace(
+            request_wave.harness, preload=request_wave.harness.preload + ("wave",)))
+        result = engine_run(request_wave, pool=pool)
+        assert texts(result.cells[0]) == "True\n" and "wave" in light.modules
+        pool.release(heavy)
+    finally:
+        pool.shutdown()
+
+
+def test_no_light_parent_when_every_run_needs_the_same():
+    pool = WarmPool()
+    pool.expect(())  # a class of 01 and 06: nothing beyond the harness, so a light parent would be the same
+    try:
+        pool.start_warming(1, light=True)
+        parent = pool.acquire()
+        assert len(pool._all) == 1 and not parent.light
+        pool.release(parent)
     finally:
         pool.shutdown()
 

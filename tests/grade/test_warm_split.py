@@ -208,17 +208,22 @@ def test_grade_starts_the_warm_interpreters_before_importing_the_pipeline(tmp_pa
     for student in ("ann", "bob", "cy"):
         for assignment in ("05_gradients_and_chain_rule", "not_an_assignment"):
             (tmp_path / student / assignment).mkdir(parents=True)
-    started: list[int] = []
+    started: list[tuple[int, bool]] = []
     pool = pool_module.WarmPool()
-    monkeypatch.setattr(pool, "start_warming", started.append)
+    monkeypatch.setattr(pool, "start_warming", lambda n, *, light=False: started.append((n, light)))
     monkeypatch.setattr(engine, "default_pool", lambda: pool)
     args = argparse.Namespace(submissions=tmp_path, cluster=None, engine="auto", assignment=None, student=None, jobs=8)
     cli._start_warming(args)
-    assert started == [4]  # 3 submissions and a reference, under 8 workers
+    assert started == [(4, False)]  # 3 submissions and a reference, under 8 workers; every one needs torch
     assert pool.preload == ("torch", "torch._dynamo")  # what 05's runs would each import again
     started.clear()
     cli._start_warming(argparse.Namespace(**{**vars(args), "jobs": 2}))
-    assert started == [2]
+    assert started == [(2, False)]
+    # a class with 01, which needs no torch: a light parent grades it while the others import torch
+    (tmp_path / "ann" / "01_tokens_and_ids").mkdir()
+    started.clear()
+    cli._start_warming(argparse.Namespace(**{**vars(args), "jobs": 2}))
+    assert started == [(2, True)]
     for nothing_of_ours in ({"engine": "nbclient"}, {"cluster": "tcp://x:8786"}, {"student": ["nobody"]},
                             {"submissions": tmp_path / "missing"}):
         started.clear()

@@ -17,7 +17,7 @@ from typing import Callable
 from ...nbio import write_atomic
 from . import cluster
 from ... import engine as engine_module
-from ..submission.running import notebook_preloads
+from ..submission.running import light_start, notebook_preloads
 from ..submission.running import preload as harness_preload
 from .config import GradeConfig
 from ..output.costs import Costs
@@ -139,7 +139,8 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
         for _ in range(max(1, workers)):
             start_reference()
         if isinstance(pool, ThreadPoolExecutor):  # one warm interpreter per worker, started side by side
-            engine_module.default_pool().start_warming(min(workers, len(todo) + len(pending_refs) + len(unstarted)))
+            engine_module.default_pool().start_warming(min(workers, len(todo) + len(pending_refs) + len(unstarted)),
+                                                       light=light_start({s.assignment_id for s, _ in todo}))
         if not todo:
             on_start()
             return Graded(count=0, workers=workers)

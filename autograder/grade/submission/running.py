@@ -52,6 +52,13 @@ def notebook_preloads(assignments) -> tuple[str, ...]:
     return tuple(sorted({m for a in assignments for m in NOTEBOOK_IMPORTS.get(str(a)[:2], ())}))
 
 
+def light_start(assignments) -> bool:
+    """Whether a class grading ``assignments`` should also start a light warm parent (the pool's
+    ``start_warming(light=True)``): some of its notebooks need none of :data:`NOTEBOOK_IMPORTS`' modules, which
+    the others' parents spend seconds importing (in a term, 01 is graded first and needs no torch)."""
+    return any(not NOTEBOOK_IMPORTS.get(str(a)[:2]) for a in assignments)
+
+
 @functools.lru_cache(maxsize=1)
 def preload() -> tuple[str, ...]:
     """The modules a warm parent imports for the checks: their core, what their set-up cells read, and every
@@ -62,16 +69,19 @@ def preload() -> tuple[str, ...]:
             *(f"autograder.checks.{info.name}" for info in pkgutil.iter_modules(found.submodule_search_locations)))
 
 
-@functools.lru_cache(maxsize=1)
-def harness() -> Harness:
-    """What the checks need of every graded run: evidence mode and the run seed in the environment (read once,
-    before any student code, by :func:`autograder.checks.core.configure_from_environment`), their evidence kept
-    past the output cut, and their modules imported once in the warm parent (:func:`preload`)."""
+@functools.lru_cache(maxsize=None)
+def harness(assignment: str = "") -> Harness:
+    """What the checks need of every graded run of ``assignment``: evidence mode and the run seed in the
+    environment (read once, before any student code, by :func:`autograder.checks.core.configure_from_environment`),
+    their evidence kept past the output cut, and the modules the warm parent imports once: the checks'
+    (:func:`preload`), then what that notebook's runs would each import again (:data:`NOTEBOOK_IMPORTS`). The pool
+    hands the run to a warm parent that holds those already when it can (a class of 01 and 10 grades 01 on a light
+    parent while the others still import torch and transformers)."""
     from ...checks import core  # late: numpy and the checks, which grade's start need not wait for (see preload)
 
     return Harness(environment={core.MODE_ENV: EVIDENCE_MODE, "NBGRADER_EXECUTION": "autograde"},
                    seed_variable=core.SEED_ENV, configure="autograder.checks.core:configure_from_environment",
-                   kept_mime=core.EVIDENCE_MIME, preload=preload())
+                   kept_mime=core.EVIDENCE_MIME, preload=preload() + notebook_preloads([assignment]))
 
 
 def earlier_solutions(assignment: str) -> dict[str, bytes]:
@@ -108,7 +118,7 @@ def request(sources: list[str], *, assignment: str, files: dict[str, bytes] | No
     return RunRequest(sources=[str(s) for s in sources], files=dict(files or {}),
                       solutions=earlier_solutions(assignment), seed=int(seed), limits=limits or Limits(),
                       hide=[str(Path(h)) for h in hide], max_restarts=max_restarts, namespaces=namespaces,
-                      harness=harness())
+                      harness=harness(assignment))
 
 
 def run_cells(sources: list[str], *, assignment: str, files: dict[str, bytes] | None = None, seed: int = 0,
