@@ -14,6 +14,7 @@ import os
 import random
 import stat
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,6 +249,10 @@ class _Run:
     costs: Costs | None = None  # with --profile: where the CPU goes
     writer: GradebookWriter | None = None
     recorded: dict = field(default_factory=dict)  # what the gradebook holds for every submission
+    # set once the gradebook is open (or failed to open); the results that came before wait in `unrecorded`
+    gradebook_open: threading.Event = field(default_factory=threading.Event)
+    gradebook_ok: bool = False  # it opened, and holds the assignments
+    unrecorded: list[SubmissionResult] = field(default_factory=list)
 
     def autograded_dir(self) -> Path:
         return self.course.autograded if self.course else self.cfg.out / "autograded"
@@ -259,8 +264,15 @@ class _Run:
 
         def open_gradebook() -> None:
             # Opening a new gradebook costs seconds (nbgrader asks alembic for its version): the schedule
-            # calls this on a thread of its own beside the warm-up and the references, and keeps the
-            # first result until it has returned.
+            # calls this on a thread of its own beside the warm-up and the references; a result that comes
+            # before it is open is saved at once and given to the gradebook once it is (keep).
+            try:
+                opening()
+                self.gradebook_ok = True
+            finally:
+                self.gradebook_open.set()
+
+        def opening() -> None:
             with timed(self.costs, "gradebook"):
                 self.writer = GradebookWriter(self.cfg.gradebook_url, course_id=self.cfg.course_id,
                                               late_plugin=self.course.late_plugin if self.course else None)
@@ -278,6 +290,7 @@ class _Run:
             graded = grade_all(todo, cfg=self.cfg, seed=seed, hashes=hashes,
                                on_start=open_gradebook,
                                on_result=self.keep, progress=progress_line, costs=self.costs)
+            self._record_waiting()
             with timed(self.costs, "gradebook"):
                 self.recorded = self.writer.recorded()
         finally:
@@ -286,6 +299,15 @@ class _Run:
                 for warning in self.writer.warnings:
                     print(f"warning: {warning}", file=progress_line.stream)
         return graded
+
+    def _record_waiting(self) -> None:
+        """Give the gradebook the results that were saved before it was open (nothing to drop: see keep)."""
+        if not self.gradebook_ok:  # it failed to open: the schedule raises why
+            return
+        while self.unrecorded:
+            result = self.unrecorded.pop(0)
+            with timed(self.costs, "gradebook", result.assignment_id):
+                self.writer.save_result(SubmissionResult.from_json(result.to_json()))
 
     def keep(self, result: SubmissionResult) -> None:
         """Save one fresh result: its autograded notebook, the gradebook (which may drop a person's
@@ -306,6 +328,21 @@ class _Run:
                 for rel, data in files_beside(self.cfg.submissions / key[0] / key[1] / f"{key[1]}.ipynb").files.items():
                     write_atomic_bytes(folder / rel, data)
         changed = key in self.previous and self.previous[key] != result.submission_hash
+        if not changed and not self.gradebook_open.is_set():
+            # The gradebook is still opening: the result is saved now (the first result need not wait a second
+            # for nbgrader), its grades once the gradebook is open. Its grades cannot drop a person's (the
+            # submission did not change), so the saved record is final. A run stopped before then leaves the
+            # result saved and the gradebook without it; the next run reuses the result and records it then.
+            with timed(self.costs, "results", result.assignment_id):
+                report.save_result(self.cfg.out, SubmissionResult.from_json(result.to_json()))
+            self.unrecorded.append(result)
+            return
+        self.gradebook_open.wait()
+        if not self.gradebook_ok:  # it failed to open: kept like the results before it; the schedule raises why
+            self.unrecorded.append(result)
+            report.save_result(self.cfg.out, SubmissionResult.from_json(result.to_json()))
+            return
+        self._record_waiting()
         with timed(self.costs, "gradebook", result.assignment_id):
             record = SubmissionResult.from_json(result.to_json())  # as saved: without what travels beside it
             dropped = self.writer.save_result(record, submission_changed=changed)

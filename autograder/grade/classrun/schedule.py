@@ -82,8 +82,10 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
 
     ``on_start`` runs on a thread of its own while the warm-up and the references run (the caller opens its
     gradebook then: about a core-second of nbgrader committing each cell of an assignment on its own, which
-    in this thread held back the queue, and after the references had the workers' cores to share); the
-    first result waits for it. ``on_result`` gets every result in this thread. Raises :class:`ReferenceFailed`
+    in this thread held back the queue, and after the references had the workers' cores to share); results
+    do not wait for it (the caller keeps those that come first until its gradebook is open), and what it
+    raised is raised here at the next result after it ended, or at the end. ``on_result`` gets every result
+    in this thread, as it arrives. Raises :class:`ReferenceFailed`
     when a solution cannot be run, before any submission of that assignment is graded. ``costs``
     (with ``--profile``) gets what each reference run cost."""
     hide = tuple(str(p.resolve()) for p in (cfg.submissions, cfg.out))
@@ -175,11 +177,12 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                     result = fut.result()
                 except Exception as exc:  # a grader worker died: this submission is reported, the class goes on
                     result = failed_result(job, f"{type(exc).__name__}: {exc}")
-                opening.join()
+                if opening.done():
+                    opening.join()  # raises what opening the gradebook raised
                 on_result(result)
                 graded += 1
                 progress.advance()
-        opening.join()  # done already when a result came; no path leaves with the gradebook still opening
+        opening.join()  # no path leaves with the gradebook still opening
     except BaseException:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -209,6 +212,9 @@ class _Beside:
             fn()
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread by join()
             self._error = exc
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
 
     def join(self, *, reraise: bool = True) -> None:
         self._thread.join()
