@@ -304,8 +304,8 @@ class WarmPool:
         return self._keep
 
     def acquire(self, wants: frozenset[str] = frozenset()) -> WarmParent:
-        """An idle warm parent for a run that imports ``wants`` (its harness's modules): one that holds them all
-        already if there is one; else one being started (:meth:`start_warming`) that will hold them is waited for;
+        """An idle warm parent for a run that imports ``wants`` (its harness's modules): the leanest one that holds
+        them all already if there is one; else one being started (:meth:`start_warming`) that will hold them is waited for;
         else any idle one (it imports what it lacks before the run, once), or one being started; else a new one.
         So a run that needs only the light parent's modules takes it while the others still import torch, and a
         run that needs torch waits for them rather than importing it again in the light one."""
@@ -315,9 +315,10 @@ class WarmPool:
                     self._idle.remove(parent)
                     parent.close()
                 ready = [p for p in self._idle if wants <= p.modules]
-                if ready:
-                    self._idle.remove(ready[-1])
-                    return ready[-1]
+                if ready:  # the leanest: a fork of a smaller interpreter costs less (01 in a term: half the fork)
+                    parent = min(reversed(ready), key=lambda p: len(p.modules))
+                    self._idle.remove(parent)
+                    return parent
                 if any(wants <= coming for coming in self._coming):
                     self._ready.wait()
                     continue

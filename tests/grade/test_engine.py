@@ -486,6 +486,8 @@ def test_a_light_parent_serves_what_needs_no_more_while_the_others_import():
         assert pool.acquire(frozenset()) is light  # the only idle one
         pool.release(light)
         pool.release(heavy)
+        assert pool.acquire(frozenset()) is light  # both idle: the leanest, whose fork costs less
+        pool.release(light)
         assert pool.acquire(frozenset({"wave"})) is heavy  # both idle: the one that holds it
         # with the heavy one busy and nothing coming, the light one imports it for the run, once
         result = run_cells(["import sys\nprint('wave' in sys.modules)"], assignment="01_tokens_and_ids", limits=FAST,
