@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import threading
 
+import pytest
+
 from autograder.grade.classrun import schedule
 from autograder.grade.classrun.config import GradeConfig
 from autograder.grade.classrun.progress import Progress
@@ -54,13 +56,26 @@ def test_the_first_result_comes_after_its_own_reference_not_after_every_referenc
                      "grade 02", "reference 03", "grade 03", "grade 03", "grade 03"], order
 
 
-def test_results_do_not_wait_for_the_gradebook_to_open(monkeypatch, tmp_path):
-    """Opening a gradebook costs a second and more; the first results come while it is still opening."""
+@pytest.fixture
+def instant(monkeypatch):
+    """References and gradings that return at once, and no warm pool."""
     monkeypatch.setattr(schedule, "_reference", lambda a, h, *rest: Reference(assignment=a, source_path="",
                                                                              source_hash=h, evidence={}))
     monkeypatch.setattr(schedule, "grade_job", lambda job: SubmissionResult(student_id=job.student_id,
                                                                             assignment_id=job.assignment_id))
     monkeypatch.setattr(schedule.engine_module, "default_pool", NoPool)
+
+
+def grade_one_notebook(tmp_path, students: int, on_start, on_result) -> schedule.Graded:
+    todo = [(Submission(f"s{i}", ASSIGNMENTS[0], tmp_path / "x.ipynb"), f"h{i}") for i in range(students)]
+    (tmp_path / "graded").mkdir()
+    return schedule.grade_all(todo, cfg=GradeConfig(submissions=tmp_path, out=tmp_path / "graded", jobs=1), seed=1,
+                              hashes={ASSIGNMENTS[0]: "x" * 16}, on_start=on_start, on_result=on_result,
+                              progress=Progress(io.StringIO(), enabled=False))
+
+
+def test_results_do_not_wait_for_the_gradebook_to_open(instant, tmp_path):
+    """Opening a gradebook costs a second and more; the first results come while it is still opening."""
     released, opened = threading.Event(), threading.Event()
     while_opening: list[bool] = []
 
@@ -72,34 +87,16 @@ def test_results_do_not_wait_for_the_gradebook_to_open(monkeypatch, tmp_path):
         while_opening.append(not opened.is_set())
         released.set()
 
-    todo = [(Submission(f"s{i}", ASSIGNMENTS[0], tmp_path / "x.ipynb"), f"h{i}") for i in range(2)]
-    (tmp_path / "graded").mkdir()
-    graded = schedule.grade_all(todo, cfg=GradeConfig(submissions=tmp_path, out=tmp_path / "graded", jobs=1), seed=1,
-                                hashes={ASSIGNMENTS[0]: "x" * 16}, on_start=open_gradebook, on_result=on_result,
-                                progress=Progress(io.StringIO(), enabled=False))
+    graded = grade_one_notebook(tmp_path, 2, open_gradebook, on_result)
     assert graded.count == 2 and while_opening[0] is True and opened.is_set()  # and it was joined before the end
 
 
-def test_an_error_opening_the_gradebook_is_raised_after_the_results_that_came_first(monkeypatch, tmp_path):
-    monkeypatch.setattr(schedule, "_reference", lambda a, h, *rest: Reference(assignment=a, source_path="",
-                                                                             source_hash=h, evidence={}))
-    monkeypatch.setattr(schedule, "grade_job", lambda job: SubmissionResult(student_id=job.student_id,
-                                                                            assignment_id=job.assignment_id))
-    monkeypatch.setattr(schedule.engine_module, "default_pool", NoPool)
-
+def test_an_error_opening_the_gradebook_is_raised_after_the_results_that_came_first(instant, tmp_path):
     def broken() -> None:
         raise OSError("the gradebook's disk is full")
 
-    todo = [(Submission(f"s{i}", ASSIGNMENTS[0], tmp_path / "x.ipynb"), f"h{i}") for i in range(3)]
-    (tmp_path / "graded").mkdir()
-    try:
-        schedule.grade_all(todo, cfg=GradeConfig(submissions=tmp_path, out=tmp_path / "graded", jobs=1), seed=1,
-                           hashes={ASSIGNMENTS[0]: "x" * 16}, on_start=broken, on_result=lambda r: None,
-                           progress=Progress(io.StringIO(), enabled=False))
-    except OSError as exc:
-        assert "disk is full" in str(exc)
-    else:
-        raise AssertionError("the gradebook's error was lost")
+    with pytest.raises(OSError, match="disk is full"):
+        grade_one_notebook(tmp_path, 3, broken, lambda result: None)
 
 
 class FakeWriter:
