@@ -5,10 +5,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from . import paths
+from .engine.kernel_client import SlicedWaits
 from .checks.core import Prediction
 from .checks.questions import is_question
 from .grade.submission import grade_one as submission
@@ -65,7 +65,7 @@ def error_of(cell) -> tuple[str, str] | None:
 def run_notebook(path: Path, *, timeout: float = 120) -> tuple[object, str | None]:
     """Execute a copy of the notebook in its folder; the file itself is never written."""
     nb = read_notebook(path)
-    client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+    client = SlicedWaits(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
                             resources={"metadata": {"path": str(path.resolve().parent)}})
     try:
         # the kernel's own stderr (its "running over TCP without encryption" warning) is not the learner's

@@ -13,16 +13,16 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+from .kernel_client import SlicedWaits
 from .contract import CellResult, Harness, Isolation, Limits, RunRequest, RunResult, seeded_environment
 
 ISOLATION = Isolation(kind="none")  # a fresh Jupyter kernel in a scratch folder; no sandbox, no limits
 PROBE_SECONDS = 10  # after a timeout, how long the interrupted kernel gets to answer a `pass` before it is given up
 
 
-class _Client(NotebookClient):
+class _Client(SlicedWaits):
     """Remembers whether the last cell hit the timeout, so a timeout is not mistaken for an error."""
 
     timed_out = False
