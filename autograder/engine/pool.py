@@ -271,10 +271,15 @@ class WarmPool:
         self.preload: tuple[str, ...] = UNKNOWN_PRELOAD
         self.harness_preload: tuple[str, ...] = ()  # and first, what the requests' harness asked (also_preload)
         self.closed = False
-        self._starting = 0  # warm parents being started in the background (start_warming), the light one aside
-        self._coming: list[frozenset[str]] = []  # what each parent being started will hold (light one included)
+        # the parents being started in the background (start_warming): what each will hold, and whether it is light
+        self._coming: list[tuple[frozenset[str], bool]] = []
         self._light = False  # a light parent was started (start_warming(light=True)): at most one per pool
         self._ready = threading.Condition(self._lock)  # one of them is ready, or failed
+
+    @property
+    def _starting(self) -> int:
+        """How many of the parents being started count among start_warming's ``n`` (the light one does not)."""
+        return sum(not light for _, light in self._coming)
 
     @property
     def bubblewrap(self) -> bool:
@@ -319,7 +324,7 @@ class WarmPool:
                     parent = min(reversed(ready), key=lambda p: len(p.modules))
                     self._idle.remove(parent)
                     return parent
-                if any(wants <= coming for coming in self._coming):
+                if any(wants <= modules for modules, _ in self._coming):
                     self._ready.wait()
                     continue
                 if self._idle:
@@ -364,8 +369,7 @@ class WarmPool:
             missing = max(0, n - have) if not self.closed else 0
             full, lean = frozenset(self._preload()), frozenset(self._preload(light=True))
             light = light and not self._light and not self.closed and full != lean
-            self._starting += missing
-            self._coming += [full] * missing + [lean] * light
+            self._coming += [(full, False)] * missing + [(lean, True)] * light
             self._light = self._light or light
         if light:
             threading.Thread(target=self._start_in_background, args=(1, lean), kwargs={"light": True},
@@ -382,11 +386,8 @@ class WarmPool:
         except BaseException:  # noqa: BLE001 - acquire() starts one itself and reports its failure
             parents = []
         with self._lock:  # in one step: a waiting acquire() must find them idle, or nothing more coming
-            if not light:
-                self._starting -= n
             for _ in range(n):
-                if modules in self._coming:
-                    self._coming.remove(modules)
+                self._coming.remove((modules, light))
             keep = [p for p in parents if p.alive()] if not self.closed else []
             self._idle.extend(keep)
             self._ready.notify_all()

@@ -328,19 +328,17 @@ class _Run:
                 for rel, data in files_beside(self.cfg.submissions / key[0] / key[1] / f"{key[1]}.ipynb").files.items():
                     write_atomic_bytes(folder / rel, data)
         changed = key in self.previous and self.previous[key] != result.submission_hash
-        if not changed and not self.gradebook_open.is_set():
-            # The gradebook is still opening: the result is saved now (the first result need not wait a second
-            # for nbgrader), its grades once the gradebook is open. Its grades cannot drop a person's (the
-            # submission did not change), so the saved record is final. A run stopped before then leaves the
-            # result saved and the gradebook without it; the next run reuses the result and records it then.
+        if changed:  # its grades may drop a person's, which its saved record says: it waits for the gradebook
+            self.gradebook_open.wait()
+        if not self.gradebook_ok:
+            # The gradebook is still opening (or failed to, which the schedule raises): the result is saved now
+            # (the first result need not wait a second for nbgrader), its grades once the gradebook is open. Its
+            # grades cannot drop a person's (the submission did not change), so the saved record is final. A run
+            # stopped before then leaves the result saved and the gradebook without it; the next run reuses the
+            # result and records it then.
             with timed(self.costs, "results", result.assignment_id):
                 report.save_result(self.cfg.out, SubmissionResult.from_json(result.to_json()))
             self.unrecorded.append(result)
-            return
-        self.gradebook_open.wait()
-        if not self.gradebook_ok:  # it failed to open: kept like the results before it; the schedule raises why
-            self.unrecorded.append(result)
-            report.save_result(self.cfg.out, SubmissionResult.from_json(result.to_json()))
             return
         self._record_waiting()
         with timed(self.costs, "gradebook", result.assignment_id):
