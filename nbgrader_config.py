@@ -8,6 +8,11 @@
 import os
 
 from autograder.engine import Limits
+from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput,
+                                    ClearSolutions, ComputeChecksums, IncludeHeaderFooter, InstantiateTests,
+                                    LockCells, SaveCells)
+
+from autograder.bug_hunt import ShowBugs
 from autograder.release import STUB
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
@@ -25,6 +30,11 @@ c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange")
 
 # The same stub as the course's own release, so both ways of releasing give the same student notebook.
 c.ClearSolutions.code_stub = {"python": STUB}
+# nbgrader's own generate_assignment steps, with ours after ClearSolutions: a bug hunt's student cell shows
+# the buggy code to fix, not the stub (autograder/bug_hunt.py), exactly as `python -m autograder release` does.
+c.GenerateAssignment.preprocessors = [
+    IncludeHeaderFooter, InstantiateTests, LockCells, ClearSolutions, ShowBugs, ClearOutput, CheckCellMetadata,
+    ComputeChecksums, SaveCells, ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata]
 # Seconds a cell may run under `nbgrader autograde` (nbgrader sets NBGRADER_EXECUTION there, so notebook
 # 10's training runs its short version).
 c.ExecutePreprocessor.timeout = Limits().kernel_timeout()  # 30, the grader's own default (and stock nbgrader's)

@@ -2,7 +2,10 @@
 
 The pipeline is nbgrader's ``generate_assignment`` without the database step:
 lock cells, stub solutions, clear outputs, checksum, drop hidden tests and mark
-schemes, checksum again. We then put a header cell in front that says the file is
+schemes, checksum again. One step is ours: :class:`~autograder.bug_hunt.ShowBugs`, right after
+``ClearSolutions``, gives a bug hunt's cell the buggy code the learner must fix instead of the stub
+(the authoring syntax is in autograder/bug_hunt.py); nbgrader_config.py puts it in the same place of
+stock ``nbgrader generate_assignment``, so both ways of releasing give the same notebook. We then put a header cell in front that says the file is
 generated and from what, and normalise metadata so the output is byte-stable.
 """
 from __future__ import annotations
@@ -25,6 +28,7 @@ from nbgrader.preprocessors import (
 )
 
 from . import paths
+from .bug_hunt import ShowBugs
 from .nbio import read_notebook, write_atomic
 
 HEADER_ID = "autograder-generated-header"
@@ -33,8 +37,9 @@ STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 def generate_steps() -> list:
     """nbgrader's generate_assignment up to its checksums: what the gradebook records of a source notebook
-    (the gradebook adds SaveCells) and what the student version starts from (release adds the rest)."""
-    return [LockCells(), ClearSolutions(code_stub={"python": STUB}), ClearOutput(), CheckCellMetadata(),
+    (the gradebook adds SaveCells) and what the student version starts from (release adds the rest).
+    ShowBugs follows ClearSolutions, as in nbgrader_config.py's list, so the checksums are of the bug."""
+    return [LockCells(), ClearSolutions(code_stub={"python": STUB}), ShowBugs(), ClearOutput(), CheckCellMetadata(),
             ComputeChecksums()]
 
 

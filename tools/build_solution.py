@@ -9,6 +9,24 @@ A draft is jupytext's percent format with three cell markers of ours:
     # %% solution=true      one exercise: defines one function or class, its grade_id
     # %% test=2             a graded test cell worth 2 points; grade_id from the check it calls
 
+A solution cell holds the reference between ``### BEGIN SOLUTION`` and ``### END SOLUTION``; the
+student's version has nbgrader's stub there. A **bug hunt** (the learner gets code that runs and is
+wrong, and fixes it) follows its solution region at once with a bug region: the lines the learner
+sees instead of the stub, each commented out with ``# `` at the region's indentation::
+
+    # %% solution=true
+    def head_scores(x, layer):
+        # (T, d_in) and an nn.Linear -> (T, d_out)
+        ### BEGIN SOLUTION
+        return x @ layer.weight.T
+        ### END SOLUTION
+        ### BEGIN BUG
+        # return x @ layer.weight
+        ### END BUG
+
+The reference runs the fix; ``python -m autograder release`` and ``nbgrader generate_assignment``
+both show the bug, uncommented, where the solution was (autograder/bug_hunt.py).
+
 The ``.ipynb`` is the source of truth once written; review it with
 ``jupytext --to py:percent --output - solutions/NN_slug.ipynb``.
 """
