@@ -190,3 +190,72 @@ def test_validate_through_the_grader_says_recorded_and_wrong_with_the_reason(tmp
     at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["recorded", Q])
     assert "your prediction (80, 80): wrong." in lines[at + 1] and WHY_80_80 in lines[at + 1], r.stdout
     assert not any("passed" in line and "predict_" in line for line in lines), r.stdout
+
+
+# --------------------------------------------------------------------------- a one-line reason
+
+@pytest.fixture
+def why_question():
+    """A question that asks for a reason, registered for this test only."""
+    from autograder.checks.questions import NB01, as_tuple, described, int_tuple, question
+
+    name = "predict_pair_for_a_test"
+    q = question("01_tokens_and_ids", name, form=described("a tuple of two ints", int_tuple(2)), wording=NB01,
+                 mistakes=[((2, 1), "Swapped.")], normalize=as_tuple, reason=True)
+    yield q
+    core.REGISTRY.pop(f"01_tokens_and_ids:{name}")
+
+
+def printed(fn) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fn()
+    return out.getvalue()
+
+
+def test_with_reason_splits_an_answer_and_its_reason_and_leaves_a_bare_answer_alone():
+    from autograder.checks.questions import Answer, with_reason
+
+    assert with_reason(((1, 2), "  rows times columns ")) == Answer((1, 2), "rows times columns")
+    assert with_reason([3, "why"]) == Answer(3, "why")
+    assert with_reason((1, 2)) == Answer((1, 2)) and with_reason("a") == Answer("a")
+    assert with_reason((1, 2, "three")) == Answer((1, 2, "three"))  # only a pair carries a reason
+
+
+def test_a_reason_earns_nothing_more_and_its_absence_costs_nothing(why_question):
+    for given in [lambda: ((1, 2), "because"), lambda: (1, 2), lambda: [[1, 2], "a list works too"]]:
+        assert "Prediction recorded" in printed(lambda: why_question(given))
+    with pytest.raises(core.CheckFailure, match="expected a tuple of two ints"):
+        why_question(lambda: ((1,), "a reason does not mend a malformed answer"))
+
+
+def test_the_grader_keeps_the_reason_beside_right_or_wrong(why_question):
+    def outcome(value):
+        return core.Outcome(value=core.encode(why_question.evidence(value)))
+
+    truth = outcome(((1, 2), "the reference's own reason"))
+    assert why_question.recorded([outcome(((2, 1), "rows first"))], [truth]) == core.Prediction(
+        "(2, 1)", False, "Swapped.", reason="rows first")
+    assert why_question.recorded([outcome((1, 2))], [truth]) == core.Prediction("(1, 2)", True)
+
+
+def test_the_reveal_prints_the_reason_or_asks_for_it(why_question):
+    said = printed(lambda: why_question.reveal(lambda: ((2, 1), "rows first"), (1, 2)))
+    assert said.startswith("✘ Your prediction (2, 1) is wrong; the answer is (1, 2). Swapped.")
+    assert "Your reason: “rows first”" in said
+    bare = printed(lambda: why_question.reveal(lambda: (1, 2), (1, 2)))
+    assert bare.startswith("✔ Your prediction (1, 2) is right.") and "You gave no reason" in bare
+
+
+def test_a_question_that_asks_no_reason_reads_a_pair_as_its_answer():
+    q = core.REGISTRY[f"{A}:predict_utf8_length"]
+    assert not q.asks_reason and q.answer_of((12, "x")).value == (12, "x")
+
+
+def test_a_reason_survives_the_saved_result_and_reaches_the_feedback_page():
+    p = core.Prediction("(80, 80)", False, "the whole table", reason="only <5> rows")
+    assert core.Prediction.from_json(json.loads(json.dumps(p.to_json()))) == p
+    assert "reason" not in core.Prediction("(1, 2)", True).to_json()  # the shape saved before reasons
+    score = judge.TestScore(f"test_{Q}", 1.0, 1.0, "passed", "recorded", prediction=p)
+    page = feedback_page([score.to_json()])
+    assert 'Your reason: <q class="reason">only &lt;5&gt; rows</q>' in page

@@ -13,6 +13,14 @@ Why a wrong answer is wrong comes from ``mistakes``, ``(wrong value or test, why
 order, then ``otherwise``. The right answer is never written in this package (it is installed where
 learners can read it): the grader takes it from the reference run, the notebook from its own cell.
 A notebook words its questions one way (:class:`Wording`).
+
+**A one-line reason.** A question declared with ``reason=True`` asks the learner why, in their own
+words: the prediction returns ``(answer, "the reason, in one line")``. The reason is kept (it is in
+the learner's cell, and in the grader's record as :attr:`Prediction.reason`), printed beside the
+reveal and shown on the feedback page, and never graded: a bare ``answer`` earns the same point, and
+the reveal asks for the missing reason. Such a question's evidence is always the pair
+``(answer, reason)`` (``""`` for none), so the grader reads both from one recorded value. A question
+without ``reason=True`` reads its answer exactly as before.
 """
 from __future__ import annotations
 
@@ -61,13 +69,14 @@ class Question(Check):
     compare: Comparator = field(default_factory=equal, kw_only=True)  # decides right or wrong, never points
     explain: Callable[[Any, Any], "str | None"] = field(default=lambda got, want: None, kw_only=True)
     normalize: Callable[[Any], Any] | None = field(default=None, kw_only=True)
+    asks_reason: bool = field(default=False, kw_only=True)  # the answer comes as (answer, "one-line reason")
 
     def passed_line(self, n: int, hidden: bool) -> str:
         # The hidden cell runs where the learner does not read it (the grader, the instructor's notebook).
         return f"✔ {self.name}: {'Prediction recorded for grading.' if hidden else self.success}"
 
-    def judged(self, answer: Any, truth: Any) -> Prediction:
-        """Right or wrong, and why: a decoded ``answer`` against the decoded ``truth``."""
+    def judged(self, answer: Any, truth: Any, reason: str = "") -> Prediction:
+        """Right or wrong, and why: a decoded ``answer`` against the decoded ``truth``; ``reason`` is the learner's."""
         try:
             right = self.compare.mismatch(answer, truth) is None
         except Exception:  # an answer the comparison cannot read is not the right one
@@ -78,13 +87,26 @@ class Question(Check):
                 why = self.explain(answer, truth) or ""
             except Exception:  # a hint is a guess; it must never hide the verdict
                 why = ""
-        return Prediction(answer=fmt(plain(answer)), right=right, why=why)
+        return Prediction(answer=fmt(plain(answer)), right=right, why=why, reason=reason)
 
     def recorded(self, got: list[Outcome], want: list[Outcome]) -> Prediction | None:
         """The grader's record: the learner's answer against the reference run's (one case, both well formed)."""
         if len(got) != 1 or len(want) != 1 or got[0].raised or want[0].raised:
             return None
-        return self.judged(got[0].decoded, want[0].decoded)
+        answer = self.answer_of(got[0].decoded)
+        return self.judged(answer.value, self.answer_of(want[0].decoded).value, answer.reason)
+
+    def evidence(self, value: Any) -> Any:
+        """What the learner's ``fn()`` returned -> the value recorded: the normalized answer, or for a
+        question that asks a reason, the pair ``(normalized answer, reason)``."""
+        if not self.asks_reason:
+            return self._normal(value)
+        given = with_reason(value)
+        return (self._normal(given.value), given.reason)
+
+    def answer_of(self, decoded: Any) -> "Answer":
+        """A recorded (decoded) value -> the answer and the reason (see :meth:`evidence`)."""
+        return with_reason(decoded) if self.asks_reason else Answer(decoded)
 
     def reveal(self, fn: Callable[[], Any], truth: Any) -> None:
         """Print whether the prediction ``fn()`` matches ``truth``, the value the calling cell just computed.
@@ -93,7 +115,7 @@ class Question(Check):
         or malformed prediction cannot stop the notebook; it says what to do instead.
         """
         want = capture(lambda: self._normal(truth)).decoded
-        got = capture(lambda: self._normal(fn()))
+        got = capture(lambda: self.evidence(fn()))
         if "NotImplementedError" in got.raised:
             print(f"No prediction yet: `{self.name}` still raises NotImplementedError. The answer is {fmt(plain(want))}; "
                   "commit your prediction before the next reveal.")
@@ -101,19 +123,41 @@ class Question(Check):
         if got.raised:
             print(f"`{self.name}()` raised {got.raised[0]}: {got.message}. The answer is {fmt(plain(want))}.")
             return
-        problem = _form_problem(self.form, got.decoded)
+        answer = self.answer_of(got.decoded)
+        problem = _form_problem(self.form, answer.value)
         if problem:
             print(f"Your prediction cannot be compared: {problem} The answer is {fmt(plain(want))}.")
             return
-        p = self.judged(got.decoded, want)
+        p = self.judged(answer.value, want, answer.reason)
         if p.right:
             print(f"✔ Your prediction {p.answer} is right.")
         else:
             print(f"✘ Your prediction {p.answer} is wrong; the answer is {fmt(plain(want))}."
                   + (f" {p.why}" if p.why else ""))
+        if p.reason:
+            print(f"  Your reason: “{p.reason}”. Does it still hold, now that you have seen the answer?")
+        elif self.asks_reason:
+            print('  You gave no reason. Add it to your prediction, `return answer, "why, in one line"`: '
+                  "a reason is what you can check against the answer.")
 
     def _normal(self, value: Any) -> Any:
         return self.normalize(value) if self.normalize else value
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A prediction as the learner gave it: the answer, and their one-line reason ("" when none)."""
+
+    value: Any
+    reason: str = ""
+
+
+def with_reason(value: Any) -> Answer:
+    """``(answer, "reason")`` (a tuple or list of two, the second a string) -> both; anything else is an
+    answer given without a reason. The reason is stripped; it is never judged."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], str):
+        return Answer(value[0], value[1].strip())
+    return Answer(value)
 
 
 def _form_problem(form: Form, answer: Any) -> "str | None":
@@ -125,29 +169,29 @@ def _form_problem(form: Form, answer: Any) -> "str | None":
 
 def question(assignment: str, name: str, *, form: Form, wording: Wording, label: str = "",
              compare: "Comparator | None" = None, mistakes: Sequence[Mistake] = (), otherwise: str = "",
-             atol: float = 1e-8, rtol: float = 1e-6, normalize: Callable[[Any], Any] | None = None) -> Question:
+             atol: float = 1e-8, rtol: float = 1e-6, normalize: Callable[[Any], Any] | None = None,
+             reason: bool = False) -> Question:
     """Register the question ``name()`` of ``assignment`` and return its check.
 
     Both checks (visible and hidden) pass on an answer ``form`` accepts: that is the point. ``compare``
     judges right or wrong (``equal()`` when left out) for :meth:`Question.reveal` and the grader's record;
     a wrong value in ``mistakes`` is recognised within ``atol``/``rtol``; ``label`` names the question in
-    messages (``name()`` when left out); ``normalize`` runs on the learner's value before it is recorded.
+    messages (``name()`` when left out); ``normalize`` runs on the learner's value before it is recorded;
+    ``reason`` asks for the learner's one-line reason beside the answer (see the module's docstring).
     """
     label = label or f"{name}()"
-
-    def call(fn):
-        value = fn()
-        return normalize(value) if normalize else value
 
     def build(hidden: bool, rng: np.random.Generator) -> list[Case]:
         # The form only, for both: no expected value is needed, or shown. The grader's reference run
         # records the right answer as its evidence, and Question.recorded compares with it.
         text = (wording.hidden if hidden else wording.visible).format(label=label)
-        return [Case(text, call, const(None), predicate(lambda got, want: _form_problem(form, got)))]
+        return [Case(text, lambda fn: q.evidence(fn()), const(None),
+                     predicate(lambda got, want: _form_problem(form, q.answer_of(got).value)))]
 
     build.__name__ = name
     q = Question(assignment, name, build, wording.recorded, form=form, compare=compare or equal(),
-                 explain=known_answers(mistakes, otherwise, atol=atol, rtol=rtol), normalize=normalize)
+                 explain=known_answers(mistakes, otherwise, atol=atol, rtol=rtol), normalize=normalize,
+                 asks_reason=reason)
     REGISTRY[f"{assignment}:{name}"] = q
     return q
 

@@ -134,10 +134,13 @@ class Prediction:
     answer: str  # the answer as the learner wrote it, formatted for a person (equal answers format equally)
     right: bool
     why: str = ""  # for a wrong answer: the known mistake it matches, else the question's general explanation
+    reason: str = ""  # the learner's own one-line reason, shown back, never graded ("" when none was given)
 
     def to_json(self) -> dict:
-        return {"answer": self.answer, "right": self.right, "why": self.why}
+        saved = {"answer": self.answer, "right": self.right, "why": self.why}
+        return {**saved, "reason": self.reason} if self.reason else saved  # results saved before reasons still read
 
     @classmethod
     def from_json(cls, data: dict) -> "Prediction":
-        return cls(answer=str(data["answer"]), right=bool(data["right"]), why=str(data.get("why", "")))
+        return cls(answer=str(data["answer"]), right=bool(data["right"]), why=str(data.get("why", "")),
+                   reason=str(data.get("reason", "")))

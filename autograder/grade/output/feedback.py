@@ -260,8 +260,9 @@ def prediction_note(ex: Exercise) -> str:
     verdict = ('<b class="right">right</b>.' if p.right else
                '<b class="wrong">wrong</b>.' + (f" {e(p.why)}" if p.why else ""))
     return (f'<p class="prediction" data-right="{str(bool(p.right)).lower()}">Your prediction '
-            f'<code>{e(p.answer)}</code> was {verdict} Its points are for answering before the reveal, '
-            "right or wrong.</p>")
+            f'<code>{e(p.answer)}</code> was {verdict}'
+            + (f' Your reason: <q class="reason">{e(p.reason)}</q>' if p.reason else "")
+            + " Its points are for answering before the reveal, right or wrong.</p>")
 
 
 def _num(x: float) -> str:
