@@ -5,6 +5,7 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Iterator
 
@@ -33,14 +34,23 @@ def read_notebook(path: str | Path) -> NotebookNode:
 
 
 def parse_notebook(text: str, name: str = "notebook") -> NotebookNode:
+    """The notebook in ``text``, upgraded to nbformat 4; :class:`NotebookError` says what is wrong with it.
+
+    A UTF-8 byte-order mark (Windows editors write one) is read past, and cell ids that are missing or
+    repeated are made unique by nbformat, without its warnings: nothing of the learner's work is lost by either."""
+    text = text.removeprefix("\ufeff")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotebookError(f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise NotebookError(f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); the file was "
+                            "cut off or edited outside Jupyter: open it in Jupyter and use File > Revert Notebook to "
+                            "Checkpoint, or fix that line in a text editor, then hand it in again") from None
     if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
         raise NotebookError(f"{name}: JSON, but not a Jupyter notebook (no 'cells')")
     try:
-        nb = nbformat.reads(text, as_version=4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # MissingIDFieldWarning, DuplicateCellId: repaired, not the reader's business
+            nb = nbformat.reads(text, as_version=4)
     except Exception as exc:
         raise NotebookError(f"{name}: not a readable notebook ({type(exc).__name__}: {exc})") from None
     for cell in nb.cells:

@@ -1,6 +1,7 @@
 """Does discovery find every submission in nbgrader's layout and name what is wrong with a folder?"""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -43,11 +44,15 @@ def test_a_folder_without_a_notebook_is_a_fatal_problem(tmp_path):
     assert sub.path is None and sub.problems[0].problem == "missing notebook" and sub.problems[0].fatal
 
 
-def test_several_misnamed_notebooks_are_not_guessed(tmp_path):
-    touch(tmp_path, f"erin/{A}/a.ipynb")
-    touch(tmp_path, f"erin/{A}/b.ipynb")
+def test_of_several_misnamed_notebooks_the_last_saved_is_graded_and_all_are_named(tmp_path):
+    touch(tmp_path, f"erin/{A}/b.ipynb")  # an old copy, whose name sorts last
+    os.utime(tmp_path / f"erin/{A}/b.ipynb", (1_700_000_000, 1_700_000_000))
+    touch(tmp_path, f"erin/{A}/a.ipynb")  # the work, saved last
     (sub,) = discover(tmp_path, [A])
-    assert sub.path is None and sub.problems[0].fatal and "a.ipynb" in sub.problems[0].detail
+    assert sub.path.name == "a.ipynb" and [p.problem for p in sub.problems] == ["two notebooks"]
+    detail = sub.problems[0].detail
+    assert not sub.problems[0].fatal and "a.ipynb, b.ipynb" in detail and "graded a.ipynb, the last saved" in detail
+    assert f"named {A}.ipynb" in detail
 
 
 def test_an_unknown_assignment_is_reported(tmp_path):

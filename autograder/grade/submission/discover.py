@@ -15,7 +15,9 @@ IGNORED = (".", "_")  # hidden folders and files (.ipynb_checkpoints, .DS_Store,
 
 # What travels with a submission (see :func:`files_beside`). A student saves small data files beside a
 # notebook; anything bigger is a mistake or an attack on the grader's memory and disk.
-MAX_NOTEBOOK_BYTES = 50 * 2**20  # a notebook with plots is a few MB; this is far beyond any honest one
+# A notebook with plots is a few MB, but a loop that printed at every step reaches tens of MB honestly, and
+# outputs are never graded (the cells run again): 128 MiB reads in about a second and 1 GB of memory at most.
+MAX_NOTEBOOK_BYTES = 128 * 2**20
 MAX_FILE_BYTES = 10 * 2**20  # one other file
 MAX_FILES_BYTES = 20 * 2**20  # all other files of a folder together
 MAX_FILES = 200  # a folder of a million empty files costs the grader time, not the student
@@ -118,14 +120,20 @@ def discover(submissions: Path, assignments: list[str], *, exclude: Path | None 
                 sub.problems.append(Problem(sub.student_id, sub.assignment_id, "wrong file name",
                                             f"graded {notebooks[0].name}, but it should be named {expected.name}"))
             elif notebooks:
-                sub.problems.append(Problem(sub.student_id, sub.assignment_id, "missing notebook",
+                sub.path = newest(notebooks)
+                sub.problems.append(Problem(sub.student_id, sub.assignment_id, "two notebooks",
                                             f"no {expected.name}, and {len(notebooks)} other notebooks "
-                                            f"({', '.join(p.name for p in notebooks)}): which one to grade is unclear",
-                                            fatal=True))
+                                            f"({', '.join(p.name for p in notebooks)}): graded {sub.path.name}, the "
+                                            f"last saved. Hand in one notebook named {expected.name}"))
             else:
                 sub.problems.append(Problem(sub.student_id, sub.assignment_id, "missing notebook",
                                             f"the folder has no {expected.name}", fatal=True))
     return found
+
+
+def newest(notebooks: list[Path]) -> Path:
+    """The notebook saved last (the work, next to an older copy or a fresh download); the name breaks a tie."""
+    return max(notebooks, key=lambda p: (p.lstat().st_mtime, p.name))
 
 
 # --------------------------------------------------------------------------- the files that travel

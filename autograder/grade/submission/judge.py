@@ -134,6 +134,8 @@ def score(run: RunResult, plan: Plan, tests: list[SourceTest], reference: dict[s
         if s.status == "timeout" and cell is not None:  # where its interrupt found the learner's code
             learners = learner_cells(plan) if learners is None else learners
             s.stopped = stopped_at(cell.outputs, learners)
+        if test.anchor in plan.missing and s.status != "passed":  # say first why the exercise could not run
+            s.message = f"{plan.missing[test.anchor]}. {s.message}".strip()
         if test.grade_id in plan.tampered:
             s.message = f"test cell changed ({plan.tampered[test.grade_id]}); graded from the original. {s.message}"
             s.status = "tampered"

@@ -15,6 +15,7 @@ from nbformat import NotebookNode
 
 from ...nbio import grade_id, is_solution_cell, is_test_cell, nbgrader_meta
 from .needed import needed
+from .repair import repair
 
 COMPARED_META = ("grade", "solution", "locked", "points", "grade_id", "task")  # what decides scoring
 
@@ -44,6 +45,8 @@ class Plan:
     # positions of ``sources`` left out of the run (their source is ""): demonstrations no test or exercise
     # needs (:mod:`.needed`); empty when every cell runs
     left_out: set[int] = field(default_factory=set)
+    # exercise whose answer cell is nowhere in the notebook -> what the learner reads on each of its failed tests
+    missing: dict[str, str] = field(default_factory=dict)
 
     def leave_out_demonstrations(self, exercises: set[int]) -> None:
         """Blank the code cells that neither a test cell, nor an exercise cell at ``exercises``, nor a cell they
@@ -105,6 +108,10 @@ def plan(student: NotebookNode, tests: list[SourceTest], given: frozenset[str] =
     by_cell_id = {t.cell_id: t for t in tests if t.cell_id}
     order = {t.grade_id: i for i, t in enumerate(tests)}
     result = Plan([], {})
+    # Jupyter's own edits undone first (a type changed, a split): they lose nothing of the answer
+    repaired = repair(list(student.cells), list(dict.fromkeys(t.anchor for t in tests if t.anchor)))
+    result.notes.extend(repaired.notes)
+    result.missing = repaired.missing
 
     def flag(gid: str, what: str) -> None:
         result.tampered[gid] = f"{result.tampered[gid]}; {what}" if gid in result.tampered else what
@@ -113,7 +120,7 @@ def plan(student: NotebookNode, tests: list[SourceTest], given: frozenset[str] =
     items: list[tuple[str, object]] = []  # ("code", cell) or ("test", grade_id)
     seen: set[str] = set()
     solutions_seen: set[str] = set()
-    for cell in student.cells:
+    for cell in repaired.cells:
         gid = grade_id(cell)
         test = by_gid.get(gid) if gid in by_gid else by_cell_id.get(cell.get("id"))
         if test is None and is_test_cell(cell):
@@ -133,7 +140,7 @@ def plan(student: NotebookNode, tests: list[SourceTest], given: frozenset[str] =
         seen.add(test.grade_id)
         for change in _changes(cell, test):
             flag(test.grade_id, change)
-        if test.anchor is not None and test.anchor not in solutions_seen and _has_solution(student, test.anchor):
+        if test.anchor is not None and test.anchor not in solutions_seen and _has_solution(repaired.cells, test.anchor):
             flag(test.grade_id, f"moved above its exercise {test.anchor}; put back after it")
             continue
         if any(kind == "test" and order[g] > order[test.grade_id] for kind, g in items):
@@ -167,8 +174,8 @@ def plan(student: NotebookNode, tests: list[SourceTest], given: frozenset[str] =
     return result
 
 
-def _has_solution(nb: NotebookNode, gid: str) -> bool:
-    return any(is_solution_cell(c) and grade_id(c) == gid for c in nb.cells)
+def _has_solution(cells: list[NotebookNode], gid: str) -> bool:
+    return any(is_solution_cell(c) and grade_id(c) == gid for c in cells)
 
 
 def _insertion_point(items: list, test: SourceTest, tests: list[SourceTest], placed: set[str]) -> int:

@@ -1,0 +1,314 @@
+"""Every way a notebook comes back broken, built from one right notebook of the course (issue 47).
+
+Each :class:`Damage` takes a correct submission of ``assignment`` and writes it, damaged one way, into a
+student's folder in nbgrader's layout (``SUBMISSIONS/<student>/<assignment>/``): cells whose type changed,
+deleted, duplicated, moved, split or merged; grade cells whose nbgrader metadata was removed or
+duplicated; duplicated or missing cell ids; old nbformat minors (4.0-4.4) and a newer one; 50 MB of
+printed output; invalid JSON; a UTF-8 byte-order mark; the metadata jupytext, VS Code and Colab write; a
+renamed file; two notebooks for one assignment.
+
+What each must come to is said beside it (:attr:`Damage.lost`): the exercises it may cost and the words
+the learner is told why. Everything else keeps every point. tests/test_mangled.py grades the corpus
+once (``grade``) and holds every damage to that, and holds ``validate`` to the same pass/fail.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+
+from tests import builders
+
+A = "01_tokens_and_ids"  # the lightest kernel (no torch): validate runs every damaged notebook of it
+BIG_OUTPUT_BYTES = 50 * 10**6
+
+
+@dataclass(frozen=True)
+class Target:
+    """The notebook damaged and the two answers the damages touch (each with a visible and a hidden test)."""
+
+    assignment: str
+    exercise: str  # the answer most damages touch
+    next: str  # the answer after it, for a merge of two answers
+
+    def gid(self, role: str) -> str:
+        """The grade id a damage names by role: "answer", "next", "test" (its visible test), "hidden"."""
+        return {"answer": self.exercise, "next": self.next, "test": f"test_{self.exercise}",
+                "hidden": f"test_{self.exercise}_hidden"}[role]
+
+    @property
+    def file(self) -> str:
+        return f"{self.assignment}.ipynb"
+
+
+TARGETS = {"01_tokens_and_ids": Target("01_tokens_and_ids", "encode", "decode"),
+           "04_softmax_and_probability": Target("04_softmax_and_probability", "softmax", "softmax_temperature")}
+
+
+@dataclass(frozen=True)
+class Damage:
+    name: str  # the student folder's name, and how the damage is called in figures
+    what: str  # in words, for a failing test's message
+    write: Callable[[Path, nbformat.NotebookNode, Target], None]  # (the assignment's folder, a right notebook)
+    lost: bool = False  # it may cost the touched answer (and what calls it): each test lost says why
+    fatal: bool = False  # nothing of the notebook can be read: every exercise 0, the reason in problems.csv
+    problem: str = ""  # a word the submission's problems.csv rows must hold ("" when no row is needed)
+
+
+# --------------------------------------------------------------------------- helpers
+
+Writer = Callable[[Path, nbformat.NotebookNode, Target], None]
+
+
+def _at(nb, gid: str) -> int:
+    return builders.cell_index(nb, gid)
+
+
+def _save(folder: Path, nb, name: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(nbformat.writes(nb), encoding="utf-8")
+
+
+def _save_json(folder: Path, data: dict, name: str, *, prefix: str = "") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(prefix + json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def _json(nb) -> dict:
+    return json.loads(nbformat.writes(nb))
+
+
+def _changed(change: Callable[[nbformat.NotebookNode, Target], object]) -> Writer:
+    """A damage that changes the notebook in place and saves it under its own name."""
+    def write(folder: Path, nb, t: Target) -> None:
+        change(nb, t)
+        _save(folder, nb, t.file)
+    return write
+
+
+def _retyped(role: str, kind: str) -> Writer:
+    def change(nb, t: Target) -> None:
+        at = _at(nb, t.gid(role))
+        cell = nb.cells[at]
+        new = (nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_raw_cell)(cell.source)
+        new.metadata, new.id = cell.metadata, cell.id  # what JupyterLab keeps when a cell's type is changed
+        nb.cells[at] = new
+    return _changed(change)
+
+
+def _deleted(role: str) -> Writer:
+    return _changed(lambda nb, t: nb.cells.pop(_at(nb, t.gid(role))))
+
+
+def _duplicated(role: str) -> Writer:
+    """The cell copied right after itself (JupyterLab's Duplicate: metadata kept, a new id)."""
+    def change(nb, t: Target) -> None:
+        at = _at(nb, t.gid(role))
+        nb.cells.insert(at + 1, builders.copy_cell(nb, t.gid(role), id=f"copy-of-{nb.cells[at].id}"))
+    return _changed(change)
+
+
+def _moved(role: str, to: str, *, after: bool = True) -> Writer:
+    def change(nb, t: Target) -> None:
+        cell = nb.cells.pop(_at(nb, t.gid(role)))
+        nb.cells.insert(_at(nb, t.gid(to)) + (1 if after else 0), cell)
+    return _changed(change)
+
+
+def _split(nb, t: Target) -> None:
+    """JupyterLab's Split Cell inside the answer: both halves keep the cell's metadata (its grade id twice), the
+    second gets a new id; neither half runs alone (the cut is inside the function)."""
+    at = _at(nb, t.exercise)
+    cell = nb.cells[at]
+    lines = cell.source.splitlines(keepends=True)
+    cut = max(1, len(lines) // 2)
+    second = copy.deepcopy(cell)
+    cell.source, second.source = "".join(lines[:cut]), "".join(lines[cut:])
+    second.id = f"{cell.id}-split"
+    nb.cells.insert(at + 1, second)
+
+
+def _merged(nb, t: Target) -> None:
+    """JupyterLab's Merge Cells on two answers: one cell, the first's metadata, both sources."""
+    keep = nb.cells[_at(nb, t.exercise)]
+    other = nb.cells.pop(_at(nb, t.next))
+    keep.source = keep.source.rstrip("\n") + "\n\n" + other.source
+
+
+def _merged_with_demo(nb, t: Target) -> None:
+    """The answer merged with the first plain code cell below its tests."""
+    at = _at(nb, t.exercise)
+    below = next(i for i in range(at + 1, len(nb.cells))
+                 if nb.cells[i].cell_type == "code" and "nbgrader" not in nb.cells[i].metadata)
+    nb.cells[at].source = nb.cells[at].source.rstrip("\n") + "\n\n" + nb.cells.pop(below).source
+
+
+def _no_metadata(role: str) -> Writer:
+    return _changed(lambda nb, t: nb.cells[_at(nb, t.gid(role))].metadata.pop("nbgrader"))
+
+
+def _metadata_on_demo(role: str) -> Writer:
+    """The nbgrader metadata of a cell pasted onto the first plain code cell after the answer's tests."""
+    def change(nb, t: Target) -> None:
+        meta = copy.deepcopy(nb.cells[_at(nb, t.gid(role))].metadata["nbgrader"])
+        after = _at(nb, t.gid("hidden"))
+        target = next(c for c in nb.cells[after + 1:] if c.cell_type == "code" and "nbgrader" not in c.metadata)
+        target.metadata["nbgrader"] = meta
+    return _changed(change)
+
+
+def _ids(how: str) -> Writer:
+    def write(folder: Path, nb, t: Target) -> None:
+        data = _json(nb)
+        answer = next(c for c in data["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == t.exercise)
+        for cell in data["cells"]:
+            if how == "missing":
+                cell.pop("id", None)
+            elif cell["cell_type"] == "code" and "nbgrader" not in cell["metadata"]:
+                cell["id"] = answer["id"]  # every plain code cell takes the answer's id
+        _save_json(folder, data, t.file)
+    return write
+
+
+def _nbformat(minor: int) -> Writer:
+    """The notebook as an older (or newer) nbformat 4 minor writes it: cell ids only from 4.5."""
+    def write(folder: Path, nb, t: Target) -> None:
+        data = _json(nb)
+        data["nbformat_minor"] = minor
+        if minor < 5:
+            for cell in data["cells"]:
+                cell.pop("id", None)
+        _save_json(folder, data, t.file)
+    return write
+
+
+def _big_output(folder: Path, nb, t: Target) -> None:
+    """A demonstration cell that printed 50 MB (a loop printing a matrix at every step)."""
+    cell = next(c for c in nb.cells[_at(nb, t.gid("hidden")) + 1:] if c.cell_type == "code")
+    line = "0.1 " * 24 + "\n"
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line * (BIG_OUTPUT_BYTES // len(line)))]
+    cell.execution_count = 7
+    _save(folder, nb, t.file)
+
+
+def _invalid_json(folder: Path, nb, t: Target) -> None:
+    text = nbformat.writes(nb)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / t.file).write_text(text[: len(text) // 2], encoding="utf-8")  # a save cut off half-way
+
+
+def _bom(folder: Path, nb, t: Target) -> None:
+    _save_json(folder, _json(nb), t.file, prefix="\ufeff")  # Windows editors (Notepad) write one
+
+
+def _tool(tool: str) -> Writer:
+    """The metadata another tool writes when it saves the notebook."""
+    def write(folder: Path, nb, t: Target) -> None:
+        data = _json(nb)
+        meta = data["metadata"]
+        if tool == "jupytext":
+            meta["jupytext"] = {"formats": "ipynb,py:percent", "text_representation": {
+                "extension": ".py", "format_name": "percent", "format_version": "1.3", "jupytext_version": "1.19.6"}}
+        elif tool == "vscode":
+            meta["vscode"] = {"interpreter": {"hash": "3f8a" * 16}}
+            meta["language_info"]["version"] = "3.12.3"
+            for cell in data["cells"]:
+                if cell["cell_type"] == "code":
+                    cell["metadata"]["vscode"] = {"languageId": "python"}
+        else:  # Colab: nbformat 4.0, its own cell ids in the metadata, no top-level ids
+            meta.update({"colab": {"provenance": [], "toc_visible": True}, "accelerator": "GPU",
+                         "kernelspec": {"name": "python3", "display_name": "Python 3"}})
+            data["nbformat_minor"] = 0
+            for cell in data["cells"]:
+                cell["metadata"]["id"] = cell.pop("id")
+                if cell["cell_type"] == "code":
+                    cell["metadata"]["colab"] = {"base_uri": "https://localhost/", "height": 35}
+                    cell["metadata"]["outputId"] = "0f" * 8
+        _save_json(folder, data, t.file)
+    return write
+
+
+def _renamed(folder: Path, nb, t: Target) -> None:
+    _save(folder, nb, f"{t.assignment} (1).ipynb")  # what a browser names a second download
+
+
+def _two_notebooks(folder: Path, nb, t: Target) -> None:
+    """Two misnamed copies, the older one blank: the newer (the work) is graded, and both are named."""
+    old = f"Copy of {t.file}"
+    _save(folder, builders.blank_notebook(t.assignment), old)
+    os.utime(folder / old, (1_700_000_000, 1_700_000_000))
+    _save(folder, nb, f"{t.assignment}-final.ipynb")
+
+
+# --------------------------------------------------------------------------- the corpus
+
+DAMAGES: tuple[Damage, ...] = (
+    Damage("solution_to_markdown", "the answer cell turned into markdown", _retyped("answer", "markdown"),
+           problem="cell type changed"),
+    Damage("solution_to_raw", "the answer cell turned into a raw cell", _retyped("answer", "raw"),
+           problem="cell type changed"),
+    Damage("test_to_markdown", "a visible test cell turned into markdown", _retyped("test", "markdown"),
+           problem="tampered"),
+    Damage("solution_deleted", "the answer cell deleted", _deleted("answer"), lost=True, problem="missing cell"),
+    Damage("test_deleted", "a visible test cell deleted", _deleted("test"), problem="tampered"),
+    Damage("hidden_test_deleted", "a hidden test cell deleted", _deleted("hidden"), problem="tampered"),
+    Damage("solution_duplicated", "the answer cell duplicated", _duplicated("answer")),
+    Damage("test_duplicated", "a test cell duplicated", _duplicated("test"), problem="tampered"),
+    Damage("solution_moved_below_tests", "the answer cell moved below its tests", _moved("answer", "hidden"),
+           problem="tampered"),
+    Damage("test_moved_up", "a test cell moved above its answer", _moved("test", "answer", after=False),
+           problem="tampered"),
+    Damage("solution_split", "the answer cell split in two inside its function", _changed(_split),
+           problem="cell split"),
+    Damage("solutions_merged", "two answer cells merged into one", _changed(_merged), problem="missing cell"),
+    Damage("solution_merged_with_demo", "the answer merged with a demonstration cell", _changed(_merged_with_demo)),
+    Damage("solution_metadata_removed", "the answer cell's nbgrader metadata removed", _no_metadata("answer"),
+           problem="missing cell"),
+    Damage("test_metadata_removed", "a test cell's nbgrader metadata removed", _no_metadata("test"),
+           problem="tampered"),
+    Damage("solution_metadata_on_demo", "the answer's metadata pasted onto a demonstration cell",
+           _metadata_on_demo("answer")),
+    Damage("test_metadata_on_demo", "a test cell's metadata pasted onto a demonstration cell",
+           _metadata_on_demo("test"), problem="tampered"),
+    Damage("cell_ids_duplicated", "plain code cells sharing the answer's cell id", _ids("duplicated")),
+    Damage("cell_ids_missing", "no cell ids in an nbformat 4.5 file", _ids("missing")),
+    *(Damage(f"nbformat_4_{minor}", f"saved as nbformat 4.{minor}", _nbformat(minor)) for minor in range(5)),
+    Damage("nbformat_4_9", "saved by a newer Jupyter, nbformat 4.9", _nbformat(9)),
+    Damage("output_50mb", "50 MB of printed output", _big_output),
+    Damage("invalid_json", "a save cut off half-way: invalid JSON", _invalid_json, fatal=True,
+           problem="not valid JSON"),
+    Damage("utf8_bom", "a UTF-8 byte-order mark before the JSON", _bom),
+    Damage("saved_by_jupytext", "saved by jupytext (paired with a .py)", _tool("jupytext")),
+    Damage("saved_by_vscode", "saved by VS Code", _tool("vscode")),
+    Damage("saved_by_colab", "saved by Colab (nbformat 4.0, its metadata)", _tool("colab")),
+    Damage("file_renamed", "the file renamed by a second download", _renamed, problem="wrong file name"),
+    Damage("two_notebooks", "two notebooks for one assignment, neither named right", _two_notebooks,
+           problem="two notebooks"),
+)
+
+
+def damage(name: str) -> Damage:
+    """The damage called ``name``; a name not in the corpus raises ValueError naming the choices."""
+    builders.one_of(name, [d.name for d in DAMAGES], "a damage of tests/mangled.py")
+    return next(d for d in DAMAGES if d.name == name)
+
+
+def write_class(submissions: Path, assignment: str = A, damages: tuple[Damage, ...] = DAMAGES) -> dict[str, Damage]:
+    """One student per damage under ``submissions`` (each a right notebook of ``assignment``, damaged its way);
+    returns student -> damage."""
+    target = TARGETS[assignment]
+    right = builders.right_notebook(assignment, markers=False)
+    for d in damages:
+        d.write(submissions / d.name / assignment, copy.deepcopy(right), target)
+    return {d.name: d for d in damages}
+
+
+def notebook(submissions: Path, student: str, assignment: str = A) -> Path:
+    """The notebook ``grade`` grades of a student of :func:`write_class` (the last saved, when there are two)."""
+    found = sorted((submissions / student / assignment).glob("*.ipynb"), key=lambda p: p.stat().st_mtime)
+    return found[-1]
