@@ -208,7 +208,19 @@ def stub_of(assignment: str, exercise: str) -> str:
     return next(c.source for c in student.cells if is_solution_cell(c) and grade_id(c) == exercise)
 
 
+def is_bug_hunt(assignment: str, exercise: str) -> bool:
+    """Does the student see ``exercise`` as buggy code to fix rather than a stub (autograder/bug_hunt.py)?"""
+    from autograder.bug_hunt import is_bug_hunt as has_bug_region
+    from tests.variants import solution_source
+
+    return has_bug_region(solution_source(assignment, exercise))
+
+
 def assert_stub_not_attempted(assignment: str, exercise: str) -> None:
+    """The released stub is "not attempted"; a bug hunt's released code runs and fails its checks."""
+    if is_bug_hunt(assignment, exercise):
+        assert_rejected(assignment, Mistake(exercise, "the_bug_as_released", stub_of(assignment, exercise)))
+        return
     for v in run_exercise(assignment, exercise, stub_of(assignment, exercise)):
         assert isinstance(v.local, core.NotAttempted), f"the stub of {exercise} gave {v.local!r} in {v.grade_id}"
         assert not v.graded, f"the stub of {exercise} earned points from the grader in {v.grade_id}"
@@ -252,7 +264,7 @@ class ExerciseSuite:
             assert_accepted(assignment, exercise, alternatives[exercise])
 
         @pytest.mark.parametrize("exercise", self.exercises)
-        def test_reference_passes_and_stub_is_not_attempted(exercise):
+        def test_reference_passes_and_stub_is_not_attempted(exercise):  # a bug hunt's bug: rejected
             assert_accepted(assignment, exercise)
             assert_stub_not_attempted(assignment, exercise)
 
