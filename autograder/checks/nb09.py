@@ -1,9 +1,10 @@
-"""Checks for 09_attention: compared with PyTorch's own attention, given the same inputs and weights.
+"""Checks for 09_attention: compared with PyTorch's own attention and autograd, given the same inputs and weights.
 
 Cases are built from NumPy arrays (the grader judges evidence without importing torch);
 torch is imported only when a case runs in the student's kernel. Hints rerun the known
-wrong variants in NumPy (:mod:`autograder.checks.models.numpy_attention`) on the same inputs
-and name the one the answer matches.
+wrong variants in NumPy (:mod:`autograder.checks.models.numpy_attention`, and
+:mod:`autograder.checks.models.numpy_heads` for the bug hunt ``heads_self_attention`` and the manual
+backward pass ``head_backward``) on the same inputs and name the one the answer matches.
 """
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from functools import partial
 
 import numpy as np
 
-from .compare import Case, close, raises
-from .hints import numbers
+from .compare import Case, call_with, close, describe, predicate, raises
+from .hints import known_mistakes, numbers
 from .models.numpy_attention import mha_np, sdpa_np
+from .models.numpy_heads import HEAD_VARIANTS, HEADS_VARIANTS, head_np, heads_np
 from .questions import NB09, a_number, numbers_tuple, question
 from .registry import exercise
-from .toolkit import TOL, causal, diagnose, import_torch, names_row, normal, output_of, tensor
+from .toolkit import MATCH, TOL, causal, diagnose, import_torch, names_row, normal, output_of, tensor
 
 A = "09_attention"
 check = exercise(A)
@@ -334,13 +336,153 @@ def MultiHeadAttention(hidden, rng):
     ]
 
 
+# ------------------------------------------------------------------ bug hunt: heads_self_attention
+
+HEADS_MESSAGES = {
+    "as_given": "This is still the code as given: it reads the future under the causal mask (the split by a reshape "
+                "alone mixes later positions into earlier rows) and its weights are too sharp (no 1/sqrt(D)). Fix "
+                "both lines.",
+    "split_only": "The scale is fixed, but the split is not: a reshape straight to (B, H, T, D) re-reads the numbers in "
+                  "memory order, so a row of a head holds features of other positions and position t reads the "
+                  "future. Cut the last axis into (H, D) first, then move the head axis in front of the positions.",
+    "scale_only": "The split is fixed (the output is causal now), but the scores are still not divided by sqrt(D): "
+                  "every softmax is sharper than scaled attention, and more so the wider the heads.",
+    "scale_d_model": "The scores are divided by sqrt(d_model): each head's scores are dot products over its own D "
+                     "features, so divide by sqrt(D), D = d_model // n_heads.",
+    "scale_by_D": "The scores are divided by D: divide them by sqrt(D), the standard deviation of a dot product of D "
+                  "unit-variance features.",
+    "merge_by_reshape": "The merge back was changed to a reshape alone: (B, H, T, D) -> (B, T, d_model) needs the "
+                        "transpose first, as the code had it.",
+}
+
+
+def _heads_case(label, x, n_heads, mask=None):
+    def call(fn):
+        torch = import_torch()
+        with torch.no_grad():
+            return fn(tensor(x), n_heads) if mask is None else fn(tensor(x), n_heads, tensor(mask))
+
+    variants = {n: (lambda n=n: heads_np(x, n_heads, mask, n)) for n in HEADS_VARIANTS}
+    return Case(label, call, lambda: tensor(heads_np(x, n_heads, mask)), close(**TOL),
+                hints=[diagnose(variants, HEADS_MESSAGES)])
+
+
+@check
+def heads_self_attention(hidden, rng):
+    if not hidden:
+        return [
+            _heads_case("heads_self_attention(x, 2, causal mask (4, 4)) with x (1, 4, 4) = 0 .. 15 / 8: two heads of "
+                        "width 2, position t reads positions 0 .. t only",
+                        (np.arange(16, dtype=np.float32) / 8).reshape(1, 4, 4), 2, causal(4)),
+            _heads_case("heads_self_attention(x, 1) with x (2, 3, 4): one head, no mask", normal(rng, 2, 3, 4), 1),
+            _heads_case("heads_self_attention(x, 2) with x (2, 5, 8), no mask", normal(rng, 2, 5, 8), 2),
+        ]
+    return [
+        _heads_case("heads_self_attention(x, 4, causal mask (6, 6)) with x (3, 6, 16)", normal(rng, 3, 6, 16), 4,
+                    causal(6)),
+        _heads_case("heads_self_attention(x, 3) with x (2, 4, 12), no mask", normal(rng, 2, 4, 12), 3),
+        _heads_case("heads_self_attention(x, 2, causal mask (5, 5)) with x (1, 5, 32): wide heads",
+                    normal(rng, 1, 5, 32), 2, causal(5)),
+    ]
+
+
+# ------------------------------------------------------------------- manual backward: head_backward
+
+GRADS = ("grad_E", "grad_W_q", "grad_W_k", "grad_W_v")
+HEAD_MESSAGES = {
+    "no_scale": "The gradient on the way back through the scores misses the 1/sqrt(D): the forward pass divided "
+                "q @ k.T by sqrt(D), so the gradient that reaches q and k is divided by it too.",
+    "diagonal_jacobian": "Each score got only its own weight's slope, p * (1 - p): a softmax weight moves with every "
+                         "score of its row, so row t of dL/dscores is the Jacobian of row t (softmax_jacobian) "
+                         "applied to row t of dL/dweights.",
+    "no_softmax": "The gradient went from the weights to the scores unchanged: the softmax lies between them, and its "
+                  "Jacobian (softmax_jacobian, one per row) carries dL/dweights to dL/dscores.",
+    "x_from_v_only": "grad_E holds only the path through v: x = E[ids] feeds q, k and v, so its gradient is the sum of "
+                     "the three grad_x that linear_backward returns.",
+    "x_from_q_only": "grad_E holds only one of the three paths out of x: x feeds q, k and v, so add the three grad_x.",
+    "repeated_ids_overwrite": "A repeated id kept only one of its rows' gradients: rows looked up twice add up "
+                              "(embedding_backward does it).",
+}
+
+
+def _autograd(ids, E, W_q, W_k, W_v, grad_out):
+    """The referee: torch.autograd on float64 tensors, with the causal mask filled with -inf before the softmax."""
+    torch = import_torch()
+    leaves = [torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in (E, W_q, W_k, W_v)]
+    t_E, t_q, t_k, t_v = leaves
+    x = t_E[torch.as_tensor(np.asarray(ids))]  # (T, d)
+    q, k, v = x @ t_q, x @ t_k, x @ t_v
+    T = q.shape[0]
+    scores = (q @ k.T / math.sqrt(q.shape[1])).masked_fill(~torch.tril(torch.ones(T, T, dtype=torch.bool)),
+                                                           float("-inf"))
+    (torch.softmax(scores, dim=-1) @ v).backward(torch.tensor(np.asarray(grad_out, dtype=np.float64)))
+    return tuple(t.grad.numpy().copy() for t in leaves)
+
+
+def _which_advice(names):
+    if names == ["grad_E"]:
+        return ("Every weight gradient is right, so the mistake comes after them: x = E[ids] feeds three products, so "
+                "its gradient is the sum of the three grad_x, and embedding_backward turns it into rows of E.")
+    if "grad_W_v" not in names:
+        return ("grad_W_v is right, so out = weights @ v is undone well; the mistake is on the path through the "
+                "softmax and the scores: one Jacobian per row of the weights, the 1/sqrt(D) of the scores, and "
+                "scores = q @ k.T, a product whose second factor is k.T.")
+    return ("Start from the last line of the forward pass: out = weights @ v is a product y = x W with x = weights "
+            "and W = v, and linear_backward returns (grad_x, grad_W) in that order.")
+
+
+def _grads_test(got, want):
+    if not isinstance(got, (tuple, list)) or len(got) != 4:
+        return f"expected a tuple of 4 arrays ({', '.join(GRADS)}), got {describe(got)}."
+    values = close(atol=1e-8, rtol=1e-6, dtype="f")
+    wrong = [(name, message) for name, g, w in zip(GRADS, got, want) if (message := values.mismatch(g, w))]
+    if not wrong:
+        return None
+    names = [name for name, _ in wrong]
+    return (f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} wrong, the rest right. {_which_advice(names)} "
+            f"{wrong[0][0]}: {wrong[0][1]}")
+
+
+def _head_case(label, ids, E, W_q, W_k, W_v, grad_out):
+    args = (np.asarray(ids), *(np.asarray(a, dtype=np.float64) for a in (E, W_q, W_k, W_v, grad_out)))
+    hint = known_mistakes(*((lambda n=n: head_np(*args, n), HEAD_MESSAGES[n]) for n in HEAD_VARIANTS), **MATCH)
+    return Case(label, call_with(*args), lambda: _autograd(*args), predicate(_grads_test), hints=[hint])
+
+
+def _random_head(rng, T, V, d, D, D_v):
+    ids = rng.integers(0, V, size=T)
+    ids[-1] = ids[0]  # one id repeated, whatever the seed: its rows' gradients must add up
+    return (ids, rng.normal(size=(V, d)), rng.normal(size=(d, D)), rng.normal(size=(d, D)), rng.normal(size=(d, D_v)),
+            rng.normal(size=(T, D_v)))
+
+
+@check
+def head_backward(hidden, rng):
+    if not hidden:
+        return [
+            _head_case("head_backward with ids [1, 0, 1] (id 1 twice), E (3, 2), W_q, W_k, W_v (2, 2), grad_out of ones",
+                       np.array([1, 0, 1]), [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 2.0]],
+                       [[0.0, 1.0], [1.0, 1.0]], [[1.0, -1.0], [2.0, 0.0]], np.ones((3, 2))),
+            _head_case("head_backward with T = 5 ids of a vocabulary of 6, d = 4, D = 3, D_v = 2",
+                       *_random_head(rng, 5, 6, 4, 3, 2)),
+            _head_case("head_backward with one token: it reads only itself, its weight is 1 whatever its score, so no "
+                       "gradient reaches W_q or W_k", *_random_head(rng, 1, 4, 3, 2, 2)),
+        ]
+    return [
+        _head_case("head_backward with T = 8 ids of a vocabulary of 10, d = 6, D = 4, D_v = 5",
+                   *_random_head(rng, 8, 10, 6, 4, 5)),
+        _head_case("head_backward with T = 4 ids of a vocabulary of 3, d = 2, D = 8, D_v = 1",
+                   *_random_head(rng, 4, 3, 2, 8, 1)),
+    ]
+
+
 # ------------------------------------------------------------------ questions (predictions)
 
 ask = partial(question, A, wording=NB09)
 
 
 predict_weight_total = ask(
-    "predict_weight_total", form=a_number, compare=close(atol=1e-4, rtol=0.0), atol=1e-4, rtol=0.0,
+    "predict_weight_total", reason=True, form=a_number, compare=close(atol=1e-4, rtol=0.0), atol=1e-4, rtol=0.0,
     mistakes=[
         (7.0, "7 would be right if each column summed to 1. The softmax runs over the keys of each query: each of the "
               "5 rows, one per target token, is a distribution over the 7 source tokens and sums to 1, so 5."),
@@ -354,7 +496,7 @@ predict_weight_total = ask(
 
 
 predict_sharp_weight = ask(
-    "predict_sharp_weight", form=a_number, compare=close(atol=0.005, rtol=0.0),
+    "predict_sharp_weight", reason=True, form=a_number, compare=close(atol=0.005, rtol=0.0),
     atol=0.005, rtol=0.0, mistakes=[
         (math.e / (math.e + 2), "Multiplying the scores is not adding to them: softmax ignores a constant added to "
                                 "every score, but scaling them by 10 makes the gaps 10 times wider: e^10 / (e^10 + 2)."),
@@ -367,7 +509,7 @@ predict_sharp_weight = ask(
 
 
 predict_path_steps = ask(
-    "predict_path_steps", form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
+    "predict_path_steps", reason=True, form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
     mistakes=[
         ((10, 3), "10 counts positions, not steps: from position 0 to 9 the state is updated at positions 1, 2, "
                   "..., 9, 9 times."),

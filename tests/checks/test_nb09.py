@@ -4,7 +4,9 @@ import pytest
 
 from autograder.checks import nb09
 from autograder.checks.models import numpy_attention
+from autograder.checks.models import numpy_heads
 from tests.harness import Mistake, answer, exercise_suite, indent, returns
+from tests.variants import variant
 
 pytestmark = pytest.mark.nb09
 A = "09_attention"
@@ -234,6 +236,62 @@ MISTAKES += [
             k = half(k, np.arange(Tk))"""),
 ]
 
+# ------------------------------------------- the bug hunt: heads_self_attention (the bug, its half-fixes)
+SPLIT_FIXED = "heads = x.view(B, T, n_heads, D).transpose(1, 2)"
+SCALE_FIXED = "scores = heads @ heads.transpose(-2, -1) / math.sqrt(D)"
+MISTAKES += [
+    Mistake("heads_self_attention", "the_bug_as_given", variant(
+        A, "heads_self_attention", replace=(SCALE_FIXED, "scores = heads @ heads.transpose(-2, -1)"),
+        name="the scale left out") .replace(SPLIT_FIXED, "heads = x.reshape(B, n_heads, T, D)"), "code as given"),
+    Mistake("heads_self_attention", "half_fix_split_only", variant(
+        A, "heads_self_attention", replace=(SCALE_FIXED, "scores = heads @ heads.transpose(-2, -1)"),
+        name="the split fixed, not the scale"), "split is fixed"),
+    Mistake("heads_self_attention", "half_fix_scale_only", variant(
+        A, "heads_self_attention", replace=(SPLIT_FIXED, "heads = x.reshape(B, n_heads, T, D)"),
+        name="the scale fixed, not the split"), "scale is fixed, but the split is not"),
+    Mistake("heads_self_attention", "scale_by_d_model", variant(
+        A, "heads_self_attention", replace=("/ math.sqrt(D)", "/ math.sqrt(d_model)"),
+        name="scaled by the model's width"), "sqrt(d_model)"),
+    Mistake("heads_self_attention", "merge_by_reshape_too", variant(
+        A, "heads_self_attention", replace=("return out.transpose(1, 2).reshape(B, T, d_model)",
+                                            "return out.reshape(B, T, d_model)"),
+        name="the merge changed to a reshape alone"), "merge back"),
+]
+
+# -------------------------------------------------------------- the manual backward pass: head_backward
+BACKWARD = '''
+def head_backward(ids, E, W_q, W_k, W_v, grad_out):
+    _, c = head_forward(ids, E, W_q, W_k, W_v)
+    grad_w, grad_v = linear_backward(c.weights, c.v, grad_out)
+{scores}
+    grad_q, grad_kT = linear_backward(c.q, c.k.T, grad_s{scale})
+    gq, grad_W_q = linear_backward(c.x, W_q, grad_q)
+    gk, grad_W_k = linear_backward(c.x, W_k, grad_kT.T)
+    gv, grad_W_v = linear_backward(c.x, W_v, grad_v)
+{embed}
+    return grad_E, grad_W_q, grad_W_k, grad_W_v
+'''
+JACOBIAN = "    grad_s = np.stack([softmax_jacobian(p) @ g for p, g in zip(c.weights, grad_w)])"
+EMBED = "    grad_E = embedding_backward(ids, gq + gk + gv, len(E))"
+SCALED = " / np.sqrt(c.q.shape[1])"
+MISTAKES += [
+    Mistake("head_backward", "scale_forgotten_on_the_way_back",
+            BACKWARD.format(scores=JACOBIAN, scale="", embed=EMBED), "misses the 1/sqrt(D)"),
+    Mistake("head_backward", "diagonal_of_the_jacobian_only",
+            BACKWARD.format(scores="    grad_s = c.weights * (1 - c.weights) * grad_w", scale=SCALED, embed=EMBED),
+            "p * (1 - p)"),
+    Mistake("head_backward", "softmax_skipped", BACKWARD.format(scores="    grad_s = grad_w", scale=SCALED, embed=EMBED),
+            "softmax lies between them"),
+    Mistake("head_backward", "x_gradient_from_v_only",
+            BACKWARD.format(scores=JACOBIAN, scale=SCALED, embed="    grad_E = embedding_backward(ids, gv, len(E))"),
+            "only the path through v"),
+    Mistake("head_backward", "repeated_ids_overwrite", BACKWARD.format(
+        scores=JACOBIAN, scale=SCALED, embed="    grad_E = np.zeros_like(E)\n    grad_E[ids] = gq + gk + gv"),
+        "add up"),
+    Mistake("head_backward", "k_gradient_not_transposed_back", BACKWARD.format(
+        scores=JACOBIAN, scale=SCALED, embed=EMBED).replace("grad_kT.T)", "grad_kT)"), "mismatch"),
+]
+
 ALTERNATIVES = {
     "scaled_dot_product_attention": '''
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -280,7 +338,33 @@ class MultiHeadAttention(nn.Module):
 }
 
 ALTERNATIVES.update({
-    "predict_weight_total": answer("predict_weight_total", "5 * 1.0"),
+    "heads_self_attention": '''
+def heads_self_attention(x, n_heads, mask=None):
+    B, T, d_model = x.shape
+    heads = x.unflatten(-1, (n_heads, -1)).permute(0, 2, 1, 3)  # (B, H, T, D): positions stay positions
+    out = F.scaled_dot_product_attention(heads, heads, heads, attn_mask=mask)  # scaled by 1/sqrt(D)
+    return out.permute(0, 2, 1, 3).flatten(-2)  # (B, T, d_model)
+''',
+    "head_backward": '''
+def head_backward(ids, E, W_q, W_k, W_v, grad_out):
+    _, cache = head_forward(ids, E, W_q, W_k, W_v)
+    x, q, k, v, P = cache.x, cache.q, cache.k, cache.v, cache.weights
+    dP, dv = linear_backward(P, v, grad_out)
+    dS = np.zeros_like(dP)
+    for t in range(len(P)):  # one softmax per row
+        dS[t] = dP[t] @ softmax_jacobian(P[t])
+    dS = dS / math.sqrt(q.shape[-1])
+    dq = linear_backward(q, k.T, dS)[0]
+    dk = linear_backward(k, q.T, dS.T)[0]  # scores.T = k @ q.T
+    dx = np.zeros_like(x)
+    grads = []
+    for W, d_out in ((W_q, dq), (W_k, dk), (W_v, dv)):
+        dx_part, dW = linear_backward(x, W, d_out)
+        dx += dx_part
+        grads.append(dW)
+    return (embedding_backward(ids, dx, E.shape[0]), *grads)
+''',
+    "predict_weight_total": answer("predict_weight_total", '5 * 1.0, "one distribution per query"'),  # with a reason
     "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return math.exp(10) / (math.exp(10) + 2)\n",
     "predict_path_steps": answer("predict_path_steps", "10 - 1, 9 // 3"),
 })
@@ -297,3 +381,12 @@ def test_known_wrong_variants_come_from_a_closed_set():
         numpy_attention.sdpa_np(q, q, q, variant="no_scaling")
     with pytest.raises(ValueError, match="rope_np's layout has no variant 'halves'"):
         numpy_attention.rope_np(q, np.arange(2), layout="halves")
+
+
+def test_the_new_known_wrong_versions_come_from_a_closed_set():
+    """Are the bug hunt's and the backward pass's named mistakes versions the NumPy models compute?"""
+    assert set(nb09.HEADS_MESSAGES) == set(numpy_heads.HEADS_VARIANTS)
+    assert set(nb09.HEAD_MESSAGES) == set(numpy_heads.HEAD_VARIANTS)
+    with pytest.raises(ValueError, match="head_np has no variant 'no_scaling'"):
+        numpy_heads.head_np([0], np.zeros((1, 2)), np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)),
+                            np.zeros((1, 2)), variant="no_scaling")
