@@ -341,10 +341,70 @@ def is_causal(hidden, rng):
     return cases
 
 
+# ------------------------------------------------- the bug hunt: causal_self_attention
+
+HUNT_VARIANTS = ("as_given", "after_softmax", "small_negative", "inverted", "no_mask")
+
+HUNT_MESSAGES = {
+    "as_given": "This is still the code as given: multiplying the scores by the mask turns a blocked score into 0, "
+                "and the softmax gives it the weight e^0 = 1 like any other, so every query reads its future (your "
+                "is_causal says False). A blocked score must reach the softmax as -inf.",
+    "after_softmax": "Causal now, but the mask comes after the softmax: the blocked weights are 0, and the weights "
+                     "left no longer sum to 1, so every output but the last shrinks (query 0's output is not x[0]). "
+                     "Mask the scores with -inf before the softmax.",
+    "small_negative": "The blocked scores are a small negative number: e to that power is small, not 0, so the future "
+                      "still leaks in a little. Use -inf, or a huge negative such as -1e9.",
+    "inverted": "The mask is inverted: True means allowed, so the blocked scores are where causal_mask is False (the "
+                "last query, left with no key, gives NaN).",
+    "no_mask": "No mask at all: every query reads every key, the future included.",
+}
+
+
+def hunt_np(x, variant=None):
+    """Causal self-attention of x (T, d) with no projections, in float64, or one of its known wrong versions."""
+    x = np.asarray(x, dtype=float)
+    T, d = x.shape
+    allowed = np.tril(np.ones((T, T), bool))
+    scores = x @ x.T / np.sqrt(d)  # (T, T)
+    fill = {"small_negative": -4.0}.get(variant, -np.inf)
+    if variant == "as_given":
+        scores = scores * allowed
+    elif variant == "inverted":
+        scores = np.where(allowed, -np.inf, scores)
+    elif variant not in ("after_softmax", "no_mask"):
+        scores = np.where(allowed, scores, fill)
+    weights = _softmax(scores)
+    if variant == "after_softmax":
+        weights = weights * allowed
+    return weights @ x
+
+
+def _hunt_case(label, x, want=None):
+    hint = known_mistakes(*((lambda v=v: hunt_np(x, v), HUNT_MESSAGES[v]) for v in HUNT_VARIANTS), **MATCH,
+                          equal_nan=True)  # the inverted mask leaves the last row no key: NaN there
+    return Case(label, call_with(x), want or (lambda: hunt_np(x)), close(atol=1e-9, rtol=1e-7, dtype="f"),
+                hints=[hint])
+
+
+@check
+def causal_self_attention(hidden, rng):
+    if not hidden:
+        x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        return [
+            _hunt_case("causal_self_attention(x) with x = [[1, 0], [0, 1], [1, 1]]: query 0 may read only itself, so "
+                       "its output is [1, 0]", x),
+            _hunt_case("causal_self_attention(x) with x of shape (6, 4)", rng.normal(size=(6, 4))),
+        ]
+    x = rng.normal(size=(9, 5))
+    return [_hunt_case("causal_self_attention(x) with x of shape (9, 5)", x,
+                       lambda: R("causal_self_attention")(x)),
+            _hunt_case("causal_self_attention(x) with one position, x of shape (1, 3)", np.array([[0.5, -1.0, 2.0]]))]
+
+
 # ------------------------------------------------------------- predictions
 
 predict_allowed_pairs = ask(
-    "predict_allowed_pairs", label="predict_allowed_pairs(): the allowed (query, key) pairs of a 6x6 causal mask",
+    "predict_allowed_pairs", reason=True, label="predict_allowed_pairs(): the allowed (query, key) pairs of a 6x6 causal mask",
     form=int_in(0, 36), compare=equal(),
     mistakes=[(is_(15), "15 leaves out the diagonal, but a query may read its own position (key <= query): row q "
                         "keeps q + 1 keys, 1 + 2 + ... + 6 = 21."),
@@ -358,24 +418,24 @@ predict_allowed_pairs = ask(
 
 
 predict_multiplied_weight = ask(
-    "predict_multiplied_weight",
-    label="predict_multiplied_weight(): the weight of the blocked key when the scores [2, 1, 3] are "
-          "multiplied by the mask [1, 1, 0]",
+    "predict_multiplied_weight", reason=True,
+    label="predict_multiplied_weight(): the weight of the blocked middle key when the scores [2, 1, 3] are "
+          "multiplied by the mask [1, 0, 1]",
     form=number_in(0, 1), compare=close(atol=5e-3, rtol=0),
     mistakes=[(near(0.0), "Multiplying makes the blocked score 0, not -inf, and exp(0) = 1: the blocked key still gets "
-                          "1 / (e^2 + e + 1) = 0.0900 of the weight."),
-              (near(0.6652), "0.6652 is the weight of the third key with no mask at all (score 3). Multiplying by 0 "
-                             "turns the score into 0, and exp(0) = 1: 1 / (e^2 + e + 1) = 0.0900."),
-              (near(1 / 3), "The scores are not all equal after multiplying: [2, 1, 0] gives the blocked key "
-                            "1 / (e^2 + e + 1) = 0.0900.")],
-    otherwise="Multiplying gives the scores [2, 1, 0]; the blocked key gets exp(0) / (e^2 + e^1 + e^0) = 0.0900.")
+                          "1 / (e^2 + 1 + e^3) = 0.0351 of the weight."),
+              (near(0.0900), "0.0900 is the weight of the middle key with no mask at all (score 1). Multiplying by 0 "
+                             "turns its score into 0, and exp(0) = 1: 1 / (e^2 + 1 + e^3) = 0.0351."),
+              (near(1 / 3), "The scores are not all equal after multiplying: [2, 0, 3] gives the blocked key "
+                            "1 / (e^2 + 1 + e^3) = 0.0351.")],
+    otherwise="Multiplying gives the scores [2, 0, 3]; the blocked key gets exp(0) / (e^2 + e^0 + e^3) = 0.0351.")
 
 
 FIRST_POSITION_CHOICES = ("higher", "about the same", "lower")
 
 
 predict_first_position_loss = ask(
-    "predict_first_position_loss",
+    "predict_first_position_loss", reason=True,
     label="predict_first_position_loss(): the best possible loss at position 0 against the later positions",
     form=one_of(FIRST_POSITION_CHOICES), compare=equal(),
     mistakes=[(is_("higher"), "Position 0 is not without context: it reads its own token x_0, and this source draws "

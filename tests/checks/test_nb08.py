@@ -150,16 +150,39 @@ def masked_softmax(scores, allowed):
     returns("predict_allowed_pairs", "half_of_the_table", "18", "the diagonal belongs"),
     returns("predict_allowed_pairs", "row_2_again", "(0, 1, 2)", "one int"),
     returns("predict_multiplied_weight", "zero", "0.0", "exp(0) = 1"),
-    returns("predict_multiplied_weight", "unmasked_weight", "0.665", "no mask at all"),
+    returns("predict_multiplied_weight", "unmasked_weight", '0.09, "the middle key keeps its score"', "no mask at all"),
     returns("predict_multiplied_weight", "uniform", "1 / 3", "not all equal"),
     returns("predict_first_position_loss", "higher", '"higher"', "reads its own token"),
     returns("predict_first_position_loss", "lower", '"lower"', "no position can beat"),
     returns("predict_first_position_loss", "not_a_choice", '"same"', "answer with one of"),
+    # ---------------------------------------- the bug hunt: the bug as given, a half-fix, and other slips
+    Mistake("causal_self_attention", "the_bug_as_given", variant(
+        A, "causal_self_attention", replace=("scores = np.where(causal_mask(T), scores, -np.inf)",
+                                             "scores = scores * causal_mask(T)"), name="masked by multiplying"),
+        "code as given"),
+    Mistake("causal_self_attention", "half_fix_mask_after_the_softmax", variant(
+        A, "causal_self_attention", replace=(
+            "    scores = np.where(causal_mask(T), scores, -np.inf)",
+            "    pass"), name="the mask moved after the softmax").replace(
+        "    return weights @ x", "    weights = weights * causal_mask(T)\n    return weights @ x"),
+        "after the softmax"),
+    Mistake("causal_self_attention", "small_negative_fill", variant(
+        A, "causal_self_attention", replace=("-np.inf)", "-4.0)"), name="a small negative fill"), "leaks in"),
+    Mistake("causal_self_attention", "mask_inverted", variant(
+        A, "causal_self_attention", replace=("np.where(causal_mask(T), scores, -np.inf)",
+                                             "np.where(causal_mask(T), -np.inf, scores)"), name="the mask inverted"),
+        "inverted"),
 ]
 
 ALTERNATIVES = {
     "predict_allowed_pairs": answer("predict_allowed_pairs", "sum(range(1, 7))"),
-    "predict_multiplied_weight": answer("predict_multiplied_weight", "float(1 / (np.exp(2) + np.exp(1) + 1))"),
+    "predict_multiplied_weight": answer("predict_multiplied_weight",
+                                        'float(1 / (np.exp(2) + 1 + np.exp(3))), "e^0 = 1 still counts"'),
+    "causal_self_attention": '''
+def causal_self_attention(x):
+    T, d = x.shape
+    return masked_softmax(x @ x.T / np.sqrt(d), causal_mask(T)) @ x  # masked before the softmax, by 08's own
+''',
     "predict_first_position_loss": answer("predict_first_position_loss", '"about the same"'),
     "causal_mask": '''
 def causal_mask(T):
