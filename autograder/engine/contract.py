@@ -12,6 +12,7 @@ run is :class:`Isolation`, a record of facts; the words for people are the grade
 from __future__ import annotations
 
 import base64
+import math
 import os
 import sys
 from dataclasses import asdict, dataclass, field, fields
@@ -47,12 +48,23 @@ class Limits:
     # drawing one (text layout, then PNG) was most of the CPU of notebooks 01-04's cells; `grade` says False
     # unless --draw-figures (config.GradeConfig.draw_figures). The student's own notebook keeps its figures.
     draw_figures: bool = True
+    # Cell position -> its own limit in seconds, in place of cell_timeout: `grade` sets them from the course's
+    # own timings (grade/submission/timelimits.py), so a loop is stopped in seconds where the course's cell
+    # takes milliseconds. A cell not listed gets cell_timeout.
+    cell_timeouts: dict[int, float] = field(default_factory=dict)
 
     # Every time limit of a run, decided here alone: the engines, the grader's options and nbgrader's config
     # all ask these.
     def first_timeout(self) -> float:
-        """Seconds a cell may run before it is interrupted, until a cell of the run has timed out."""
+        """Seconds a cell may run before it is interrupted, until a cell of the run has timed out (the longest
+        any cell gets: a cell's own limit is never above it)."""
         return float(self.cell_timeout)
+
+    def timeout_for(self, index: int, *, after_timeout: bool = False) -> float:
+        """Seconds cell ``index`` may run before it is interrupted: its own limit when it has one, else the first
+        limit; once a cell of the run has timed out (``after_timeout``), no more than the later limit."""
+        limit = min(float(self.cell_timeouts.get(index, self.cell_timeout)), self.first_timeout())
+        return min(limit, self.later_timeout) if after_timeout and self.later_timeout else limit
 
     def later_cell_timeout(self) -> float:
         """Seconds a cell may run once a cell of the run has timed out (the first limit when there is no shorter
@@ -67,9 +79,11 @@ class Limits:
         """How long the pool waits for a warm parent's answer to a run of ``cells`` cells before giving it up."""
         return 120 + (cells * (self.first_timeout() + self.interrupt_grace) + 30) * (max_restarts + 1)
 
-    def kernel_timeout(self, *, later: bool = False) -> int:
-        """The nbclient fallback's per-cell timeout (whole seconds, at least 1): the first limit, or with
-        ``later`` the one after a time-out."""
+    def kernel_timeout(self, *, later: bool = False, index: int | None = None) -> int:
+        """The nbclient fallback's per-cell timeout (whole seconds, at least 1, as nbclient counts): the first
+        limit, or with ``later`` the one after a time-out; with ``index``, that cell's own."""
+        if index is not None:
+            return int(max(1, math.ceil(self.timeout_for(index, after_timeout=later))))
         return int(max(1, self.later_cell_timeout() if later else self.first_timeout()))
 
     @classmethod
@@ -83,11 +97,16 @@ class Limits:
                    timeout_budget=timeout_budget if timeout_budget is not None else max(3 * cell, 120.0), **others)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data["cell_timeouts"] = {str(i): s for i, s in self.cell_timeouts.items()}  # JSON keys are strings
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "Limits":
-        return cls(**{f.name: type(getattr(cls, f.name))(data[f.name]) for f in fields(cls) if f.name in data})
+        scalars = {f.name: type(getattr(cls, f.name))(data[f.name]) for f in fields(cls)
+                   if f.name in data and f.name != "cell_timeouts"}
+        own = {int(i): float(s) for i, s in (data.get("cell_timeouts") or {}).items()}
+        return cls(**scalars, cell_timeouts=own)
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,9 @@ def run(request: RunRequest, *, label: str = "") -> RunResult:
                                               "not run: time budget spent (earlier cells of this notebook timed out)"))
                     continue
                 client.timed_out = False
+                client.timeout = limits.kernel_timeout(later=later, index=i)
+                client.error_on_timeout = {"ename": "CellTimeoutError", "evalue": f"interrupted after {client.timeout:g} s",
+                                           "traceback": []}
                 start = time.monotonic()
                 try:
                     client.execute_cell(cell, i)
@@ -110,8 +113,7 @@ def run(request: RunRequest, *, label: str = "") -> RunResult:
                                               + (" (the shorter limit once a cell of this notebook has timed out)"
                                                  if later else "")))
                     spent += seconds
-                    if limits.later_timeout and not later:
-                        later, client.timeout = True, limits.kernel_timeout(later=True)
+                    later = bool(limits.later_timeout)
                     if spent >= budget:
                         problems.append(f"time-outs cost this notebook {spent:.0f} s, its whole time budget "
                                         f"({limits.timeout_budget:g} s); the cells after them were not run")

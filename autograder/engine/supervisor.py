@@ -62,9 +62,10 @@ class Attempt:
     pid: int  # the warden: ours to signal until reaped
     msgs: FrameReader  # the cell runner's frames
     stat: FrameReader  # the warden's frames
-    timeout: float  # per cell, then SIGINT
+    timeout: float  # the running cell's limit (set from limits.timeout_for as each cell starts), then SIGINT
     grace: float  # after SIGINT, then the kill
     setup_deadline: float  # the cell runner must have said hello by then
+    limits: Limits = field(default_factory=Limits)  # each cell's own time limit
     runner: int | None = None  # the cell runner, once the warden has reported it: until then no one to signal
     facts: list[str] | None = None  # the cell runner's hello: the confinement really in force
     done: dict[int, dict] = field(default_factory=dict)  # cell -> its done frame
@@ -79,7 +80,7 @@ class Attempt:
     cpu_used: float = 0.0
     setup_error: str | None = None
     warden_gone_at: float | None = None  # when the warden reported its end (or its pipe closed)
-    after_timeout: float = 0.0  # the per-cell limit once a cell has timed out (0: no shorter limit)
+    timed_out: bool = False  # a cell of this run has timed out: later cells get no more than the later limit
     spent: float = 0.0  # seconds time-outs have cost this submission, earlier attempts included
     budget: float = float("inf")  # once spent reaches it, the next cell is not run
     budget_spent: bool = False  # the run was stopped for it: the cell that was starting and the rest did not run
@@ -121,6 +122,7 @@ class Attempt:
             elif type(m.get("start")) is int and m["start"] > self.last_start:
                 self.current, self.started, self.interrupted = m["start"], time.monotonic(), None
                 self.last_start = self.current
+                self.timeout = self.limits.timeout_for(self.current, after_timeout=self.timed_out)
                 if self.spent >= self.budget and not self.budget_spent:  # stop before the cell costs more
                     self.budget_spent = True
                     _signal(self.pid, signal.SIGUSR2)
@@ -177,8 +179,7 @@ class Attempt:
                 _signal(self.pid, signal.SIGUSR1)
                 self.interrupted = now
                 self.interrupted_cells.add(self.current)
-                if self.after_timeout:  # a loop met once is met again by the cells that call it
-                    self.timeout = min(self.timeout, self.after_timeout)
+                self.timed_out = True  # a loop met once is met again by the cells that call it
             elif self.interrupted is not None and now >= self.interrupted + self.grace:
                 self.killed_for_timeout = self.current
                 _signal(self.pid, signal.SIGUSR2)
@@ -209,21 +210,21 @@ class Attempt:
         return {"done": self.done, "facts": self.facts, "current": current, "exit": self.exit_status,
                 "setup_error": self.setup_error, "killed_for_timeout": self.killed_for_timeout,
                 "garbled": self.garbled, "cpu": self.cpu_used, "interrupted": self.interrupted_cells,
-                "budget_spent": self.budget_spent, "spent": self.spent, "timeout": self.timeout, "costs": self.costs(),
+                "budget_spent": self.budget_spent, "spent": self.spent, "timed_out": self.timed_out, "limit": self.timeout, "costs": self.costs(),
                 "fork_cpu": self.fork_cpu}
 
 
-def attempt(shell, request: RunRequest, skip: set[int], *, timeout: float | None = None, spent: float = 0.0) -> dict:
-    """One forked run of the notebook without the cells in ``skip``; ``timeout`` per cell (default the
-    limits'), ``spent`` the seconds earlier attempts' time-outs cost, counted against the budget."""
+def attempt(shell, request: RunRequest, skip: set[int], *, timed_out: bool = False, spent: float = 0.0) -> dict:
+    """One forked run of the notebook without the cells in ``skip``; each cell gets its limit
+    (:meth:`.Limits.timeout_for`, the later one once ``timed_out``), ``spent`` the seconds earlier attempts'
+    time-outs cost, counted against the budget."""
     limits = request.limits
-    timeout = limits.first_timeout() if timeout is None else timeout
     workdir = tempfile.mkdtemp(prefix="ag-run-")
     os.chmod(workdir, 0o755)
     c0 = time.process_time()
     pid, msg_r, st_r = _fork(shell, request, skip, workdir)
-    run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), timeout, limits.interrupt_grace,
-                  time.monotonic() + SETUP_SECONDS, after_timeout=limits.later_cell_timeout(), spent=spent,
+    run = Attempt(pid, FrameReader(msg_r), FrameReader(st_r), limits.first_timeout(), limits.interrupt_grace,
+                  time.monotonic() + SETUP_SECONDS, limits=limits, timed_out=timed_out, spent=spent,
                   budget=limits.budget(), fork_cpu=time.process_time() - c0)
     try:
         while True:
@@ -302,15 +303,15 @@ def supervise(shell, request: RunRequest) -> RunResult:
     problems: list[str] = []
     restarts = 0
     facts: list[str] = []
-    timeout, spent = None, 0.0  # the per-cell limit and the time-outs' cost so far, carried across attempts
+    timed_out, spent = False, 0.0  # whether a cell has timed out, and the time-outs' cost so far, across attempts
     costs: dict[str, float] = {}
     forks, c0 = 0.0, time.process_time()
     while True:
-        run = attempt(shell, request, set(skipped), timeout=timeout, spent=spent)
+        run = attempt(shell, request, set(skipped), timed_out=timed_out, spent=spent)
         merge(costs, run["costs"])
         forks += run["fork_cpu"]
         facts = run["facts"] if run["facts"] is not None else facts
-        timeout, spent = run["timeout"], run["spent"]
+        timed_out, spent = run["timed_out"], run["spent"]
         if run["setup_error"] and run["facts"] is None:
             problems.append(f"the grading process could not start the notebook: {run['setup_error']}")
             break
@@ -328,11 +329,12 @@ def supervise(shell, request: RunRequest) -> RunResult:
                 break
             skipped[full] = _finished(run["done"][full], limits, interrupted=full in run["interrupted"])
         elif run["killed_for_timeout"] == cell:
-            cost = limits.first_timeout() + limits.interrupt_grace
+            limit = run["limit"]  # the limit the cell had when it started
+            cost = limit + limits.interrupt_grace
             spent += cost
-            timeout = limits.later_cell_timeout()
+            timed_out = True
             skipped[cell] = _cell(cell, "timeout",
-                                  f"still running after {limits.first_timeout():g} s and it ignored the "
+                                  f"still running after {limit:g} s and it ignored the "
                                   "interrupt, so its process was stopped; the rest of the notebook ran without it",
                                   cost)
         else:
@@ -377,8 +379,8 @@ def _finished(m: dict, limits: Limits, interrupted: bool) -> CellResult:
     """A cell the cell runner finished (its done frame ``m``)."""
     status, detail = m["status"], ""
     if interrupted:
-        full, seconds = limits.first_timeout(), float(m["seconds"])
-        shorter = limits.later_cell_timeout()
+        index, seconds = int(m["done"]), float(m["seconds"])
+        full, shorter = limits.timeout_for(index), limits.timeout_for(index, after_timeout=True)
         status, detail = "timeout", (f"interrupted after {full:g} s" if seconds > (full + shorter) / 2 or shorter >= full else
                                      f"interrupted after {shorter:g} s (the shorter limit once a cell "
                                      "of this notebook has timed out)")

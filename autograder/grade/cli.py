@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..engine import Limits
 from . import UsageError
 from .classrun.config import ENGINES, GradeConfig
 
@@ -60,6 +61,7 @@ def _start_warming(args: argparse.Namespace) -> None:
 def _grade(args: argparse.Namespace) -> int:
     try:
         cfg = GradeConfig(submissions=args.submissions, out=args.out, jobs=args.jobs, timeout=args.timeout,
+                          timeout_floor=args.timeout_floor, timeout_factor=args.timeout_factor,
                           later_timeout=args.later_timeout, timeout_budget=args.time_budget,
                           db_url=args.db, force=args.force, engine=args.engine, seed=args.seed, cluster=args.cluster,
                           students=tuple(args.student or ()), assignments=tuple(args.assignment or ()),
@@ -93,8 +95,14 @@ def add_grade_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="output folder for the CSVs, results and feedback pages "
                                             "(default: SUBMISSIONS-graded beside SUBMISSIONS)")
     p.add_argument("--jobs", type=_positive_int, help="parallel workers (default: the number of cores)")
-    p.add_argument("--timeout", type=_positive_float, default=defaults.timeout,
-                   help=f"seconds a cell may run before it is interrupted (default {defaults.timeout:g})")
+    p.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                   help=f"seconds every cell may run before it is interrupted, as stock nbgrader's timeout (default: "
+                        f"each cell's own limit from the course's timings, max(--timeout-floor, --timeout-factor x "
+                        f"the course's seconds for that cell), at most {Limits.cell_timeout:g})")
+    p.add_argument("--timeout-floor", type=_positive_float, default=defaults.timeout_floor, metavar="SECONDS",
+                   help=f"the shortest limit a cell gets from the course's timings (default {defaults.timeout_floor:g})")
+    p.add_argument("--timeout-factor", type=_positive_float, default=defaults.timeout_factor, metavar="N",
+                   help=f"a cell may take N times the course's own seconds for it (default {defaults.timeout_factor:g})")
     p.add_argument("--later-timeout", type=_positive_float, metavar="SECONDS",
                    help="once a cell of a submission timed out, the limit for its later cells "
                         "(default: a quarter of --timeout, at least 5)")

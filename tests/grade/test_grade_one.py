@@ -20,6 +20,7 @@ from autograder.grade.submission.discover import Problem
 from autograder.engine import Limits
 from autograder.grade.submission import judge
 from autograder.grade.submission.records import Job, NotebookFile, Reference
+from autograder.grade.submission.timelimits import TimePolicy
 from autograder.grade.submission.results import GradedTest, SubmissionResult
 from autograder.grade.submission.grade_one import grade_one, run_reference, source_hash
 
@@ -61,11 +62,16 @@ def test_options_are_built_by_keyword_and_checked(tmp_path):
     with pytest.raises(TypeError):
         GradeConfig(tmp_path)  # noqa - positional arguments are refused on purpose
     cfg = GradeConfig(submissions=tmp_path)
-    assert cfg.timeout == Limits().cell_timeout  # one place for each default
+    # each cell's limit comes from the course's timings, capped at stock nbgrader's ExecutePreprocessor.timeout;
+    # --timeout gives every cell one limit instead
+    assert cfg.timeout is None and cfg.time_policy() == TimePolicy(floor=2.0, factor=20.0)
+    assert GradeConfig(submissions=tmp_path, timeout=12).time_policy() is None
+    assert Limits().cell_timeout == 30, "stock nbgrader's ExecutePreprocessor.timeout"
     # a class run bounds a looping student: later time-outs of a quarter, a budget of 3 timeouts (at least 120 s)
     # and draws no figures unless asked (--draw-figures)
-    assert cfg.timeout == 30, "stock nbgrader's ExecutePreprocessor.timeout"
     assert cfg.limits() == replace(Limits(), later_timeout=7.5, timeout_budget=120.0, draw_figures=False)
+    with pytest.raises(UsageError, match="--timeout-floor"):
+        GradeConfig(submissions=tmp_path, timeout_floor=0).check()
     assert GradeConfig(submissions=tmp_path, draw_figures=True).limits().draw_figures is True
     assert GradeConfig(submissions=tmp_path, timeout=4).limits().timeout_budget == 120.0
     assert cfg.gradebook_url.endswith("gradebook.db")

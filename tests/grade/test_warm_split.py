@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from autograder.engine import supervisor
+from autograder.engine import Limits, supervisor
 from autograder.engine.frames import HEADER, MAX_FRAME, ChannelClosed, FrameReader, encode_frame, write_frame
 from autograder.engine.supervisor import SETUP_SECONDS, Attempt
 
@@ -103,7 +103,7 @@ def test_cells_start_and_finish_in_order(run):
     assert run.sent == [] and not run.garbled
     assert run.result() == {"done": run.done, "facts": ["no network"], "current": 2, "exit": 9, "setup_error": None,
                             "killed_for_timeout": None, "garbled": False, "cpu": 1.5, "interrupted": set(),
-                            "timeout": 30.0, "spent": 0.0, "budget_spent": False,  # no cell timed out: none spent
+                            "timed_out": False, "limit": 30.0, "spent": 0.0, "budget_spent": False,  # no cell timed out: none spent
                             "costs": run.costs(), "fork_cpu": 0.0}
 
 
@@ -144,7 +144,7 @@ def test_a_reader_hands_out_the_frames_before_bad_bytes_then_refuses(pipe):
 
 
 def test_timeout_interrupts_then_kills_once_the_cell_runner_is_known(run):
-    run.timeout, run.grace = 0.0, 0.0
+    run.limits, run.grace = Limits(cell_timeout=0.0), 0.0  # each cell's limit is set from these as it starts
     say(run, {"hello": []}, {"start": 3})
     run.enforce_deadlines()
     assert run.sent == [] and run.interrupted is None  # the warden has not said who the cell runner is
@@ -158,7 +158,7 @@ def test_timeout_interrupts_then_kills_once_the_cell_runner_is_known(run):
 
 
 def test_a_cell_that_finishes_after_the_interrupt_is_not_current(run):
-    run.timeout = 0.0
+    run.limits = Limits(cell_timeout=0.0)
     say(run, {"pid": 77}, status=True)
     say(run, {"hello": []}, {"start": 0})
     run.enforce_deadlines()

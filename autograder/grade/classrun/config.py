@@ -8,6 +8,7 @@ from pathlib import Path
 from ...engine import Limits
 from .. import UsageError
 from ..submission.running import DEFAULT_ENGINE, ENGINES
+from ..submission.timelimits import TimePolicy
 
 
 @dataclass(kw_only=True)
@@ -15,7 +16,13 @@ class GradeConfig:
     submissions: Path
     out: Path | None = None  # None: a folder beside SUBMISSIONS named "<SUBMISSIONS>-graded"
     jobs: int | None = None  # None: one worker per core; the work is CPU-bound student code
-    timeout: float = Limits.cell_timeout  # seconds of wall time per cell before it is interrupted
+    # Seconds of wall time a cell may run before it is interrupted. None: each cell its own limit from the
+    # course's timings (submission/timelimits.py: max(timeout_floor, timeout_factor x the reference run's
+    # seconds for that cell), at most stock nbgrader's 30 s; a cell the course does not run gets 30 s).
+    # A number: every cell gets it, as stock nbgrader's ExecutePreprocessor.timeout.
+    timeout: float | None = None
+    timeout_floor: float = TimePolicy.floor
+    timeout_factor: float = TimePolicy.factor
     # After a first time-out, later cells of that submission get a quarter of it (at least 5 s; honest
     # cells take well under a second, notebook 10's short training a few), and time-outs may cost a
     # submission three times the timeout in all, and at least 2 minutes (a loop met by three cells still
@@ -52,8 +59,10 @@ class GradeConfig:
         """Raise :class:`UsageError` naming the first option that cannot work."""
         if not self.submissions.is_dir():
             raise UsageError(f"{self.submissions}: {'not a folder' if self.submissions.exists() else 'no such folder'}")
-        if self.jobs < 1 or self.timeout <= 0:
+        if self.jobs < 1 or (self.timeout is not None and self.timeout <= 0):
             raise UsageError("--jobs must be at least 1 and --timeout positive")
+        if self.timeout_floor <= 0 or self.timeout_factor <= 0:
+            raise UsageError("--timeout-floor and --timeout-factor must be positive")
         if (self.later_timeout is not None and self.later_timeout <= 0) or (
                 self.timeout_budget is not None and self.timeout_budget <= 0):
             raise UsageError("--later-timeout and --time-budget must be positive")
@@ -63,6 +72,10 @@ class GradeConfig:
     @property
     def gradebook_url(self) -> str:
         return self.db_url or f"sqlite:///{self.out.resolve() / 'gradebook.db'}"
+
+    def time_policy(self) -> TimePolicy | None:
+        """How each cell's limit follows from the course's timings; None when --timeout sets every cell's."""
+        return TimePolicy(floor=self.timeout_floor, factor=self.timeout_factor) if self.timeout is None else None
 
     def limits(self) -> Limits:
         """The bounds on each submission's run: the engine's defaults with this run's time limits

@@ -109,12 +109,12 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                                                    source_hash=hashes.get(a, ""), problem="unknown assignment")
         job = Job(student_id=sub.student_id, assignment_id=a, path=str(sub.path) if sub.path else None,
                   problems=tuple(sub.problems), reference=reference, submission_hash=shash, seed=seed,
-                  limits=limits, engine=cfg.engine, hide=hide)
+                  limits=limits, engine=cfg.engine, hide=hide, time_policy=cfg.time_policy())
         running[pool.submit(grade_fn, with_data(job) if cfg.cluster else job)] = job
 
-    def found(a: str, evidence: dict) -> None:
+    def found(a: str, evidence: dict, seconds: dict[str, float]) -> None:
         references[a] = Reference(assignment=a, source_path=str(source_path(a)), source_hash=hashes[a],
-                                  evidence=evidence)
+                                  evidence=evidence, seconds=seconds)
 
     graded = 0
     opening: _Beside | None = None
@@ -135,7 +135,8 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
         for a in sorted({s.assignment_id for s, _ in todo if s.assignment_id in hashes}):
             cached = reference_cache(cfg.out, a, hashes[a], seed)
             if cached.exists():
-                found(a, json.loads(cached.read_text())["evidence"])
+                saved = json.loads(cached.read_text())
+                found(a, saved["evidence"], saved.get("seconds", {}))  # a cache from before timings: no course limits
             else:
                 unstarted.append(a)
         for _ in range(max(1, workers)):
@@ -166,8 +167,9 @@ def grade_all(todo: list[tuple[Submission, str]], *, cfg: GradeConfig, seed: int
                     evidence = ran.evidence
                     if costs is not None:
                         costs.add(a, {"reference": ran.cpu})
-                    write_atomic(reference_cache(cfg.out, a, hashes[a], seed), json.dumps({"evidence": evidence}) + "\n")
-                    found(a, evidence)
+                    write_atomic(reference_cache(cfg.out, a, hashes[a], seed),
+                                 json.dumps({"evidence": evidence, "seconds": ran.seconds}) + "\n")
+                    found(a, evidence, ran.seconds)
                     for sub, shash in waiting.pop(a, []):
                         submit(sub, shash)
                     start_reference()

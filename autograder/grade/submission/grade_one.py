@@ -20,7 +20,7 @@ from ... import paths
 from ...checks import core
 from ...nbio import NotebookError, exercise_of, grade_id, is_solution_cell, is_test_cell, parse_notebook, read_notebook
 from ...release import student_notebook
-from . import judge, running, sanitize
+from . import judge, running, sanitize, timelimits
 from .autograded import autograded_notebook
 from .discover import Refused, Submission, files_beside, read_regular
 from ...engine import Limits, RunResult
@@ -92,24 +92,28 @@ def run_reference(assignment: str, *, seed: int, limits: Limits, engine: str = D
     where = source or str(source_path(assignment))
     costs: dict[str, float] = {}
     with thread_timer(costs, "reference"):
-        plan = sanitize.reference_plan(read_notebook(where))
+        notebook = read_notebook(where)
+        plan = sanitize.reference_plan(notebook)
     run, _ = execute(plan.sources, assignment=assignment, seed=seed, limits=limits, engine=engine, hide=hide)
     with thread_timer(costs, "reference"):
         evidence = judge.reference_evidence(run, plan, seed=seed)
         hash_ = source_hash(assignment)
+        seconds = timelimits.reference_seconds(notebook, [c.seconds for c in run.cells])
     return Reference(assignment=assignment, source_path=where, source_hash=hash_, evidence=evidence,
-                     cpu=costs["reference"] + sum(run.costs.values()))
+                     seconds=seconds, cpu=costs["reference"] + sum(run.costs.values()))
 
 
 # --------------------------------------------------------------------------- grading
 
 def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, reference: Reference,
-              limits: Limits, engine: str = DEFAULT_ENGINE, hide: tuple[str, ...] = ()) -> SubmissionResult:
+              limits: Limits, engine: str = DEFAULT_ENGINE, hide: tuple[str, ...] = (),
+              time_policy: timelimits.TimePolicy | None = None) -> SubmissionResult:
     """Grade one notebook against ``reference``: every test cell of the solution gets a score.
 
     ``notebook`` is a path (its folder's other files come along) or a :class:`.NotebookFile` that
     travelled. ``seed`` picks the hidden inputs; ``hide`` names folders the student's code must not
-    see. Problems the learner or instructor should read are in the result's ``problems``."""
+    see; ``time_policy`` scales each cell's limit from the reference's own seconds (None: every cell gets
+    ``limits``' one). Problems the learner or instructor should read are in the result's ``problems``."""
     start, started_at = time.monotonic(), time.time()
     name = notebook.name
     result = SubmissionResult(assignment_id=assignment, notebook=name, source_hash=reference.source_hash, seed=seed)
@@ -161,6 +165,10 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
         files = beside.files
         for p in beside.skipped:
             result.add_problem(p.problem, p.detail)
+    keys = timelimits.plan_keys(plan.items)
+    if time_policy is not None and reference.seconds:
+        limits = dataclasses.replace(limits, cell_timeouts=timelimits.cell_limits(
+            keys, reference.seconds, time_policy, limits.first_timeout()))
     reading.stop()
     try:
         run, result.engine = execute(plan.sources, assignment=assignment, seed=seed, limits=limits, engine=engine,
@@ -169,6 +177,9 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
         result.add_problem("not run", f"the grader could not run this notebook ({type(exc).__name__}: {exc})", True)
         return finish(all_missing("the notebook could not be run"))
     merge(result.costs, run.costs)
+    for cell in run.cells:  # a limit from the course's timings says so: the learner sees how far off they were
+        if cell.status == "timeout" and cell.index in limits.cell_timeouts:
+            cell.detail += f"; the course's own version of this cell takes {reference.seconds[keys[cell.index]]:.2g} s here"
     with thread_timer(result.costs, "judge"):
         result.isolation = run.isolation
         for text_ in run.problems:
@@ -232,7 +243,8 @@ def grade_job(job: Job) -> SubmissionResult:
         result.scores = _all_missing(job.reference, "no notebook could be graded")
     else:
         one = grade_one(job.notebook or Path(job.path), assignment=job.assignment_id, seed=job.seed,
-                        reference=job.reference, limits=job.limits, engine=job.engine, hide=job.hide)
+                        reference=job.reference, limits=job.limits, engine=job.engine, hide=job.hide,
+                        time_policy=job.time_policy)
         problems = result.problems + [dataclasses.replace(p, student_id=job.student_id) for p in one.problems]
         result = dataclasses.replace(one, student_id=job.student_id, submission_hash=job.submission_hash,
                                      problems=problems)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .discover import Problem
 from ...engine import Limits
 from .running import DEFAULT_ENGINE
+from .timelimits import TimePolicy
 
 # Bump when a change to grading makes saved results stale. 2: a prediction earns its points for a well-formed
 # answer and its test score records the answer (TestScore.prediction); version-1 results still read.
@@ -35,6 +36,8 @@ class Reference:
     source_hash: str  # of the solution and its checks (:func:`.grade_one.source_hash`)
     evidence: dict | None = None  # grade_id -> the reference run's payloads; None when it could not run
     problem: str = ""  # why there is no evidence, for the learner's page and problems.csv
+    # the reference run's seconds per code cell (.timelimits.cell_key -> seconds): each cell's time limit
+    seconds: dict[str, float] = field(default_factory=dict)
     cpu: float = 0.0  # the CPU seconds its run cost, for --profile; not sent
 
     def to_json(self) -> dict:
@@ -80,12 +83,15 @@ class Job:
     hide: tuple[str, ...] = ()  # folders the student's code must not see: the submissions, the output
     problems: tuple[Problem, ...] = ()  # what discovery found wrong with the folder
     notebook: NotebookFile | None = None  # set when the job travels (--cluster); else read from path
+    # how each cell's limit follows from the reference's seconds; None: every cell gets limits.cell_timeout
+    time_policy: TimePolicy | None = None
 
     def to_json(self) -> dict:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data.update(reference=self.reference.to_json(), limits=self.limits.to_json(),
                     hide=list(self.hide), problems=[dataclasses.asdict(p) for p in self.problems],
-                    notebook=self.notebook.to_json() if self.notebook else None)
+                    notebook=self.notebook.to_json() if self.notebook else None,
+                    time_policy=self.time_policy.to_json() if self.time_policy else None)
         return data
 
     @classmethod
@@ -93,4 +99,5 @@ class Job:
         return cls(**{**data, "reference": Reference.from_json(data["reference"]),
                       "limits": Limits.from_json(data["limits"]), "hide": tuple(data["hide"]),
                       "problems": tuple(problem_from_json(p) for p in data["problems"]),
-                      "notebook": NotebookFile.from_json(data["notebook"]) if data.get("notebook") else None})
+                      "notebook": NotebookFile.from_json(data["notebook"]) if data.get("notebook") else None,
+                      "time_policy": TimePolicy.from_json(data.get("time_policy"))})
