@@ -1,8 +1,11 @@
 """Does a student notebook's ipywidgets lab respond in a real JupyterLab?
 
-The test opens a fresh student notebook the way a learner does (nothing written yet, so
-the exercise checks raise NotImplementedError), runs all cells, moves the lab's slider
-and asserts that the lab's output text changed. Screenshots of each step are kept when
+The test opens a student notebook the way a learner who has done its exercises does (the released
+notebook with every exercise answered by the course's code), runs all cells, moves the lab's slider and
+asserts that the lab's output text changed. Run All must run every cell: a learner who has answered
+everything is not stopped anywhere, so a cell that raises fails the test and says where. (A fresh
+notebook stops at its first check by design, "Run All stops at the first exercise you have not finished
+yet", which is why this test once had to run cells past the errors.) Screenshots of each step are kept when
 $BROWSER_SCREENSHOTS is set; a failed run keeps the page as it was (tests/browser/conftest.py).
 """
 from __future__ import annotations
@@ -11,7 +14,6 @@ import ast
 import os
 import re
 import time
-import warnings
 from pathlib import Path
 
 import nbformat
@@ -50,29 +52,6 @@ JS_CELLS = """() => {
     });
 }"""
 
-JS_RUN_CELL = """async (index) => {
-    const w = window.jupyterapp.shell.currentWidget;
-    w.content.activeCellIndex = index;
-    w.content.deselectAll();
-    await window.jupyterapp.commands.execute('notebook:run-cell');
-}"""
-
-JS_RUN_QUIETLY = """async (indices) => {
-    // These cells, in the notebook's kernel, their outputs not drawn; the errors they raised.
-    const w = window.jupyterapp.shell.currentWidget;
-    const kernel = w.sessionContext.session.kernel;
-    const raised = [];
-    for (const index of indices) {
-        const source = w.content.widgets[index].model.sharedModel.getSource();
-        const reply = await kernel.requestExecute({code: source, stop_on_error: false}).done;
-        if (reply.content.status === 'error') {
-            raised.push({index, head: source.split('\\n')[0].slice(0, 80),
-                         error: `${reply.content.ename}: ${reply.content.evalue}`});
-        }
-    }
-    return raised;
-}"""
-
 JS_LAB_SOURCE = """() => {
     const cell = window.jupyterapp.shell.currentWidget.content.widgets.find(c => c.node.querySelector('.widget-slider'));
     return cell ? cell.model.sharedModel.getSource() : '';
@@ -104,8 +83,13 @@ def lab_notebook(root: Path) -> Path | None:
     return None
 
 
-def _not_attempted(cell: dict) -> bool:
-    return bool(cell["error"]) and ("NotAttempted" in cell["error"] or "NotImplementedError" in cell["error"])
+def answered_copy(released: Path) -> Path:
+    """Beside the released notebook, the same notebook with every exercise answered by the course's code."""
+    from tests.builders import right_notebook
+
+    answered = released.with_name(released.stem + "_answered.ipynb")
+    nbformat.write(right_notebook(released.stem), answered)
+    return answered
 
 
 def exercises_used_by(notebook: Path, lab_source: str) -> list[str]:
@@ -188,10 +172,11 @@ def move_slider(page, slider) -> str:
 
 def test_lab_slider_changes_the_output(lab_server, page, shots):
     """After Run All on a fresh student notebook, does moving the lab's slider change what the lab prints?"""
-    notebook = lab_notebook(lab_server.root)
-    if notebook is None:
+    released = lab_notebook(lab_server.root)
+    if released is None:
         pytest.skip(f"no student notebook with an ipywidgets lab yet (looked for "
                     f"{', '.join(p + '_*.ipynb' for p in LAB_NOTEBOOKS)} in notebooks/)")
+    notebook = answered_copy(released)
     report = [f"notebook: {notebook.name}"]
     started = time.monotonic()
     open_notebook(page, lab_server.url, notebook.name)
@@ -207,30 +192,13 @@ def test_lab_slider_changes_the_output(lab_server, page, shots):
                   f"(first: cell {errors[0]['index']} `{errors[0]['head']}` -> {errors[0]['error']})" if errors
                   else f"Run All: {len(cells)} cells, none raised")
 
+    if errors or never_ran:
+        (shots / "report.txt").write_text("\n".join(report) + "\n")
+        where = (f"cell {errors[0]['index']} `{errors[0]['head']}` raised {errors[0]['error'][:300]}" if errors
+                 else f"cell {never_ran[0]['index']} `{never_ran[0]['head']}` never ran")
+        raise AssertionError(f"{notebook.name}: Run All stopped: {where}; {len(never_ran)} code cells never ran. "
+                             "Every exercise is answered, so every cell must run.\n" + "\n".join(report))
     sliders = page.locator(".jp-Notebook .jp-Cell:has(.widget-slider)")
-    if never_ran and sliders.count() == 0:
-        # Run All stops at the first error, as it does for a learner: if the lab sits after an
-        # exercise check, it never ran. Say so, then run the remaining cells one at a time.
-        msg = (f"{notebook.name}: Run All stopped at cell {errors[0]['index'] if errors else '?'}, "
-               f"so the lab did not run; {len(never_ran)} code cells never ran. Running them past the errors.")
-        warnings.warn(msg)
-        report.append(msg)
-        # Up to the lab, as it may use anything defined above it. The cells before the first that makes a
-        # widget run in the kernel without their outputs drawn: run in the page one at a time, Chromium
-        # spent some 20 core-seconds drawing 60 exercise checks' outputs that nothing here reads.
-        sources = [c.source for c in nbformat.read(notebook, as_version=4).cells]
-        lab_at = next((c["index"] for c in never_ran if WIDGETS.search(sources[c["index"]])), None)
-        quiet = [c["index"] for c in never_ran if lab_at is not None and c["index"] < lab_at]
-        raised = page.evaluate(JS_RUN_QUIETLY, quiet) if quiet else []
-        for cell in never_ran[len(quiet):]:
-            page.evaluate(JS_RUN_CELL, cell["index"])
-            wait_for_kernel_idle(page)
-            if sliders.count():
-                break
-        errors = raised + [c for c in page.evaluate(JS_CELLS) if c["error"]]
-        report.append(f"after running on past errors: {len(errors)} cells raised, all "
-                      f"{'NotAttempted/NotImplementedError' if all(_not_attempted(c) for c in errors) else 'kinds'}")
-        report += [f"  cell {c['index']} `{c['head']}` -> {c['error'][:120]}" for c in errors if not _not_attempted(c)]
     try:
         sliders.first.wait_for(state="attached", timeout=30_000)
     except Exception:
