@@ -31,6 +31,13 @@ from tests.harness import answer, is_question, reveal_text
 # What Question.reveal prints: one line that says right, or one of these, which say anything else.
 RIGHT = re.compile(r"^✔ Your prediction .+ is right\.$", re.M)
 NOT_RIGHT = ("✘", "is wrong", "No prediction yet", "cannot be compared")  # and "`name()` raised ...", per question
+# A question that asks for a reason prints it on a line of its own after the verdict (or asks for the missing one).
+REASON = re.compile(r"^  (Your reason: “.+”\. Does it still hold, now that you have seen the answer\?|You gave no reason\. .+)$")
+
+
+def verdict_of(text: str) -> str:
+    """A reveal's printed words without its reason line: the verdict alone (a reason's words may say anything)."""
+    return "\n".join(line for line in text.strip().splitlines() if not REASON.fullmatch(line))
 
 # A fresh run of 10 trains several TinyGPTs (about 30 s in this process); each other notebook takes under 2 s.
 SLOW_TO_RUN = {"10_decoder_block"}
@@ -108,7 +115,7 @@ def test_every_stored_reveal_says_the_course_answer_is_right(assignment):
         calls = reveals_in(cell.source) if cell.cell_type == "code" else []
         if not calls:
             continue
-        text = printed_text(cell)
+        text = verdict_of(printed_text(cell))
         bad = [w for r in calls for w in not_right(text, r.question)]
         if bad or len(RIGHT.findall(text)) != len(calls):
             given = ", ".join(f"{r.question} against {r.truth}" for r in calls)
@@ -168,5 +175,8 @@ def test_a_fresh_run_reveals_every_course_answer_as_right(assignment, monkeypatc
     """Run now, each reveal judges the solution's own function against the truth its cell computes: right."""
     said = run_catching_reveals(assignment, monkeypatch)
     assert {q for q, _ in said} == set(questions_of(assignment)), f"{assignment}: a question was never revealed"
-    wrong = [f"{q}: {text.strip()}" for q, text in said if not RIGHT.fullmatch(text.strip()) or not_right(text, q)]
+    wrong = [f"{q}: {text.strip()}" for q, text in said
+             if not RIGHT.fullmatch(verdict_of(text)) or not_right(verdict_of(text), q)]
+    unasked = [f"{q}: {text.strip()}" for q, text in said if "You gave no reason" in text]
+    assert not unasked, f"{assignment}: the solution answers a question that asks a reason without one:\n" + "\n".join(unasked)
     assert not wrong, f"{assignment}: the reveal judges the solution's own answer wrong\n" + "\n".join(wrong)

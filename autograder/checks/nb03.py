@@ -6,9 +6,9 @@ from functools import partial
 import numpy as np
 
 from ..reference import lazy
-from .compare import Case, call_with, close, const, raises
+from .compare import Case, call_with, close, const, predicate, raises
 from .hints import known_mistakes
-from .questions import NB01, a_number, as_tuple, described, is_scalar, question, scalar_tuple
+from .questions import NB01, a_number, as_tuple, described, int_tuple, question, scalar_tuple
 from .registry import exercise
 from .toolkit import import_torch
 
@@ -98,8 +98,17 @@ S3 = F([[1.0, 4.0, 6.0], [0.0, 1.0, 3.0], [2.0, 4.0, 0.0]])
 
 
 def _dot_table(Q, K):
-    """Every query-key dot product, one at a time: the definition of the score table."""
+    """Every query-key dot product, one at a time: the definition of the score table (of each table of a batch)."""
+    if Q.ndim > 2:
+        return lambda: np.stack([_dot_table(q, k)() for q, k in zip(Q, K)])
     return lambda: np.array([[float(np.dot(q, k)) for k in K] for q in Q]).reshape(len(Q), len(K))
+
+
+def _batch_hints(Q, K):
+    """A mistake that a batch shows as well: each table keys by queries."""
+    return [known_mistakes(
+        (lambda: K @ np.swapaxes(Q, -1, -2), "This is each table keys by queries, K @ Q^T: rows must be the queries."),
+        **MATCH)]
 
 
 def _score_hints(Q, K, from_outer=False):
@@ -130,16 +139,43 @@ def _score_cases(name, hidden, rng):
 
     def case(Q, K, note="", want=None):
         label = f"{name}(Q, K) with Q {Q.shape}, K {K.shape}" + (f": {note}" if note else "")
+        hints = _score_hints(Q, K, from_outer) if Q.ndim == 2 else _batch_hints(Q, K)
         return Case(label, call_with(Q, K), const(want) if want is not None else _dot_table(Q, K),
-                    close(dtype="f"), hints=_score_hints(Q, K, from_outer))
+                    close(dtype="f"), hints=hints)
 
-    if not hidden:
-        Q5 = np.arange(20.0).reshape(5, 4) % 3 - 1
-        K7 = np.arange(28.0).reshape(7, 4) % 5 - 2
-        return [
-            case(Q3, K3, "the 3x2 example, QK^T = [[1, 4, 6], [0, 1, 3], [2, 4, 0]]", S3),
-            case(Q5, K7, "5 queries and 7 keys give a (5, 7) table"),
-        ]
+    def batch(shape_q, shape_k, note):
+        return case(rng.normal(size=shape_q), rng.normal(size=shape_k), note)
+
+    def mismatch(Q, K):
+        return Case(f"{name}(Q, K) with Q {Q.shape}, K {K.shape}: {Q.shape[-1]} features against {K.shape[-1]} "
+                    "cannot be scored",
+                    call_with(Q, K), raises("the feature sizes differ"), close())
+
+    if not from_outer:  # score_table takes batches, and refuses features that do not match
+        if not hidden:
+            return _score_cases_2d(case) + [
+                case(np.arange(12.0).reshape(2, 3, 2) % 4 - 1, np.arange(16.0).reshape(2, 4, 2) % 3,
+                     "a batch of 2 tables, each (3, 4): only K's last two axes trade places"),
+                case(np.arange(24.0).reshape(2, 2, 3, 2) % 5 - 2, np.arange(24.0).reshape(2, 2, 3, 2) % 3,
+                     "(B, H, T, D) = (2, 2, 3, 2), the shape of notebook 09's heads"),
+                mismatch(np.ones((3, 2)), np.ones((4, 3)))]
+        return _score_cases_hidden(case, rng) + [
+            batch((3, 4, 5), (3, 6, 5), "a batch of 3 tables, each (4, 6)"),
+            batch((2, 3, 5, 4), (2, 3, 2, 4), "2 sentences x 3 heads, 5 queries and 2 keys each"),
+            mismatch(rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3)))]
+    return _score_cases_2d(case) if not hidden else _score_cases_hidden(case, rng)
+
+
+def _score_cases_2d(case):
+    Q5 = np.arange(20.0).reshape(5, 4) % 3 - 1
+    K7 = np.arange(28.0).reshape(7, 4) % 5 - 2
+    return [
+        case(Q3, K3, "the 3x2 example, QK^T = [[1, 4, 6], [0, 1, 3], [2, 4, 0]]", S3),
+        case(Q5, K7, "5 queries and 7 keys give a (5, 7) table"),
+    ]
+
+
+def _score_cases_hidden(case, rng):
     cases = [case(rng.normal(size=(nq, d)), rng.normal(size=(nk, d))) for nq, nk, d in [(4, 4, 3), (2, 6, 5), (6, 1, 2)]]
     cases.append(case(rng.normal(size=(3, 1)), rng.normal(size=(4, 1)), "one feature: a single outer product"))
     cases.append(case(rng.normal(size=(3, 8)), rng.normal(size=(3, 8)), "more features than queries and keys"))
@@ -180,6 +216,14 @@ def cosine_similarity(hidden, rng):
         want_fn = const(want) if want is not None else (lambda: float(np.dot(u, v) / np.sqrt(np.dot(u, u) * np.dot(v, v))))
         return Case(label, call_with(u, v), want_fn, close(atol=1e-10), hints=_cosine_hints(u, v))
 
+    def zero(u, v):
+        return Case(f"cosine_similarity({fmt_vec(u)}, {fmt_vec(v)}): the zero vector has no direction", call_with(u, v),
+                    raises("the zero vector has no direction"), close())
+
+    def rounding(u, sign=1.0):
+        label = f"cosine_similarity({fmt_vec(u)}, {fmt_vec(sign * u)}): exactly {sign:+g}, never past it by rounding"
+        return Case(label, call_with(u, sign * u), const(sign), predicate(partial(_legal_cosine, sign)))
+
     if not hidden:
         return [
             case(F([3.0, 0.0]), F([1.0, 1.0]), "a 45-degree angle, cos = 1/sqrt(2)", 1 / np.sqrt(2)),
@@ -187,11 +231,25 @@ def cosine_similarity(hidden, rng):
             case(F([1.0, 2.0]), F([2.0, 4.0]), "same direction", 1.0),
             case(F([1.0, 2.0]), F([-0.5, -1.0]), "opposite directions", -1.0),
             case(F([2.0, 0.0]), F([0.0, 3.0]), "a right angle", 0.0),
+            rounding(F([1.0, 1.0, 1.0])),
+            zero(F([1.0, 2.0]), F([0.0, 0.0])),
         ]
     cases = [case(rng.normal(size=n), rng.normal(size=n), f"random vectors of length {n}") for n in (2, 7, 50)]
     u, v = rng.normal(size=4), rng.normal(size=4)
     cases.append(case(5.0 * u, 0.2 * v, "scaled vectors: the cosine ignores length"))
+    cases += [rounding(F([0.1, 0.7])), rounding(F([1.0, 1.0, 1.0]), -1.0), zero(F([0.0, 0.0, 0.0]), u[:3])]
     return cases
+
+
+def _legal_cosine(sign, got, want):
+    """The cosine of a vector with a multiple of itself: within rounding of ``sign``, and never outside [-1, 1]."""
+    value = got.data.item() if hasattr(got, "data") else got
+    if not isinstance(value, float) or not np.isfinite(value):
+        return f"expected a float, got {value!r}."
+    if abs(value) > 1:
+        return (f"got {value!r}, outside [-1, 1]: rounding pushed the cosine past {sign:+g}, and np.arccos of it "
+                "is nan. Keep the result inside [-1, 1].")
+    return None if abs(value - sign) <= 1e-12 else f"expected {sign:+g}, got {value!r}."
 
 
 def _project_hints(u, v):
@@ -221,11 +279,15 @@ def project(hidden, rng):
             case(F([2.0, 1.0]), F([6.0, 0.0]), "a longer v along the same line gives the same [2, 0]", F([2.0, 0.0])),
             case(F([1.0, 2.0]), F([3.0, 4.0]), "(11 / 25) * [3, 4] = [1.32, 1.76]", F([1.32, 1.76])),
             case(F([0.0, 5.0]), F([2.0, 0.0]), "u perpendicular to v projects to 0", F([0.0, 0.0])),
+            Case("project([1, 2], [0, 0]): the zero vector spans no line", call_with(F([1.0, 2.0]), F([0.0, 0.0])),
+                 raises("cannot project onto the zero vector"), close()),
         ]
     cases = [case(rng.normal(size=n), rng.normal(size=n), f"random vectors of length {n}") for n in (2, 3, 10)]
     v = rng.normal(size=3)
     cases.append(case(3.0 * v, v, "u along v projects to itself"))
     cases.append(case(rng.normal(size=3), -4.0 * v, "a long v pointing the other way"))
+    cases.append(Case("project(u, 0): the zero vector spans no line", call_with(v, np.zeros(3)),
+                      raises("cannot project onto the zero vector"), close()))
     return cases
 
 
@@ -270,9 +332,48 @@ def linear_weight_grad(hidden, rng):
             for m, n in [(3, 3), (4, 2), (1, 5), (6, 1)]]
 
 
+# ------------------------------------------------------------- bug hunt: a batch
+
+def _batch_grad_hints(G, X):
+    return [known_mistakes(
+        (lambda: X.T @ G, "This is X.T @ G, the row layout's gradient (d_in, d_out), for y = x W (notebook 02): the "
+                          "transpose of dL/dW for y = W x. Entry [i, j] must add G[n, i] * X[n, j] over the batch, "
+                          "so the rows of the result come from G."),
+        (lambda: G.T @ X / len(G), "That is the mean over the batch: L is the sum of the examples' losses, so its "
+                                   "gradient is the sum of their tables, not their average."),
+        (lambda: np.outer(G.sum(axis=0), X.sum(axis=0)), "That multiplies the sum of the g's by the sum of the x's; "
+                                                         "the gradient is the sum of the products g_n x_n^T, one per "
+                                                         "example."),
+        (lambda: np.outer(G[0], X[0]), "That is the first example's table only: add up the tables of all N examples."),
+        **MATCH)]
+
+
+def _loop_of_outer_products(G, X):
+    """The definition: one table g_n x_n^T per example, added up (nothing vectorised to get wrong)."""
+    return lambda: sum(np.outer(g, x) for g, x in zip(G, X))
+
+
+@check
+def batch_weight_grad(hidden, rng):
+    def case(G, X, note):
+        label = f"batch_weight_grad(G, X) with G {G.shape} and X {X.shape}: {note}"
+        return Case(label, call_with(G, X), _loop_of_outer_products(G, X), close(dtype="f"),
+                    hints=_batch_grad_hints(G, X))
+
+    if not hidden:
+        G2 = F([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+        X2 = F([[1.0, 2.0], [3.0, 0.0], [0.0, 1.0]])
+        return [case(G2, X2, "a square layer, d_out = d_in = 2: here even the transposed gradient has the right "
+                              "shape, so read the numbers (expected [[1, 3], [6, 1]])"),
+                case(rng.normal(size=(4, 2)), rng.normal(size=(4, 3)), "4 examples, d_out = 2, d_in = 3"),
+                case(F([[1.0, 2.0]]), F([[3.0, 4.0, 5.0]]), "one example: linear_weight_grad's [[3, 4, 5], [6, 8, 10]]")]
+    return [case(rng.normal(size=(n, m)), rng.normal(size=(n, k)), f"{n} examples, d_out = {m}, d_in = {k}")
+            for n, m, k in [(5, 3, 3), (2, 4, 1), (6, 2, 5), (1, 3, 3)]]
+
+
 # ------------------------------------------------------------------- predictions
 
-ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple)
+ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple, reason=True)
 
 
 predict_outer_sum = ask(
@@ -298,8 +399,14 @@ predict_scaled_scores = ask(
      ((55.0, 55.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: 0.9839.")])
 
 predict_score_rank = ask(
-    "predict_score_rank", form=described("an int", is_scalar), mistakes=[
-     (6, "Each entry is its own dot product, yet the table is the sum of d = 2 outer products, one per feature, "
-         "each of rank 1: its rank is at most 2."),
-     (1, "Each feature's outer product has rank 1, and there are d = 2 of them, pointing different ways: rank 2."),
-     (4, "The rank of Q K^T is at most the number of features d = 2, whatever the number of queries and keys.")])
+    "predict_score_rank", form=described("a tuple of two ints, (rank with d = 2, rank with d = 8)", int_tuple(2)),
+    mistakes=[
+     ((6, 6), "Each entry is its own dot product, yet with d = 2 the table is the sum of 2 outer products, one per "
+              "feature, each of rank 1: its rank is at most 2."),
+     ((2, 8), "With d = 8 the features allow rank 8, but a 6 x 6 table has only 6 rows: its rank is at most 6."),
+     ((2, 2), "Right for d = 2. With d = 8 the cap from the features is 8, above the table's own size, so the "
+              "6 x 6 table of random numbers has full rank, 6."),
+     ((1, 1), "Each feature's outer product has rank 1, but a sum of d of them, pointing different ways, has rank "
+              "d (up to the table's size): 2 and 6."),
+     (lambda got: got[0] != 2, "With d = 2 the table is the sum of 2 outer products, one per feature, each of "
+                               "rank 1: its rank is at most 2, and random numbers reach it.")])

@@ -59,6 +59,24 @@ def score_table(Q, K):
 def score_table(Q, K):
     return Q @ K
 ''', "raised ValueError"),
+    Mistake("score_table", "dot_T_reverses_the_batch_axes", '''
+def score_table(Q, K):
+    return Q @ K.T
+''', "a batch of 2 tables"),
+    Mistake("score_table", "transposes_three_axes_only", '''
+def score_table(Q, K):
+    return Q @ (K.T if K.ndim == 2 else K.transpose(0, 2, 1))
+''', "(B, H, T, D)"),
+    Mistake("score_table", "loops_over_the_first_axis_only", '''
+def score_table(Q, K):
+    if Q.ndim == 2:
+        return Q @ K.T
+    return np.stack([q @ k.T for q, k in zip(Q, K)])
+''', "(B, H, T, D)"),
+    Mistake("score_table", "keys_by_queries_in_a_batch", '''
+def score_table(Q, K):
+    return K @ np.swapaxes(Q, -1, -2)
+''', "keys by queries"),
     Mistake("score_table_from_outer", "sums_over_rows", '''
 def score_table_from_outer(Q, K):
     total = 0
@@ -102,6 +120,17 @@ def cosine_similarity(u, v):
 def cosine_similarity(u, v):
     return float(np.dot(u, v))
 ''', "plain dot product"),
+    Mistake("cosine_similarity", "unclipped_rounding", '''
+def cosine_similarity(u, v):
+    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+    if nu == 0 or nv == 0:
+        raise ValueError("zero vector")
+    return float(u @ v / (nu * nv))
+''', "outside [-1, 1]"),
+    Mistake("cosine_similarity", "divides_by_zero_silently", '''
+def cosine_similarity(u, v):
+    return float(np.clip(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)), -1, 1))
+''', "should raise ValueError"),
     Mistake("project", "returns_scalar_length", '''
 def project(u, v):
     return (u @ v) / np.linalg.norm(v)
@@ -118,6 +147,10 @@ def project(u, v):
 def project(u, v):
     return u - (u @ v) / (v @ v) * v
 ''', "perpendicular"),
+    Mistake("project", "nan_for_the_zero_vector", '''
+def project(u, v):
+    return (u @ v) / (v @ v) * v
+''', "should raise ValueError"),
     Mistake("linear_weight_grad", "outer_x_g_transposed", '''
 def linear_weight_grad(g, x):
     return np.outer(x, g)
@@ -134,19 +167,38 @@ def linear_weight_grad(g, x):
 def linear_weight_grad(g, x):
     return -np.outer(g, x)
 ''', "sign flipped"),
+    # bug hunt: the released code is the bug itself (the suite checks it is rejected); then half-fixes
+    Mistake("batch_weight_grad", "the_bug_row_layout", '''
+def batch_weight_grad(G, X):
+    return X.T @ G
+''', "row layout"),
+    Mistake("batch_weight_grad", "half_fix_mean_not_sum", '''
+def batch_weight_grad(G, X):
+    return (X.T @ G).T / len(X)
+''', "mean over the batch"),
+    Mistake("batch_weight_grad", "half_fix_product_of_sums", '''
+def batch_weight_grad(G, X):
+    return np.outer(G.sum(axis=0), X.sum(axis=0))
+''', "sum of the products"),
+    Mistake("batch_weight_grad", "half_fix_first_example", '''
+def batch_weight_grad(G, X):
+    return linear_weight_grad(G[0], X[0])
+''', "first example"),
     returns("predict_outer_sum", "adds_a_and_b", "11", "adds the entries of a and of b"),
     returns("predict_outer_sum", "dot_of_the_first_two", "9", "a dot product of the first two entries"),
     returns("predict_outer_sum", "counts_entries", "6", "the number of entries"),
     returns("predict_outer_sum", "the_shape", "(3, 2)", "answer with a number"),
-    returns("predict_scaled_scores", "dot_ignores_length", "(11.0, 0.984)",
+    returns("predict_scaled_scores", "dot_ignores_length", "(11.0, 0.984), 'lengths do not matter'",
             "grows with the lengths"),
     returns("predict_scaled_scores", "cosine_scales_too", "(55.0, 4.92)",
             "divides by both lengths"),
     returns("predict_scaled_scores", "cosine_is_the_dot", "(55, 55)",
             "between -1 and 1"),
-    returns("predict_score_rank", "full_rank", "6", "at most 2"),
-    returns("predict_score_rank", "rank_one", "1", "d = 2 of them"),
-    returns("predict_score_rank", "a_float", "2.0", "an int"),
+    returns("predict_score_rank", "full_rank", "(6, 6), 'every entry is its own dot product'", "at most 2"),
+    returns("predict_score_rank", "features_cap_only", "(2, 8)", "only 6 rows"),
+    returns("predict_score_rank", "rank_one", "(1, 1)", "pointing different ways"),
+    returns("predict_score_rank", "the_old_single_answer", "2", "a tuple of two ints"),
+    returns("predict_score_rank", "floats", "((2.0, 6.0), 'ranks')", "a tuple of two ints"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
     # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
     Mistake("project", "eps_in_denominator", '''
@@ -171,7 +223,7 @@ def outer(a, b):
 ''',
     "score_table": '''
 def score_table(Q, K):
-    return np.einsum("id,jd->ij", Q, K)
+    return np.einsum("...id,...jd->...ij", Q, K)
 ''',
     "score_table_from_outer": '''
 def score_table_from_outer(Q, K):
@@ -179,10 +231,14 @@ def score_table_from_outer(Q, K):
 ''',
     "cosine_similarity": '''
 def cosine_similarity(u, v):
-    return np.dot(u / np.sqrt(np.sum(u ** 2)), v / np.sqrt(np.sum(v ** 2)))
+    if not u.any() or not v.any():
+        raise ValueError(f"a zero vector: {u}, {v}")
+    return float(min(1.0, max(-1.0, np.dot(u / np.sqrt(np.sum(u ** 2)), v / np.sqrt(np.sum(v ** 2))))))
 ''',
     "project": '''
 def project(u, v):
+    if np.linalg.norm(v) == 0:
+        raise ValueError("v = 0")
     unit = v / np.linalg.norm(v)
     return np.dot(u, unit) * unit
 ''',
@@ -190,9 +246,14 @@ def project(u, v):
 def linear_weight_grad(g, x):
     return g.reshape(-1, 1) @ x.reshape(1, -1)
 ''',
-    "predict_outer_sum": answer("predict_outer_sum", "float(sum([1, 2, 3]) * sum([1, 4]))"),
-    "predict_scaled_scores": answer("predict_scaled_scores", "(5 * 11, 11 / (5 * 5 ** 0.5))"),
-    "predict_score_rank": answer("predict_score_rank", "2"),
+    "predict_outer_sum": answer("predict_outer_sum", "float(sum([1, 2, 3]) * sum([1, 4]))"),  # no reason: same point
+    "predict_scaled_scores": answer("predict_scaled_scores", "[5 * 11, 11 / (5 * 5 ** 0.5)], 'scaled, then divided out'"),
+    "predict_score_rank": answer("predict_score_rank", "[2, 6], 'min(d, 6)'"),
+    "batch_weight_grad": '''
+def batch_weight_grad(G, X):
+    # the fix: the rows of dL/dW follow the outputs, so G supplies them (X.T @ G was the row layout's gradient)
+    return np.einsum("ni,nj->ij", G, X)
+''',
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
