@@ -47,6 +47,9 @@ def rotate_complex(hidden, rng):
             _rotate_case("rotate_complex(1 + 1j, np.pi) = -1 - 1j", 1 + 1j, np.pi, const(-1 - 1j)),
             _rotate_case("rotate_complex(np.array([1, 1j, -1, 3 - 2j]), 0.3)", zs, 0.3,
                          lambda: zs * (np.cos(0.3) + 1j * np.sin(0.3))),
+            Case("rotate_complex(1, [0, np.pi / 2, np.pi]): one point, three angles given as a list -> [1, 1j, -1]",
+                 call_with(1 + 0j, [0.0, np.pi / 2, np.pi]), const(np.array([1.0, 1j, -1.0])), close(atol=1e-12),
+                 hints=[_rotate_hint(1 + 0j, [0.0, np.pi / 2, np.pi])]),
             Case("rotate_complex(rotate_complex(2 + 1j, 0.3), 0.5): angles add to 0.8",
                  lambda fn: fn(fn(2 + 1j, 0.3), 0.5), const((2 + 1j) * (np.cos(0.8) + 1j * np.sin(0.8))), close()),
         ]
@@ -61,27 +64,45 @@ def rotate_complex(hidden, rng):
 # ----------------------------------------------------------- rotation_matrix
 
 def _matrix(theta):
+    """R(theta), one (2, 2) matrix per angle in the last two axes: (*theta.shape, 2, 2)."""
     c, s = np.cos(theta), np.sin(theta)
-    return np.array([[c, -s], [s, c]])
+    return np.moveaxis(np.array([[c, -s], [s, c]]), (0, 1), (-2, -1))
 
 
 def _matrix_hint(theta):
     return known_mistakes(
-        (lambda: _matrix(theta).T, "That matrix turns clockwise (it is the rotation by -theta): "
+        (lambda: np.swapaxes(_matrix(theta), -1, -2), "That matrix turns clockwise (it is the rotation by -theta): "
                                    "the minus sign belongs top right, [[cos, -sin], [sin, cos]]."),
         (lambda: _matrix(np.radians(theta)), "theta is already in radians: do not convert it from degrees."),
         (lambda: np.array([[np.sin(theta), -np.cos(theta)], [np.cos(theta), np.sin(theta)]]),
          "sin and cos are swapped: cos goes on the diagonal."),
         (lambda: np.array([[np.cos(theta), np.sin(theta)], [np.sin(theta), np.cos(theta)]]),
          "One sine needs a minus sign: [[cos, -sin], [sin, cos]]."),
+        (lambda: np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]) if np.ndim(theta) else None,
+         "The matrices came out with their axes first, (2, 2, ...): np.array of nested lists puts the new axes in "
+         "front. One matrix per angle means the angles' axes first and each matrix in the last two axes."),
         **MATCH,
     )
 
 
+class matrices_close(close):
+    """close, and a result shaped (2, 2, ...) for many angles said in words: the axes are in the wrong place."""
+
+    def mismatch(self, got, want):
+        message = super().mismatch(got, want)
+        g, w = numbers(got), numbers(want)
+        if message and g is not None and w is not None and w.ndim > 2 and g.shape == (2, 2) + w.shape[:-2]:
+            return (f"{message} The two matrix axes came first: np.array([[c, -s], [s, c]]) of arrays stacks them in "
+                    "front. Put the angles' axes first and the matrix in the last two, (..., 2, 2) (np.stack with "
+                    "axis=-1, then axis=-2).")
+        return message
+
+
 @check
 def rotation_matrix(hidden, rng):
-    f = close(dtype="f")
+    f = matrices_close(dtype="f")
     if not hidden:
+        angles = np.array([0.0, np.pi / 2, np.pi])
         return [
             Case("rotation_matrix(np.pi / 2) = [[0, -1], [1, 0]]", call_with(np.pi / 2),
                  const(np.array([[0.0, -1.0], [1.0, 0.0]])), f, hints=[_matrix_hint(np.pi / 2)]),
@@ -90,14 +111,19 @@ def rotation_matrix(hidden, rng):
                  lambda: np.array([((2 + 1j) * np.exp(0.7j)).real, ((2 + 1j) * np.exp(0.7j)).imag]), f,
                  hints=[known_mistakes((lambda: _matrix(-0.7) @ [2.0, 1.0],
                                         "That point is turned clockwise: check the sign of the sines."), **MATCH)]),
+            Case("rotation_matrix(np.array([0, np.pi / 2, np.pi])): three angles, three matrices, shape (3, 2, 2)",
+                 call_with(angles), const(_matrix(angles)), f, hints=[_matrix_hint(angles)]),
         ]
     thetas = rng.uniform(-np.pi, np.pi, size=3)
+    grid = rng.uniform(-np.pi, np.pi, size=(2, 3))
     # Fixed, whatever the seed: at a half turn sin is 0 to float64 precision (1e-16); an angle rounded to
     # float32 leaves about 1e-7 there, which random angles, with no entry near 0, do not expose.
     return [Case(f"rotation_matrix({t:.4f})", call_with(float(t)), lambda t=t: R("rotation_matrix")(float(t)), f,
                  hints=[_matrix_hint(float(t))]) for t in thetas] + [
         Case("rotation_matrix(np.pi): a half turn, [[-1, 0], [0, -1]] in float64", call_with(np.pi),
-             lambda: R("rotation_matrix")(np.pi), f, hints=[_matrix_hint(np.pi)])]
+             lambda: R("rotation_matrix")(np.pi), f, hints=[_matrix_hint(np.pi)]),
+        Case("rotation_matrix of a (2, 3) array of angles: shape (2, 3, 2, 2)", call_with(grid),
+             lambda: R("rotation_matrix")(grid), f, hints=[_matrix_hint(grid)])]
 
 
 # --------------------------------------------------------------- apply_rope
@@ -284,31 +310,85 @@ def pair_score(hidden, rng):
 
 # ------------------------------------------------------------- predictions
 
-def _example_score(m, n):
-    """The score of the notebook's query and key vectors (seed 0, D = 8) at positions m and n after RoPE."""
-    rng = np.random.default_rng(0)
-    q, k = rng.normal(size=8), rng.normal(size=8)
-    return float(_rope(q[None], np.array([m]))[0] @ _rope(k[None], np.array([n]))[0])
+def _pair_example(m, n):
+    """The score of the notebook's single pair, q = 2 + i and k = 1 + 3i at omega = 0.5, at positions m and n."""
+    return float(_pair_score(2 + 1j, 1 + 3j, m, n, 0.5))
 
 
 SWAP_CHOICES = ("same", "different")
 
 
 predict_shifted_score = ask(
-    "predict_shifted_score", label="predict_shifted_score(): the score of the same q and k at positions 1005 and 1002",
+    "predict_shifted_score", reason=True,
+    label="predict_shifted_score(): pair_score of q = 2 + i and k = 1 + 3i at positions 1005 and 1002, omega = 0.5",
     form=number_in(-1e6, 1e6), compare=close(atol=1e-3, rtol=0),
-    mistakes=[(near(0.0), "Far-away positions do not make the score vanish: both vectors are turned by 1000 more steps, "
-                          "and R(1005 w)^T R(1002 w) = R(-3 w), the same as at positions 5 and 2."),
-              (near(_example_score(0, 0)), "That is q . k, the score at offset 0: the query is still 3 tokens after "
-                                           "the key, so the score is the one printed for positions 5 and 2."),
-              (near(_example_score(2, 5)), "That is the score with the offset reversed (query 3 before the key): "
-                                           "here the query is 3 after, as at positions 5 and 2.")],
-    otherwise="The positions enter only through m - n = 3: the score equals the one at positions 5 and 2.")
+    mistakes=[(near(0.0), "Far-away positions do not make the score vanish: both points turn by 1000 * 0.5 more, so the "
+                          "angle between them, (m - n) * omega = 1.5, is the same as at positions 5 and 2."),
+              (near(_pair_example(0, 0)), "That is Re(q conj(k)) = 5, the score at offset 0: the query is still 3 "
+                                          "tokens after the key, so the score is the one at positions 5 and 2."),
+              (near(_pair_example(2, 5)), "That is the score with the offset reversed (query 3 before the key): here "
+                                          "the query is 3 after, as at positions 5 and 2.")],
+    otherwise="The positions enter only through m - n = 3: both points turn by the same 500 radians more, and the score "
+              "equals the one at positions 5 and 2.")
 
 
 predict_swapped_score = ask(
-    "predict_swapped_score", label="predict_swapped_score(): is the score at (m, n) = (2, 5) the same as at (5, 2)?",
+    "predict_swapped_score", reason=True, label="predict_swapped_score(): is the score at (m, n) = (2, 5) the same as at (5, 2)?",
     form=one_of(SWAP_CHOICES), compare=equal(),
     mistakes=[(is_("same"), "The score is q^T R((n - m) w) k: at (5, 2) that is R(-3 w), at (2, 5) R(+3 w), the turn the "
                             "other way. A rotation is not its own inverse, so the two differ unless q and k happen to be "
                             "aligned: RoPE knows whether the key comes before or after the query.")])
+
+
+# ------------------------------------------------------------- the bug hunt: new_token_scores
+
+HUNT_MESSAGES = {
+    "at_zero": "This is still the code as given: the new query is turned at position 0 (or not at all, the same thing), "
+               "as if it were the first token. Its scores against the kept keys are then those of a query T positions "
+               "too early. It sits at position T = len(cached_keys).",
+    "one_early": "The new query is turned at position T - 1, one too early: the kept keys take positions 0 .. T-1, and "
+                 "the new token comes after them, at T = len(cached_keys).",
+    "keys_turned_again": "The kept keys were turned a second time: they were turned at their own positions when they "
+                         "were kept. Turn only the new query, at its own position.",
+    "keys_turned_instead": "The keys were turned again and the query not at all: the kept keys are already turned; the "
+                           "new query is the one still to turn, at position T = len(cached_keys).",
+}
+
+
+def _hunt(q_new, cached_keys, variant=None):
+    """The new token's scores (float64), or one of the known wrong versions."""
+    T = len(cached_keys)
+    keys = np.asarray(cached_keys, dtype=float)
+    position = {"at_zero": 0, "one_early": T - 1, "keys_turned_instead": 0}.get(variant, T)
+    turned = _rope(np.asarray(q_new, dtype=float)[None], np.array([position]))[0] if variant != "keys_turned_instead" \
+        else np.asarray(q_new, dtype=float)
+    if variant in ("keys_turned_again", "keys_turned_instead"):
+        keys = _rope(keys)
+    return keys @ turned
+
+
+def _hunt_case(label, q_new, cached_keys, want=None):
+    hint = known_mistakes(*((lambda v=v: _hunt(q_new, cached_keys, v), HUNT_MESSAGES[v]) for v in HUNT_MESSAGES),
+                          **MATCH)
+    return Case(label, call_with(q_new, cached_keys), want or (lambda: _hunt(q_new, cached_keys)),
+                close(atol=1e-9, rtol=1e-7, dtype="f"), hints=[hint])
+
+
+@check
+def new_token_scores(hidden, rng):
+    if not hidden:
+        unit_keys = _rope(np.tile([1.0, 0.0], (3, 1)))  # (3, 2): the pair (1, 0) kept at positions 0, 1, 2
+        keys = rng.normal(size=(5, 8))
+        return [
+            _hunt_case("new_token_scores(q_new = [1, 0], the keys (1, 0) kept at positions 0, 1, 2): the new token at "
+                       "position 3 scores cos(3 - s) against key s: [cos 3, cos 2, cos 1]", np.array([1.0, 0.0]),
+                       unit_keys, const(np.cos([3.0, 2.0, 1.0]))),
+            _hunt_case("new_token_scores with D = 8 and 5 kept keys: the new token at position 5", rng.normal(size=8),
+                       _rope(keys)),
+        ]
+    keys = rng.normal(size=(9, 16))
+    q_new = rng.normal(size=16)
+    return [_hunt_case("new_token_scores with D = 16 and 9 kept keys", q_new, _rope(keys),
+                       lambda: R("new_token_scores")(q_new, _rope(keys))),
+            _hunt_case("new_token_scores with one kept key (the new token at position 1), D = 4",
+                       np.array([0.5, -1.0, 2.0, 1.0]), _rope(np.array([[1.0, 2.0, -1.0, 0.5]])))]

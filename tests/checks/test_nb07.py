@@ -2,6 +2,7 @@
 import pytest
 
 from tests.harness import Mistake, answer, exercise_suite, returns
+from tests.variants import variant
 
 pytestmark = pytest.mark.nb07
 A = "07_complex_rotations_and_rope"
@@ -46,6 +47,15 @@ def rotation_matrix(theta):
     t = np.radians(theta)
     return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
 ''', "degrees"),
+    Mistake("rotation_matrix", "angles_axes_first", '''
+def rotation_matrix(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, -s], [s, c]])
+''', "axes first"),
+    Mistake("rotate_complex", "a_list_of_angles", '''
+def rotate_complex(z, theta):
+    return z * np.exp(1j * theta)
+''', "TypeError"),
     Mistake("rotation_matrix", "no_minus_sign", '''
 def rotation_matrix(theta):
     c, s = np.cos(theta), np.sin(theta)
@@ -131,11 +141,22 @@ def pair_score(q, k, m, n, omega):
 def pair_score(q, k, m, n, omega):
     return float(np.real(rotate_complex(q, n * omega) * np.conj(rotate_complex(k, m * omega))))
 ''', "each other's angles"),
+    # ------------------------------------------- the bug hunt: the bug as given, a half-fix, other slips
+    Mistake("new_token_scores", "the_bug_as_given", variant(
+        A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([0])"), name="turned at 0"),
+        "code as given"),
+    Mistake("new_token_scores", "half_fix_one_position_early", variant(
+        A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([T - 1])"),
+        name="turned at T - 1"), "one too early"),
+    Mistake("new_token_scores", "keys_turned_a_second_time", variant(
+        A, "new_token_scores", replace=("return cached_keys @ turned", "return apply_rope(cached_keys) @ turned"),
+        name="the kept keys turned again"), "second time"),
     returns("predict_shifted_score", "vanishes_far_away", "0.0", "do not make the score vanish"),
-    returns("predict_shifted_score", "offset_zero", "-1.468", "score at offset 0"),
-    returns("predict_shifted_score", "offset_reversed", "-1.6284", "offset reversed"),
+    returns("predict_shifted_score", "offset_zero", '5.0, "far apart, they no longer see each other"',
+            "score at offset 0"),
+    returns("predict_shifted_score", "offset_reversed", "-4.6338", "offset reversed"),
     returns("predict_shifted_score", "a_string", '"the same"', "one number"),
-    returns("predict_swapped_score", "same", '"same"', "before or after the query"),
+    returns("predict_swapped_score", "same", '"same", "the distance is 3 both ways"', "before or after the query"),
     returns("predict_swapped_score", "capitalised", '"Different"', "answer with one of"),
     returns("predict_swapped_score", "a_bool", "False", "answer with one of"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
@@ -148,22 +169,29 @@ def rotation_matrix(theta):
 ]
 
 ALTERNATIVES = {
+    "new_token_scores": '''
+def new_token_scores(q_new, cached_keys):
+    T, D = cached_keys.shape
+    angles = T * 10000.0 ** (-np.arange(0, D, 2) / D)  # (D/2,): the new token sits at position T
+    z = (q_new[0::2] + 1j * q_new[1::2]) * np.exp(1j * angles)  # the query's pairs, turned
+    keys = cached_keys[:, 0::2] + 1j * cached_keys[:, 1::2]  # (T, D/2)
+    return np.real(keys * np.conj(z)).sum(axis=-1)  # a dot product of pairs is Re(k conj(q))
+''',
     "pair_score": '''
 def pair_score(q, k, m, n, omega):
     a, b = rotate_complex(q, m * omega), rotate_complex(k, n * omega)
     return float(np.real(np.conj(a) * b))
 ''',
-    "predict_shifted_score": answer("predict_shifted_score", "-1.586475"),
+    "predict_shifted_score": answer("predict_shifted_score", '5.341161, "only m - n counts"'),
     "predict_swapped_score": answer("predict_swapped_score", '"different"'),
     "rotate_complex": '''
 def rotate_complex(z, theta):
     return z * (np.cos(theta) + 1j * np.sin(theta))
 ''',
     "rotation_matrix": '''
-import math
 def rotation_matrix(theta):
-    z = complex(math.cos(theta), math.sin(theta))
-    return np.array([[z.real, -z.imag], [z.imag, z.real]])
+    z = np.exp(1j * np.asarray(theta, dtype=float))[..., None, None]  # (..., 1, 1)
+    return z.real * np.eye(2) + z.imag * np.array([[0.0, -1.0], [1.0, 0.0]])  # cos I + sin J
 ''',
     "apply_rope": '''
 def apply_rope(x, positions=None, base=10000.0):
