@@ -13,10 +13,8 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -24,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: the repository's tests/ holds the class builders
     sys.path.insert(0, str(ROOT))
 
-from tests.builders import make_class, venv_env  # noqa: E402
+from benchmarks.common import work_folder  # noqa: E402
+from tests.builders import grade_command, make_class, venv_env  # noqa: E402
 
 
 def scores(out: Path) -> dict[tuple[str, str, str], tuple[str, str]]:
@@ -34,8 +33,7 @@ def scores(out: Path) -> dict[tuple[str, str, str], tuple[str, str]]:
 
 
 def grade(submissions: Path, out: Path, seed: int, *extra: str) -> tuple[float, subprocess.CompletedProcess]:
-    cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out), "--seed", str(seed),
-           *extra]
+    cmd = grade_command(submissions, "--out", str(out), "--seed", str(seed), *extra)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=venv_env(), capture_output=True, text=True)
     return time.perf_counter() - t0, proc
@@ -50,8 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from distributed import LocalCluster
 
-    work = args.keep or Path(tempfile.mkdtemp(prefix="cluster-bench-"))
-    try:
+    with work_folder(args.keep, "cluster-bench-") as work:
         submissions = work / "submitted"
         n = len(make_class(submissions, assignments=args.assignments, students=args.students))
         print(f"class: {n} submissions of {', '.join(args.assignments)}; {os.cpu_count()} cores", flush=True)
@@ -81,9 +78,6 @@ def main(argv: list[str] | None = None) -> int:
                           f"{n / seconds:.2f} submissions/s; per-cell scores equal to the local path: "
                           f"{len(theirs) - len(bad)}/{len(local)}", flush=True)
         return 1 if differ else 0
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -24,10 +24,8 @@ import argparse
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,8 +34,10 @@ if str(ROOT) not in sys.path:  # run as a script: the repository's tests/ holds 
     sys.path.insert(0, str(ROOT))
 
 # The class and stock nbgrader's run are the tests' own (tests/builders.py), so both grade the same kind of class.
-from tests.builders import (gradable_assignments, make_class, our_scores, stock_autograde,  # noqa: E402
-                            stock_course, stock_scores, venv_env)
+from benchmarks.common import (compare_scores, floor_runs, load, shared_per_submission,  # noqa: E402
+                               work_folder)
+from tests.builders import (gradable_assignments, grade_command, make_class, our_scores,  # noqa: E402
+                            stock_autograde, stock_course, stock_scores, venv_env)
 
 # the table's columns: phases of one submission, then what the class shares (see autograder/grade/output/costs.py)
 SUBMISSION_PHASES = ("read", "fork", "sandbox", "cells", "evidence", "judge", "autograded", "results", "gradebook",
@@ -45,23 +45,12 @@ SUBMISSION_PHASES = ("read", "fork", "sandbox", "cells", "evidence", "judge", "a
 SHARED = "shared"  # a notebook's reference run and its share of the class's costs, per submission
 
 
-def load() -> str:
-    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
-def floors(assignments: list[str]) -> dict[str, float]:
-    """benchmarks/floor.py in a process of its own: CPU seconds per assignment."""
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "floor.py"), *assignments],
-                          env=venv_env(), capture_output=True, text=True, check=True)
-    return {a: float(s) for a, s in (line.split() for line in proc.stdout.splitlines() if line.strip())}
-
-
 def breakdown(profile: dict, floor: dict[str, float]) -> list[str]:
     """The table: per notebook the floor, the class run's core-seconds per submission and where they went."""
     subs = profile["submissions"]
     n = sum(subs.values())
     shared = profile["phases"].get("", {})
-    per_class = (sum(shared.values()) + profile["unattributed"]) / n  # start-up, warm-up, report...: per submission
+    per_class = shared_per_submission(profile)  # start-up, warm-up, report...: per submission
     head = f"{'notebook':28} {'subs':>4} {'floor':>6} {'core-s':>6} {'ratio':>6} " + \
         " ".join(f"{p[:9]:>9}" for p in (*SUBMISSION_PHASES, SHARED))
     lines = ["core-seconds per submission (CPU of the whole process tree, by phase):", head]
@@ -103,8 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-stock", action="store_true", help="skip stock nbgrader (no score comparison)")
     args = parser.parse_args(argv)
     assignments = args.assignments or gradable_assignments()
-    work = args.keep or Path(tempfile.mkdtemp(prefix="grading-bench-"))
-    try:
+    with work_folder(args.keep, "grading-bench-") as work:
         submissions = work / "submitted"
         kinds = make_class(submissions, assignments=assignments, students=args.students)
         n = len(kinds)
@@ -125,9 +113,8 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
 
         out = work / "graded"
-        cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out), "--force",
-               "--seed", str(seed), "--engine", args.engine] + (["--jobs", str(args.jobs)] if args.jobs else []) + \
-            (["--profile"] if args.profile else [])
+        cmd = grade_command(submissions, "--out", str(out), "--force", "--seed", str(seed), "--engine", args.engine,
+                            *(["--jobs", str(args.jobs)] if args.jobs else []), *(["--profile"] if args.profile else []))
         print(f"python -m autograder grade starts ({load()})", flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=venv_env(), capture_output=True, text=True)
@@ -140,23 +127,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m autograder grade: {ours_seconds:.1f} s ({n / ours_seconds:.2f} submissions/s; {load()})",
               flush=True)
         if args.profile:
-            floor = floors(assignments)
+            floor = floor_runs(assignments)
             print(f"floor measured ({load()})")
             print("\n".join(breakdown(json.loads((out / "profile.json").read_text()), floor)))
 
         if args.no_stock:
             return 0
-        stock, ours = stock_scores(course), our_scores(out)
-        diffs = [(k, stock.get(k), ours.get(k)) for k in sorted(set(stock) | set(ours)) if stock.get(k) != ours.get(k)]
-        for k, s, o in diffs[:20]:
-            print(f"  DIFFERENT {k}: stock {s}, ours {o}  ({kinds.get(k[:2])})")
-        print(f"per-cell scores compared: {len(stock)}; equal: {len(stock) - len(diffs)}; different: {len(diffs)}")
+        compared = compare_scores(stock_scores(course), our_scores(out))
+        print("\n".join(compared.lines(kinds)))
         print(f"throughput ratio (stock time / our time): {stock_seconds / ours_seconds:.2f}x "
               f"on {os.cpu_count()} cores")
-        return 1 if diffs or not stock else 0
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
+        return 0 if compared.equal else 1
 
 
 if __name__ == "__main__":

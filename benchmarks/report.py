@@ -9,9 +9,7 @@ failures carrying known mistakes, a few not attempted, overridden, late or ungra
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ if str(ROOT) not in sys.path:  # run as a script: the repository's tests/ makes 
     sys.path.insert(0, str(ROOT))
 
 from autograder.grade.output import classreport, report  # noqa: E402
+from benchmarks.common import work_folder  # noqa: E402
 from tests.builders import made_up_class  # noqa: E402  (the class tests/grade/test_classreport.py reads too)
 
 
@@ -29,8 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="write into this folder and keep it")
     args = parser.parse_args(argv)
     results, recorded = made_up_class(args.submissions)
-    out = args.keep or Path(tempfile.mkdtemp(prefix="report-bench-"))
-    try:
+    with work_folder(args.keep, "report-bench-") as out:
         t0 = time.perf_counter()
         finals = report.write_outputs(out, results, recorded)
         everything = time.perf_counter() - t0
@@ -41,9 +39,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(results)} submissions: CSVs + feedback pages + report.html in {everything:.3f} s; "
               f"report.html alone in {alone * 1000:.1f} ms ({size / 1024:.0f} KiB)")
         return 0
-    finally:
-        if not args.keep:
-            shutil.rmtree(out, ignore_errors=True)
 
 
 if __name__ == "__main__":
