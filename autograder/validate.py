@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,12 +14,13 @@ from .checks.core import Prediction
 from .checks.questions import is_question
 from .grade.submission import grade_one as submission
 from .grade.submission.discover import read_regular
+from .grade.submission.repair import Local, local_cells
 from .engine import Limits
 from .grade.submission.results import Exercise, GradedTest, exercises as group
-from .nbio import ANSI, exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, parse_notebook, read_notebook
+from .nbio import ANSI, NotebookError, exercise_of, grade_id, is_solution_cell, is_test_cell, nbgrader_meta, parse_notebook, read_notebook
 
-SHOWN_PROBLEMS = ("tampered", "run", "file skipped", "link skipped")  # what a learner can act on; the rest shows in
-# each test's message
+# what a learner can act on; the rest shows in each test's message
+SHOWN_PROBLEMS = ("tampered", "run", "file skipped", "link skipped", "cell type changed", "cell split", "missing cell")
 
 
 def test(grade_id: str, points: float, status: str, message: str = "", prediction: Prediction | None = None
@@ -62,11 +64,17 @@ def error_of(cell) -> tuple[str, str] | None:
     return None
 
 
-def run_notebook(path: Path, *, timeout: float = 120) -> tuple[object, str | None]:
-    """Execute a copy of the notebook in its folder; the file itself is never written."""
+def run_notebook(path: Path, *, timeout: float = 120, local: Local | None = None) -> tuple[object, str | None]:
+    """Execute a copy of the notebook in its folder (its cells as ``local`` puts them back, when given); the file
+    itself is never written."""
     nb = read_notebook(path)
-    client = SlicedWaits(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.resolve().parent)}})
+    if local is not None:
+        nb.cells = local.cells
+    # a cell that runs too long is interrupted and the notebook goes on, as grading does (a widget that waits
+    # for a click, a forgotten loop): the tests after it still say where the learner stands
+    client = SlicedWaits(nb, timeout=timeout, allow_errors=True, kernel_name="python3", interrupt_on_timeout=True,
+                         resources={"metadata": {"path": str(path.resolve().parent)}})
+    client.log.setLevel("CRITICAL")  # its "Timeout waiting for execute reply" is said below, in the learner's words
     try:
         # the kernel's own stderr (its "running over TCP without encryption" warning) is not the learner's
         # business: their cells' output reaches the notebook through the kernel's channels, not this stream
@@ -75,6 +83,11 @@ def run_notebook(path: Path, *, timeout: float = 120) -> tuple[object, str | Non
         return nb, f"a cell ran longer than {timeout:.0f} s and was stopped: {exc}".splitlines()[0]
     except DeadKernelError as exc:
         return nb, f"the kernel died: {exc}"
+    stopped = [c for c in nb.cells if c.cell_type == "code" and (error_of(c) or ("",))[0] == "KeyboardInterrupt"]
+    if stopped:
+        start = next((l.strip() for l in stopped[0].source.splitlines() if l.strip()), "")
+        return nb, (f"the cell starting {start[:40]!r} ran longer than {timeout:g} s and was interrupted; the "
+                    "cells after it ran on, as when your work is graded")
     return nb, None
 
 
@@ -96,7 +109,7 @@ def stopped_cells(nb) -> list[str]:
         if err is None:
             continue
         name, value = err
-        if name in ("NotImplementedError", "NotAttempted"):  # it calls an exercise not written yet: not a failure
+        if name in ("NotImplementedError", "NotAttempted", "KeyboardInterrupt"):  # not written yet, or said as a problem
             continue
         first = (value.strip().splitlines() or [""])[0]
         if is_solution_cell(cell):
@@ -208,18 +221,27 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
             out(f"{path.name}: running your notebook to check it (hidden tests run when your work is graded)")
             if why.args and why.args[0] != NO_SOLUTION:
                 out(f"  (checked in a local Jupyter kernel, not in the grader's sandbox: {why})")
-        nb, problem = run_notebook(path, timeout=timeout)
+        try:
+            local = local_cells(read_notebook(path).cells)
+        except NotebookError as exc:  # said as the command line says an error, and the other notebooks still run
+            print(f"error: {exc}", file=sys.stderr)
+            worst = 1
+            continue
+        for _, detail in local.notes:  # what grading will put back, said before the learner hands it in
+            out(f"  note: {detail}")
+        nb, problem = run_notebook(path, timeout=timeout, local=local)
         exercises = report(nb, path.stem)
         stopped = stopped_cells(nb)
         for line in stopped:  # the cause comes before the exercises it may have cost
             out(f"  first: {line}")
         hidden = sum(float(nbgrader_meta(c).get("points", 0)) for c in nb.cells if is_test_cell(c) and is_hidden_only(c))
-        worst = max(worst, _print_report(path, exercises, hidden, problem, start, out), 1 if stopped else 0)
+        worst = max(worst, _print_report(path, exercises, hidden, problem, start, out, local.cannot_run),
+                    1 if stopped else 0)
     return worst
 
 
 def _print_report(path: Path, exercises: list[Exercise], hidden: float, problem: str | None, start: float,
-                  out) -> int:
+                  out, cannot_run: list[str] = ()) -> int:
     assignment = Path(path.name).stem
     earned = sum(t.points for e in exercises for t in e.tests)
     total = sum(t.max_points for e in exercises for t in e.tests)
@@ -241,6 +263,9 @@ def _print_report(path: Path, exercises: list[Exercise], hidden: float, problem:
         out(f"  not attempted yet ({len(waiting)}): {', '.join(waiting)}")
     out(f"  visible checks: {earned:g} of {total:g} points"
         + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else ""))
+    if cannot_run:
+        out(f"  cannot run here: {len(cannot_run)} visible test{'s' * (len(cannot_run) > 1)} missing from your "
+            f"notebook ({', '.join(cannot_run)}); grading puts {'them' if len(cannot_run) > 1 else 'it'} back")
     if problem:
         out(f"  problem: {problem}")
     failed = any(shown_status(ex, assignment) not in ("passed", "recorded", "not attempted") for ex in exercises)

@@ -22,6 +22,7 @@ from typing import Callable
 
 import nbformat
 
+from autograder.nbio import grade_id, is_solution_cell
 from tests import builders
 
 A = "01_tokens_and_ids"  # the lightest kernel (no torch): validate runs every damaged notebook of it
@@ -58,6 +59,17 @@ class Damage:
     lost: bool = False  # it may cost the touched answer (and what calls it): each test lost says why
     fatal: bool = False  # nothing of the notebook can be read: every exercise 0, the reason in problems.csv
     problem: str = ""  # a word the submission's problems.csv rows must hold ("" when no row is needed)
+    # the damage done to a notebook in memory (None when it is in the file: its bytes, name or JSON); these
+    # are what :func:`several` combines in one notebook
+    change: Callable[[nbformat.NotebookNode, "Target"], object] | None = None
+
+
+Change = Callable[[nbformat.NotebookNode, "Target"], object]
+
+
+def edit(name: str, what: str, change: Change, **kw) -> Damage:
+    """A damage done to the notebook's cells, saved under the notebook's own name."""
+    return Damage(name, what, _changed(change), change=change, **kw)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -91,33 +103,33 @@ def _changed(change: Callable[[nbformat.NotebookNode, Target], object]) -> Write
     return write
 
 
-def _retyped(role: str, kind: str) -> Writer:
+def _retyped(role: str, kind: str) -> Change:
     def change(nb, t: Target) -> None:
         at = _at(nb, t.gid(role))
         cell = nb.cells[at]
         new = (nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_raw_cell)(cell.source)
         new.metadata, new.id = cell.metadata, cell.id  # what JupyterLab keeps when a cell's type is changed
         nb.cells[at] = new
-    return _changed(change)
+    return change
 
 
-def _deleted(role: str) -> Writer:
-    return _changed(lambda nb, t: nb.cells.pop(_at(nb, t.gid(role))))
+def _deleted(role: str) -> Change:
+    return lambda nb, t: nb.cells.pop(_at(nb, t.gid(role)))
 
 
-def _duplicated(role: str) -> Writer:
+def _duplicated(role: str) -> Change:
     """The cell copied right after itself (JupyterLab's Duplicate: metadata kept, a new id)."""
     def change(nb, t: Target) -> None:
         at = _at(nb, t.gid(role))
         nb.cells.insert(at + 1, builders.copy_cell(nb, t.gid(role), id=f"copy-of-{nb.cells[at].id}"))
-    return _changed(change)
+    return change
 
 
-def _moved(role: str, to: str, *, after: bool = True) -> Writer:
+def _moved(role: str, to: str, *, after: bool = True) -> Change:
     def change(nb, t: Target) -> None:
         cell = nb.cells.pop(_at(nb, t.gid(role)))
         nb.cells.insert(_at(nb, t.gid(to)) + (1 if after else 0), cell)
-    return _changed(change)
+    return change
 
 
 def _split(nb, t: Target) -> None:
@@ -148,18 +160,18 @@ def _merged_with_demo(nb, t: Target) -> None:
     nb.cells[at].source = nb.cells[at].source.rstrip("\n") + "\n\n" + nb.cells.pop(below).source
 
 
-def _no_metadata(role: str) -> Writer:
-    return _changed(lambda nb, t: nb.cells[_at(nb, t.gid(role))].metadata.pop("nbgrader"))
+def _no_metadata(role: str) -> Change:
+    return lambda nb, t: nb.cells[_at(nb, t.gid(role))].metadata.pop("nbgrader")
 
 
-def _metadata_on_demo(role: str) -> Writer:
+def _metadata_on_demo(role: str) -> Change:
     """The nbgrader metadata of a cell pasted onto the first plain code cell after the answer's tests."""
     def change(nb, t: Target) -> None:
         meta = copy.deepcopy(nb.cells[_at(nb, t.gid(role))].metadata["nbgrader"])
         after = _at(nb, t.gid("hidden"))
         target = next(c for c in nb.cells[after + 1:] if c.cell_type == "code" and "nbgrader" not in c.metadata)
         target.metadata["nbgrader"] = meta
-    return _changed(change)
+    return change
 
 
 def _ids(how: str) -> Writer:
@@ -248,33 +260,33 @@ def _two_notebooks(folder: Path, nb, t: Target) -> None:
 # --------------------------------------------------------------------------- the corpus
 
 DAMAGES: tuple[Damage, ...] = (
-    Damage("solution_to_markdown", "the answer cell turned into markdown", _retyped("answer", "markdown"),
-           problem="cell type changed"),
-    Damage("solution_to_raw", "the answer cell turned into a raw cell", _retyped("answer", "raw"),
-           problem="cell type changed"),
-    Damage("test_to_markdown", "a visible test cell turned into markdown", _retyped("test", "markdown"),
-           problem="tampered"),
-    Damage("solution_deleted", "the answer cell deleted", _deleted("answer"), lost=True, problem="missing cell"),
-    Damage("test_deleted", "a visible test cell deleted", _deleted("test"), problem="tampered"),
-    Damage("hidden_test_deleted", "a hidden test cell deleted", _deleted("hidden"), problem="tampered"),
-    Damage("solution_duplicated", "the answer cell duplicated", _duplicated("answer")),
-    Damage("test_duplicated", "a test cell duplicated", _duplicated("test"), problem="tampered"),
-    Damage("solution_moved_below_tests", "the answer cell moved below its tests", _moved("answer", "hidden"),
-           problem="tampered"),
-    Damage("test_moved_up", "a test cell moved above its answer", _moved("test", "answer", after=False),
-           problem="tampered"),
-    Damage("solution_split", "the answer cell split in two inside its function", _changed(_split),
-           problem="cell split"),
-    Damage("solutions_merged", "two answer cells merged into one", _changed(_merged), problem="missing cell"),
-    Damage("solution_merged_with_demo", "the answer merged with a demonstration cell", _changed(_merged_with_demo)),
-    Damage("solution_metadata_removed", "the answer cell's nbgrader metadata removed", _no_metadata("answer"),
-           problem="missing cell"),
-    Damage("test_metadata_removed", "a test cell's nbgrader metadata removed", _no_metadata("test"),
-           problem="tampered"),
-    Damage("solution_metadata_on_demo", "the answer's metadata pasted onto a demonstration cell",
-           _metadata_on_demo("answer")),
-    Damage("test_metadata_on_demo", "a test cell's metadata pasted onto a demonstration cell",
-           _metadata_on_demo("test"), problem="tampered"),
+    edit("solution_to_markdown", "the answer cell turned into markdown", _retyped("answer", "markdown"),
+         problem="cell type changed"),
+    edit("solution_to_raw", "the answer cell turned into a raw cell", _retyped("answer", "raw"),
+         problem="cell type changed"),
+    edit("test_to_markdown", "a visible test cell turned into markdown", _retyped("test", "markdown"),
+         problem="tampered"),
+    edit("solution_deleted", "the answer cell deleted", _deleted("answer"), lost=True, problem="missing cell"),
+    edit("test_deleted", "a visible test cell deleted", _deleted("test"), problem="tampered"),
+    edit("hidden_test_deleted", "a hidden test cell deleted", _deleted("hidden"), problem="tampered"),
+    edit("solution_duplicated", "the answer cell duplicated", _duplicated("answer")),
+    edit("test_duplicated", "a test cell duplicated", _duplicated("test"), problem="tampered"),
+    edit("solution_moved_below_tests", "the answer cell moved below its tests", _moved("answer", "hidden"),
+         problem="tampered"),
+    edit("test_moved_up", "a test cell moved above its answer", _moved("test", "answer", after=False),
+         problem="tampered"),
+    edit("solution_split", "the answer cell split in two inside its function", _split,
+         problem="cell split"),
+    edit("solutions_merged", "two answer cells merged into one", _merged, problem="missing cell"),
+    edit("solution_merged_with_demo", "the answer merged with a demonstration cell", _merged_with_demo),
+    edit("solution_metadata_removed", "the answer cell's nbgrader metadata removed", _no_metadata("answer"),
+         problem="missing cell"),
+    edit("test_metadata_removed", "a test cell's nbgrader metadata removed", _no_metadata("test"),
+         problem="tampered"),
+    edit("solution_metadata_on_demo", "the answer's metadata pasted onto a demonstration cell",
+         _metadata_on_demo("answer")),
+    edit("test_metadata_on_demo", "a test cell's metadata pasted onto a demonstration cell",
+         _metadata_on_demo("test"), problem="tampered"),
     Damage("cell_ids_duplicated", "plain code cells sharing the answer's cell id", _ids("duplicated")),
     Damage("cell_ids_missing", "no cell ids in an nbformat 4.5 file", _ids("missing")),
     *(Damage(f"nbformat_4_{minor}", f"saved as nbformat 4.{minor}", _nbformat(minor)) for minor in range(5)),
@@ -312,3 +324,73 @@ def notebook(submissions: Path, student: str, assignment: str = A) -> Path:
     """The notebook ``grade`` grades of a student of :func:`write_class` (the last saved, when there are two)."""
     found = sorted((submissions / student / assignment).glob("*.ipynb"), key=lambda p: p.stat().st_mtime)
     return found[-1]
+
+
+# --------------------------------------------------------------------------- several at once, for validate
+
+# Where :func:`several` does each damage that changes what a local run executes, each on its own answers of 01
+# (chosen so that no two touch the same cells): one notebook, one kernel for validate.
+SEVERAL = {
+    "solution_deleted": ("encode", "decode"),
+    "test_deleted": ("build_vocab", "encode"),
+    "solution_duplicated": ("one_hot", "embedding_lookup"),
+    "test_moved_up": ("embedding_lookup", "predict_param_counts"),
+    "solution_merged_with_demo": ("make_lm_pairs", "most_frequent_pair"),
+    "solutions_merged": ("most_frequent_pair", "merge_pair"),
+    "test_metadata_removed": ("train_bpe", "bpe_encode"),
+    "solution_split": ("bpe_encode", "bpe_decode"),
+    "test_metadata_on_demo": ("bpe_decode", "predict_bpe_tokens"),
+    "solution_to_markdown": ("predict_utf8_length", "train_bpe"),
+}
+
+
+def several(assignment: str = A) -> nbformat.NotebookNode:
+    """A right notebook of 01 damaged in every way of :data:`SEVERAL` at once, each on its own answers."""
+    nb = builders.right_notebook(assignment, markers=False)
+    for name, (exercise, next_) in SEVERAL.items():
+        damage(name).change(nb, Target(assignment, exercise, next_))
+    return nb
+
+
+# What a kernel meets, in one notebook (each after its own answer's tests): input() with no one to answer,
+# sys.exit(), the answer timed with %%time, a widget that waits for a click until the cell's time is up.
+WAIT_SECONDS = 4  # --timeout of both grade and validate for the class: the widget's wait meets it
+KERNEL_CELLS = {
+    "build_vocab": 'name = input("Your name? ")\nprint("hello", name)\n',
+    "encode": 'import sys\nsys.exit("stop here")\n',
+    "decode": "import time\nimport ipywidgets as widgets\nslider = widgets.IntSlider()\ndisplay(slider)\n"
+              "while slider.value == 0:\n    time.sleep(0.1)\n",
+}
+TIMED = "one_hot"  # the answer whose cell starts with %%time
+
+
+def kernel_meets(assignment: str = A) -> nbformat.NotebookNode:
+    nb = builders.right_notebook(assignment, markers=False)
+    for exercise, source in KERNEL_CELLS.items():
+        nb.cells.insert(_at(nb, f"test_{exercise}_hidden") + 1, nbformat.v4.new_code_cell(source))
+    cell = nb.cells[_at(nb, TIMED)]
+    cell.source = "%%time\n" + cell.source
+    return nb
+
+
+def partial(assignment: str = A) -> nbformat.NotebookNode:
+    """The first half of the answers written, the first of them a known mistake (tests/builders.py's wrong
+    notebook), the rest as released: a wrong, a right and a not attempted answer in one kernel."""
+    nb = builders.wrong_notebook(assignment)
+    blank = builders.blank_notebook(assignment)
+    answers = [c for c in nb.cells if is_solution_cell(c)]
+    for cell in answers[len(answers) // 2:]:
+        cell.source = blank.cells[_at(blank, grade_id(cell))].source
+    return nb
+
+
+# The course's test corpus beside the damages: student -> notebook (tests/builders.py's kinds)
+PLAIN = {"full": lambda a: builders.right_notebook(a, markers=False), "blank": builders.blank_notebook,
+         "wrong_and_partial": partial, "several_damages": several, "kernel_meets": kernel_meets}
+
+
+def write_plain(submissions: Path, assignment: str = A) -> list[str]:
+    """The students of :data:`PLAIN` under ``submissions``; returns their names."""
+    for student, make in PLAIN.items():
+        _save(submissions / student / assignment, make(assignment), TARGETS[assignment].file)
+    return list(PLAIN)

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat import NotebookNode
 
-from ...nbio import grade_id, nbgrader_meta
+from ...nbio import exercise_of, grade_id, nbgrader_meta
 
 RESTORE = ("restore it from the released notebook: download the assignment again (Assignment List, or the course "
-           "page) and copy that cell into your notebook, in the same place, then put your answer in it")
+           "page) and copy that cell into yours, in the same place")
 
 
 @dataclass
@@ -79,9 +79,9 @@ def repair(cells: list[NotebookNode], exercises: list[str], *, test_cells: bool 
     for gid in exercises:
         if gid not in present:
             why = (f"the cell with grade id {gid} was deleted (or merged into another cell, or its nbgrader "
-                   f"metadata removed): {RESTORE}")
+                   f"metadata removed): {RESTORE}, then put your answer in it")
             out.missing[gid] = why
-            out.notes.append(("missing cell", f"{why}. Its tests ran at the end of the notebook"))
+            out.notes.append(("missing cell", why))
     return out
 
 
@@ -98,7 +98,7 @@ def _joined(cells: list[NotebookNode], exercises: set[str], notes: list[tuple[st
             j += 1
         parts = cells[i:j]
         if len(parts) > 1:
-            whole = "\n".join(p.source.rstrip("\n") for p in parts) + "\n"
+            whole = "".join(p.source if p.source.endswith("\n") else p.source + "\n" for p in parts)
             if not all(_compiles(p.source) for p in parts) and _compiles(whole):
                 cell = copy.deepcopy(parts[0])
                 cell.source = whole
@@ -110,4 +110,62 @@ def _joined(cells: list[NotebookNode], exercises: set[str], notes: list[tuple[st
                 continue
         out.extend(parts)
         i = j
+    return out
+
+
+# --------------------------------------------------------------------------- validate, without the course's source
+
+@dataclass
+class Local:
+    """What ``validate`` runs in a students' image (no solutions/): the learner's cells put back as ``grade``
+    would put them, as far as the notebook itself tells, and the visible tests it cannot run here."""
+
+    cells: list[NotebookNode]
+    notes: list[tuple[str, str]]
+    cannot_run: list[str]  # visible test cells missing from the notebook: ``grade`` restores and runs them
+
+
+def local_cells(cells: list[NotebookNode]) -> Local:
+    """The learner's ``cells`` made to run as ``grade`` runs them: answers and tests turned into text run as
+    code, a split answer joined, a copied test cell left out, a test moved above its answer put back after it.
+    The course names each answer's tests ``test_<answer>`` and ``test_<answer>_hidden``: a missing one is
+    named (its text is only in the course's source, so it cannot run here)."""
+    def is_test(cell: NotebookNode) -> bool:
+        meta = nbgrader_meta(cell)
+        return bool(meta.get("grade")) and not meta.get("solution") and bool(meta.get("grade_id"))
+
+    answers = [grade_id(c) for c in cells if nbgrader_meta(c).get("solution") and grade_id(c)]
+    named = [exercise_of(grade_id(c)) for c in cells if is_test(c)]
+    fixed = repair(cells, list(dict.fromkeys(answers + named)), test_cells=True)
+    notes, kept, seen = list(fixed.notes), [], set()
+    for cell in fixed.cells:
+        gid = grade_id(cell)
+        if is_test(cell) and gid in seen:
+            notes.append(("tampered", f"test cell {gid}: a copy of this test cell was left out, as grading does"))
+            continue
+        seen.add(gid)
+        kept.append(cell)
+    kept = _tests_after_answers(kept, is_test, notes)
+    tests = {grade_id(c) for c in kept if is_test(c)}
+    present = [g for g in dict.fromkeys(answers) if g not in fixed.missing]
+    cannot = [f"test_{g}" for g in present if f"test_{g}" not in tests]
+    for gid in cannot:
+        notes.append(("tampered", f"test cell {gid} is not in your notebook (deleted, or its nbgrader metadata "
+                      f"removed): grading puts it back and runs it; to run it here too, {RESTORE}"))
+    return Local(kept, notes, cannot)
+
+
+def _tests_after_answers(cells: list[NotebookNode], is_test, notes: list[tuple[str, str]]) -> list[NotebookNode]:
+    """A test cell standing above its answer cell moved to just after that answer (and its tests already there)."""
+    out = list(cells)
+    answer_at = {grade_id(c): i for i, c in reversed(list(enumerate(out))) if nbgrader_meta(c).get("solution")}
+    early = [c for i, c in enumerate(out) if is_test(c) and answer_at.get(exercise_of(grade_id(c)), -1) > i]
+    for cell in early:
+        out.remove(cell)
+        answer = exercise_of(grade_id(cell))
+        at = next(i for i, c in enumerate(out) if grade_id(c) == answer and nbgrader_meta(c).get("solution")) + 1
+        while at < len(out) and is_test(out[at]) and exercise_of(grade_id(out[at])) == answer:
+            at += 1
+        out.insert(at, cell)
+        notes.append(("tampered", f"test cell {grade_id(cell)}: moved above its exercise {answer}; put back after it"))
     return out
