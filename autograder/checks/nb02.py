@@ -154,12 +154,16 @@ def _split_hint(got, want):
     B, H, T, D = w.shape
     x = w.transpose(0, 2, 1, 3).reshape(B, T, H * D)  # the input, recovered
     if g.shape == w.shape and np.array_equal(g, x.reshape(B, H, T, D)):
-        return ("This is a plain reshape to (B, H, T, D): reshape without transpose keeps the memory order, so the "
-                "heads were not moved to axis 1 and each 'head' mixes several positions. Reshape to (B, T, H, D), "
-                "then transpose(0, 2, 1, 3).")
+        return ("The shape is right and the heads are scrambled: this is a plain reshape to (B, H, T, D), which keeps "
+                "the flat order, so 'head 0' is the first T * D numbers, several tokens' features mixed (the bug you "
+                "predicted). Head h must hold features h*D .. (h+1)*D - 1 of every token.")
+    if g.shape == w.shape and np.array_equal(g, x.transpose(0, 2, 1).reshape(B, H, T, D)):
+        return ("The axes were moved before the cut: after a transpose the flat order runs over positions first, so "
+                "the reshape cuts across tokens and each 'head' holds one feature of many tokens. Cut each token's "
+                "vector into heads first (it is contiguous), then move the head axis.")
     if g.shape == (B, T, H, D):
-        return ("This looks like (B, T, H, D): the heads were not moved to axis 1. Transpose (0, 2, 1, 3) after "
-                "the reshape.")
+        return ("This looks like (B, T, H, D): each token's vector is cut into heads, but the heads are still on axis "
+                "2, after the positions. Attention needs them on axis 1.")
     if g.shape == w.shape and np.array_equal(g, x.reshape(B, T, D, H).transpose(0, 3, 1, 2)):
         return (f"Each head takes every H-th feature (H = {H}): a head must be a contiguous block of D features, "
                 "so reshape to (B, T, H, D), not (B, T, D, H).")
@@ -349,7 +353,7 @@ def low_rank_approx(hidden, rng):
 
 # ------------------------------------------------------------------- predictions
 
-ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple)
+ask = partial(question, A, wording=NB01, atol=1e-3, rtol=1e-3, normalize=as_tuple, reason=True)
 
 
 predict_score_multiplications = ask(

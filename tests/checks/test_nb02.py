@@ -74,20 +74,28 @@ def linear(x, W, b=None):
         y = y + b
     return y
 ''', "raised ValueError"),
+    # bug hunt: this is the code as released (the suite checks the released cell too); then half-fixes
     Mistake("split_heads", "reshape_without_transpose", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
     if d % n_heads:
         raise ValueError("heads must divide d")
     return x.reshape(B, n_heads, T, d // n_heads)
-''', "reshape without transpose"),
+''', "the heads are scrambled"),
+    Mistake("split_heads", "half_fix_transpose_before_the_cut", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    if d % n_heads:
+        raise ValueError("heads must divide d")
+    return x.transpose(0, 2, 1).reshape(B, n_heads, T, d // n_heads)
+''', "moved before the cut"),
     Mistake("split_heads", "heads_left_on_axis_2", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
     if d % n_heads:
         raise ValueError("heads must divide d")
     return x.reshape(B, T, n_heads, d // n_heads)
-''', "heads were not moved to axis 1"),
+''', "still on axis 2"),
     Mistake("split_heads", "interleaved_heads", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
@@ -180,7 +188,7 @@ def low_rank_approx(X, r):
     U, s, Vt = np.linalg.svd(X, full_matrices=False)
     return (U[:, :r] * s[:r]) @ Vt[:, :r].T
 '''),
-    returns("predict_score_multiplications", "counts_entries", "35", "each entry is a dot product"),
+    returns("predict_score_multiplications", "counts_entries", "35, 'one per score'", "each entry is a dot product"),
     returns("predict_score_multiplications", "adds_the_sizes", "20 + 28", "counts the numbers in Q and K"),
     returns("predict_score_multiplications", "every_pair_of_numbers", "20 * 28", "only meets a key's feature i"),
     returns("predict_score_multiplications", "one_entry", "4", "35 entries"),
@@ -193,7 +201,7 @@ def low_rank_approx(X, r):
             "never skips"),
     returns("predict_reshape_head0", "wrong_shape", "[0, 1, 2, 3, 4, 5]",
             "a (3, 2) table"),
-    returns("predict_rank", "counts_nonzero_rows", "3", "row 1 = 2 * row 0"),
+    returns("predict_rank", "counts_nonzero_rows", "3, 'no row is zero'", "row 1 = 2 * row 0"),
     returns("predict_rank", "one_direction", "1", "two independent rows"),
     returns("predict_rank", "a_float", "2.0", "an int"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
@@ -252,8 +260,8 @@ def low_rank_approx(X, r):
         out += s[i] * np.outer(U[:, i], Vt[i])
     return out
 ''',
-    "predict_score_multiplications": answer("predict_score_multiplications", "5 * 7 * 4"),
-    "predict_reshape_head0": answer("predict_reshape_head0", "((0.0, 1.0), (2.0, 3.0), (4.0, 5.0))"),
+    "predict_score_multiplications": answer("predict_score_multiplications", "5 * 7 * 4, 'rows x columns x length'"),
+    "predict_reshape_head0": answer("predict_reshape_head0", "((0.0, 1.0), (2.0, 3.0), (4.0, 5.0)), 'flat order'"),
     "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]]))\n",
 }
 
