@@ -58,6 +58,35 @@ def _site(args: argparse.Namespace) -> int:
     return 0
 
 
+def _similarity(args: argparse.Namespace) -> int:
+    from .similarity.pages import write_outputs  # late: numpy and copydetect, which the other commands do not need
+    from .similarity.run import SimilarityUsageError, find_similar  # late: see above
+
+    out = args.out or args.submissions.resolve().parent / f"{args.submissions.resolve().name}-graded"
+    try:
+        result = find_similar(args.submissions, assignments=tuple(args.assignment or ()),
+                              students=tuple(args.student or ()), min_exercises=args.min_exercises, jobs=args.jobs)
+    except SimilarityUsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    written = write_outputs(out, result, args.submissions)
+    compared = sum(t.answered for t in result.exercises)
+    short = sum(t.too_short for t in result.exercises)
+    print(f"Compared {compared} answers of {result.students} students in {len(result.exercises)} exercises "
+          f"({short} too short to tell apart) in {result.seconds:.1f} s.")
+    print(f"{len(result.pairs)} pair(s) alike on {result.min_exercises} or more exercises"
+          + (":" if result.pairs else "."))
+    for p in result.pairs[:20]:
+        print(f"  {p.a} and {p.b}: {len(p.shared)} of {p.both_answered} exercises (by chance: {p.expected:.2f})")
+    if len(result.pairs) > 20:
+        print(f"  ... and {len(result.pairs) - 20} more in {written.csv}")
+    for u in result.unread:
+        print(f"not compared: {u.student} {u.assignment}: {u.why}")
+    print(f"Alike is not proof of copying: read both answers side by side ({written.page}) before you act. "
+          f"Written: {written.csv}, {written.page}; report.html shows it from the next `grade`.")
+    return 0
+
+
 def _names(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if not names:
@@ -123,6 +152,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_site)
 
     add_grade_parser(sub)
+
+    p = sub.add_parser("similarity", help="pairs of students whose answers look alike on several exercises",
+                       description="Compare every pair of students' answers, exercise by exercise, with the "
+                                   "course's stubs and given lines left out and names, comments, layout and the order "
+                                   "of functions set aside; name the pairs alike on --min-exercises or more. Writes "
+                                   "similarity.csv, similarity.html and a side-by-side page per pair into --out; "
+                                   "report.html shows them from the next `grade`. It finds similarity, not guilt.")
+    p.add_argument("submissions", type=Path, metavar="SUBMISSIONS",
+                   help="the class in nbgrader's layout: SUBMISSIONS/<student_id>/<assignment_id>/")
+    p.add_argument("--out", type=Path, help="output folder (default: SUBMISSIONS-graded beside SUBMISSIONS, as grade)")
+    p.add_argument("--assignment", action="append", metavar="ID", help="only this assignment (repeat for several)")
+    p.add_argument("--student", action="append", metavar="ID", help="only these students (repeat for several)")
+    p.add_argument("--min-exercises", type=int, default=3, metavar="N",
+                   help="name a pair when its answers are alike on at least N exercises (default 3)")
+    p.add_argument("--jobs", type=int, help="parallel processes (default: the number of cores)")
+    p.set_defaults(run=_similarity)
 
     p = sub.add_parser("hub", help="run a term on JupyterHub (as root): --test for a test term on this machine",
                        description="Start JupyterHub for the course: instructors' servers run the course with "

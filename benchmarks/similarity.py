@@ -1,0 +1,93 @@
+"""How well ``python -m autograder similarity`` finds planted copies, how rarely it names independent work, how fast.
+
+A synthetic class (tests/similarity_class.py) on the course's released notebooks: every student answers every
+exercise in a way of their own; some students copy another's answers to between 3 and 10 exercises (renamed,
+recommented, helpers reordered, lines split or joined, one step rewritten now and then, one exercise of the
+run written afresh). Prints:
+
+- recall: the planted pairs that share 3 or more non-trivial exercises, and how many of them were found;
+- false positives: the pairs of students who worked alone that were named, per 10,000 such pairs;
+- time: wall and CPU seconds of ``find_similar`` (the class is written first, not timed), and the cores.
+
+    python benchmarks/similarity.py [--students 500] [--copiers 50] [--assignments 01_tokens_and_ids ...]
+                                    [--jobs 2] [--seed 0] [--keep DIR]
+
+The goals (issue 47): recall at least 95%, at most 1 independent pair per 10,000 named, 500 students and ten
+notebooks in under 60 s on 2 cores. Exit status 1 when a goal is missed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder import paths  # noqa: E402 - after the path above
+from autograder.similarity.run import find_similar  # noqa: E402
+from tests.similarity_class import make_class  # noqa: E402
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=500)
+    parser.add_argument("--copiers", type=int, default=50, help="students who copy from another (default 50)")
+    parser.add_argument("--assignments", nargs="+", default=paths.assignments())
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", type=Path, help="write the class here and keep it (default: a temporary folder)")
+    args = parser.parse_args(argv)
+
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="similarity-class-"))
+    try:
+        if folder.exists():
+            shutil.rmtree(folder)
+        started = time.perf_counter()
+        planted = make_class(folder, ROOT, args.assignments, students=args.students, copiers=args.copiers,
+                             seed=args.seed)
+        print(f"class: {args.students} students x {len(args.assignments)} notebooks, written in "
+              f"{time.perf_counter() - started:.1f} s; {len(planted.pairs)} planted pairs")
+        cpu, wall = _cpu(), time.perf_counter()
+        found = find_similar(folder, jobs=args.jobs)
+        wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    named = {(p.a, p.b) for p in found.pairs}
+    planted_pairs = {tuple(sorted(k)): shared for k, shared in planted.pairs.items()}
+    target = [k for k, shared in planted_pairs.items() if len(shared) >= 3]
+    hits = [k for k in target if k in named]
+    independent = args.students * (args.students - 1) // 2 - len(planted_pairs)
+    false = [p for p in found.pairs if (p.a, p.b) not in planted_pairs]
+    per_10k = 10_000 * len(false) / independent if independent else 0.0
+    answers = sum(t.answered for t in found.exercises)
+    print(f"answers compared: {answers} ({sum(t.too_short for t in found.exercises)} too short to tell apart) "
+          f"in {len(found.exercises)} exercises")
+    print(f"recall: {len(hits)} of {len(target)} planted pairs sharing 3+ non-trivial exercises found "
+          f"({len(hits) / len(target):.1%})" if target else "recall: no planted pair shares 3 exercises")
+    print(f"false positives: {len(false)} of {independent} independent pairs named ({per_10k:.2f} per 10,000)")
+    print(f"time: {wall:.1f} s wall, {cpu:.1f} s CPU, {args.jobs} worker(s), {os.cpu_count()} core(s) on this machine")
+    for k in target:
+        if k not in named:
+            print(f"  missed: {k[0]} and {k[1]}, {len(planted_pairs[k])} exercises copied")
+    for p in false[:10]:
+        print(f"  named, independent: {p.a} and {p.b}: " + ", ".join(f"{s.grade_id} ({s.score:.0f})" for s in p.shared))
+    ok = (not target or len(hits) >= 0.95 * len(target)) and per_10k <= 1 and (
+        args.students < 500 or len(args.assignments) < 10 or wall < 60)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

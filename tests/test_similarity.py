@@ -1,0 +1,141 @@
+"""``python -m autograder similarity``: what copying hides is set aside, the given code never counts, planted
+copies are found in a small synthetic class and independent work is not named; the outputs are written.
+
+The figures at class size (500 students, ten notebooks) are benchmarks/similarity.py's; this is the cheap part.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder import paths
+from autograder.cli import main
+from autograder.grade.output import classreport
+from autograder.similarity import compare
+from autograder.similarity.answers import course_exercises
+from autograder.similarity.fingerprints import fingerprint, normalised_tokens
+from autograder.similarity.run import find_similar
+from tests.similarity_class import make_class
+
+NOTEBOOK = "04_softmax_and_probability"
+
+ORIGINAL = '''def entropy(p):
+    """Given docstring."""
+    # YOUR CODE HERE
+    probs = np.asarray(p, dtype=float)
+    if np.any(probs < 0):
+        raise ValueError("negative probability")
+    logs = np.log(np.where(probs > 0, probs, 1.0))
+    return float(-np.sum(probs * logs))
+
+def helper(values, weights):
+    total = np.sum(values * weights, axis=-1)
+    return total / np.sum(weights, axis=-1)
+'''
+# renamed, recommented, reformatted (a line split, two joined), helpers in the other order
+DISGUISED = '''def helper(xs, ws):
+    # weighted mean
+    s = np.sum(xs * ws,
+               axis=-1); return s / np.sum(ws, axis=-1)
+
+def entropy(p):
+    """Given docstring."""
+    # YOUR CODE HERE
+    q = np.asarray(p, dtype=float)   # as an array
+    if np.any(q < 0):
+        raise ValueError("probabilities must be >= 0")
+    lg = np.log(
+        np.where(q > 0, q, 1.0)
+    )
+    return float(-np.sum(q * lg))
+'''
+GIVEN = frozenset({'"""Given docstring."""', "# YOUR CODE HERE", "def entropy(p):"})
+
+
+def test_names_comments_layout_and_function_order_do_not_hide_a_copy():
+    a = fingerprint(normalised_tokens(ORIGINAL, given=GIVEN))
+    b = fingerprint(normalised_tokens(DISGUISED, given=GIVEN))
+    assert a.hashes == b.hashes and len(a.hashes) > 10
+
+
+def test_the_given_lines_and_bound_names_are_left_out_but_library_names_stay():
+    tokens = [t[0] for t in normalised_tokens(ORIGINAL, given=GIVEN) if t[0]]  # "": where a given def was
+    assert "Given" not in " ".join(tokens) and tokens[:5] == ["V", "=", "np", ".", "asarray"]
+    assert "probs" not in tokens and "dtype" in tokens  # a variable is V, a keyword argument's name stays
+
+
+def test_a_different_answer_has_different_fingerprints():
+    other = ORIGINAL.replace("np.log(np.where(probs > 0, probs, 1.0))", "np.log2(probs + 1e-12) * np.log(2)")
+    a, b = (fingerprint(normalised_tokens(code, given=GIVEN)) for code in (ORIGINAL, other))
+    assert a.hashes != b.hashes and a.hashes & b.hashes
+
+
+def test_a_one_line_answer_is_too_short_to_tell_apart():
+    assert len(normalised_tokens("def f(Q, K):\n    return Q @ K.T\n", given=frozenset({"def f(Q, K):"}))) \
+        < compare.MIN_TOKENS
+
+
+def test_the_stub_itself_gives_nothing_to_compare():
+    for ex in course_exercises(NOTEBOOK):
+        stub = json.loads((paths.notebooks_dir() / f"{NOTEBOOK}.ipynb").read_text())
+        cell = next(c for c in stub["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == ex.grade_id)
+        assert fingerprint(normalised_tokens("".join(cell["source"]), given=ex.given)).size == 0, ex.grade_id
+
+
+def test_chance_of_at_least():
+    assert compare.chance_of_at_least(0, 0.3) == 1.0
+    assert compare.chance_of_at_least(1, 0.5) == pytest.approx(0.3934693)  # 1 - e^-0.5
+    assert 0 < compare.chance_of_at_least(3, 0.01) < 2e-7  # 0.01^3 / 6, not lost to rounding
+
+
+@pytest.fixture(scope="module")
+def small_class(tmp_path_factory):
+    """40 students on notebook 04, 5 of whom copy 3 to 10 exercises from another."""
+    folder = tmp_path_factory.mktemp("similarity") / "submitted"
+    planted = make_class(folder, paths.root(), [NOTEBOOK], students=40, copiers=5, seed=7)
+    return folder, planted
+
+
+def test_planted_copies_are_found_and_independent_work_is_not(small_class):
+    folder, planted = small_class
+    found = find_similar(folder, jobs=1)
+    named = {(p.a, p.b) for p in found.pairs}
+    expected = {tuple(sorted(pair)) for pair, shared in planted.pairs.items() if len(shared) >= 3}
+    assert expected and expected <= named, f"missed: {expected - named}"
+    assert named <= {tuple(sorted(pair)) for pair in planted.pairs}, f"independent pairs named: {named - expected}"
+    assert found.students == 40 and all(t.answered + t.too_short <= 40 for t in found.exercises)
+    assert any(t.too_short == 40 for t in found.exercises)  # the predictions: one short line each
+    for p in found.pairs:
+        assert 0 < p.chance < 0.01 and len(p.shared) <= p.both_answered
+
+
+def test_the_command_writes_the_csv_the_pages_and_the_report_section(small_class, tmp_path, capsys):
+    folder, planted = small_class
+    broken = tmp_path / "submitted"
+    shutil.copytree(folder, broken)
+    (broken / "s0000" / NOTEBOOK / f"{NOTEBOOK}.ipynb").write_text("{not json")
+    out = tmp_path / "out"
+    assert main(["similarity", str(broken), "--out", str(out), "--jobs", "1"]) == 0
+    said = capsys.readouterr().out
+    assert "pair(s) alike on 3 or more exercises" in said and "not proof of copying" in said
+    assert "not compared: s0000" in said  # a notebook that cannot be read is named, and the class goes on
+    rows = list(csv.DictReader((out / "similarity.csv").open()))
+    pairs = {(r["student_a"], r["student_b"]) for r in rows}
+    assert pairs and all(int(r["exercises_alike"]) >= 3 for r in rows)
+    for r in rows:
+        page = (out / r["page"]).read_text()
+        assert r["grade_id"] in page and "<mark>" in page and "not who copied" in page
+    html = classreport.page([], out)  # the report shows the section saved beside it
+    assert 'id="similarity"' in html and f'data-pairs="{len(pairs)}"' in html and "What it cannot see" in html
+    assert 'id="similarity"' not in classreport.page([], tmp_path)  # and nothing where similarity never ran
+
+
+def test_a_mistyped_folder_or_assignment_is_a_usage_error(tmp_path, capsys):
+    assert main(["similarity", str(tmp_path / "nowhere")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+    assert main(["similarity", str(tmp_path), "--assignment", "04_softmax"]) == 2
+    assert "not an assignment of this course" in capsys.readouterr().err
