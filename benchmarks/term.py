@@ -221,9 +221,12 @@ def main(argv: list[str] | None = None) -> int:
         t = min(runs, key=lambda t: t.wall)
         startup = t.main.first_polled if t.main.first_polled is not None else \
             t.main.profile["timeline"].get("first result", 0.0)
-        ex = Extrapolation.of_run(total_cpu=t.term_cpu, once=once_cpu(t.main.profile), submissions=n, startup=startup)
-        print("\n".join(extrapolation_lines(ex, measured_wall=t.wall, submissions=n, students=args.students,
-                                            assignments=len(assignments), counts=counts, load=load())))
+        once = once_cpu(t.main.profile)
+        ex = Extrapolation.of_run(total_cpu=t.term_cpu, once=once, submissions=n, startup=startup)
+        n_ordinary = n - sum(counts[k] for k in TROUBLE)
+        ordinary = Extrapolation.of_run(total_cpu=t.main.cpu, once=once, submissions=n_ordinary, startup=startup)
+        print("\n".join(extrapolation_lines(ex, ordinary, measured_wall=t.main.wall, ordinary_n=n_ordinary,
+                                            submissions=n, assignments=len(assignments), counts=counts, load=load())))
         print()
         print(f"== time limits (issue 48's goals; the fastest grading; "
               f"{'--timeout ' + str(args.timeout) + ' for every cell' if args.timeout else 'each cell its own'}) ==")

@@ -105,10 +105,12 @@ def grading_line(number: int, what: str, g: Graded) -> str:
             f"{tl.get('class started', math.nan):.2f} s)")
 
 
-def extrapolation_lines(ex: Extrapolation, *, measured_wall: float, submissions: int, students: int,
-                        assignments: int, counts: dict[str, int], load: str) -> list[str]:
-    """The formula with its terms, checked against the grading it came from, and the 500-student term."""
-    k_eff = ex.effective_cores(measured_wall, submissions)
+def extrapolation_lines(ex: Extrapolation, ordinary: Extrapolation, *, measured_wall: float, ordinary_n: int,
+                        submissions: int, assignments: int, counts: dict[str, int], load: str) -> list[str]:
+    """The formula with its terms; checked against the ordinary run it came from (``ordinary``: the same formula
+    with that run's own CPU, ``ordinary_n`` submissions in ``measured_wall`` seconds), which says how many cores'
+    worth the machine gave; and the 500-student term on 2 cores and on that many."""
+    k_eff = ordinary.effective_cores(measured_wall, ordinary_n)
     term_n = TERM_STUDENTS * assignments
     at_load = Extrapolation(ex.startup, ex.once, ex.per_submission, k_eff).wall(term_n)
     return [
@@ -117,11 +119,11 @@ def extrapolation_lines(ex: Extrapolation, *, measured_wall: float, submissions:
         f"(the term's CPU as one run would spend it, but F, over {submissions} submissions: "
         f"{', '.join(f'{counts[k]} {k}' for k in ('slow', 'looping', 'crashing'))} among them), A = {assignments}, "
         f"k = {ex.cores:g}",
-        f"  check against this grading ({students} students): predicted {ex.wall(submissions):.1f} s on "
-        f"{ex.cores:g} idle cores, measured {measured_wall:.1f} s (all its runs): it had {k_eff:.2f} cores' worth "
-        f"({load})",
+        f"  check against the ordinary run ({ordinary_n} submissions, c = {ordinary.per_submission:.3f}): predicted "
+        f"{ordinary.wall(ordinary_n):.1f} s on {ex.cores:g} idle cores, measured {measured_wall:.1f} s: it had "
+        f"{k_eff:.2f} cores' worth ({load})",
         f"  {TERM_STUDENTS} students ({term_n} submissions): {fmt_seconds(ex.wall(term_n))} on {ex.cores:g} cores; "
-        f"{fmt_seconds(at_load)} at this grading's {k_eff:.2f} cores"]
+        f"{fmt_seconds(at_load)} at the ordinary run's {k_eff:.2f} cores"]
 
 
 def goal_lines(limits: TimeLimits, slow: int, term: Extrapolation, term_submissions: int) -> list[str]:

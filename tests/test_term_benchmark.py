@@ -217,3 +217,13 @@ def test_are_only_the_given_grade_options_passed_on():
     args = term.parse_args(["--seed", "1", "--timeout-floor", "1.5", "--jobs", "2"])
     assert term.grade_options(args) == ["--jobs", "2", "--timeout-floor", "1.5"]
     assert term.grade_options(term.parse_args(["--seed", "1"])) == []
+
+
+def test_is_the_extrapolation_checked_against_the_ordinary_run():
+    counts = {"slow": 1, "looping": 1, "crashing": 1}
+    term = term_figures.Extrapolation(startup=2.0, once=4.0, per_submission=1.0, cores=2)
+    ordinary = term_figures.Extrapolation(startup=2.0, once=4.0, per_submission=0.5, cores=2)
+    lines = term_tables.extrapolation_lines(term, ordinary, measured_wall=12.0, ordinary_n=32, submissions=34,
+                                            assignments=10, counts=counts, load="load average 1.0")
+    assert "predicted 12.0 s on 2 idle cores, measured 12.0 s: it had 2.00 cores' worth" in lines[1]  # 2 + 20 / 2
+    assert lines[2].startswith("  500 students (5000 submissions): 41.7 min on 2 cores")  # 2 + 5004 / 2 s
