@@ -248,8 +248,15 @@ def test_the_reveal_prints_the_reason_or_asks_for_it(why_question):
 
 
 def test_a_question_that_asks_no_reason_reads_a_pair_as_its_answer():
-    q = core.REGISTRY[f"{A}:predict_utf8_length"]
+    from autograder.checks.questions import NB01, described, question
+
+    q = question(A, "predict_without_reason_for_a_test", form=described("a pair", lambda v: isinstance(v, tuple)),
+                 wording=NB01)
+    core.REGISTRY.pop(f"{A}:predict_without_reason_for_a_test")
     assert not q.asks_reason and q.answer_of((12, "x")).value == (12, "x")
+    assert "Prediction recorded" in printed(lambda: q(lambda: (12, "x")))  # the pair is the answer, well formed
+    said = printed(lambda: q.reveal(lambda: (12, "x"), (12, "x")))
+    assert said.startswith("✔ Your prediction (12, 'x') is right.") and "reason" not in said
 
 
 def test_a_reason_survives_the_saved_result_and_reaches_the_feedback_page():

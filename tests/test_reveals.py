@@ -89,7 +89,10 @@ def test_the_words_looked_for_are_what_a_reveal_prints():
     """If questions.py rewords its reveal, this test (not a silent pass of the others) says so."""
     a, q = "01_tokens_and_ids", "predict_param_counts"
     right = reveal_text(a, q, answer(q, "(16000, 80)"))
-    assert RIGHT.fullmatch(right.strip()) and not not_right(right, q), right
+    assert RIGHT.fullmatch(verdict_of(right)) and not not_right(right, q), right
+    assert REASON.fullmatch(right.rstrip().splitlines()[1]), right  # a question that asks a reason asks for it
+    reasoned = reveal_text(a, q, answer(q, "(16000, 80), 'V * d numbers'"))
+    assert RIGHT.fullmatch(verdict_of(reasoned)) and "Your reason: “V * d numbers”" in reasoned, reasoned
     for wrong in (answer(q, "(80, 80)"), answer(q, "(80,)"), f"def {q}():\n    raise NotImplementedError()\n",
                   f"def {q}():\n    return 1 / 0\n"):
         said = reveal_text(a, q, wrong)

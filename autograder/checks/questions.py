@@ -114,7 +114,8 @@ class Question(Check):
         Called from the notebook's reveal cell, in the learner's kernel: it never raises, so an unanswered
         or malformed prediction cannot stop the notebook; it says what to do instead.
         """
-        want = capture(lambda: self._normal(truth)).decoded
+        # the truth as the reveal cell computed it, or as a reference function returns it (with its own reason)
+        want = self.answer_of(capture(lambda: self.evidence(truth)).decoded).value
         got = capture(lambda: self.evidence(fn()))
         if "NotImplementedError" in got.raised:
             print(f"No prediction yet: `{self.name}` still raises NotImplementedError. The answer is {fmt(plain(want))}; "

@@ -370,14 +370,40 @@ def bpe_decode(ids, merges):
         table[new_id] = table[a] + table[b]
     return "".join(table[i] for i in ids).encode("utf-8")
 ''', "not chr(i)"),
-    returns("predict_param_counts", "only_selected_rows", "(80, 80)",
+    # bug hunt: the code as released (the suite checks the released cell too); then half-fixes
+    Mistake("train_val_pairs", "the_bug_windows_first", '''
+def train_val_pairs(ids, context_len, val_frac=0.3):
+    X, Y = make_lm_pairs(ids, context_len)
+    n_val = int(len(X) * val_frac)
+    return X[:-n_val], Y[:-n_val], X[-n_val:], Y[-n_val:]
+''', "share the ids"),
+    Mistake("train_val_pairs", "half_fix_validation_borrows_context", '''
+def train_val_pairs(ids, context_len, val_frac=0.3):
+    cut = len(ids) - int(len(ids) * val_frac)
+    X_train, Y_train = make_lm_pairs(ids[:cut], context_len)
+    X_val, Y_val = make_lm_pairs(ids[cut - context_len:], context_len)  # "so the first target has context"
+    return X_train, Y_train, X_val, Y_val
+''', "straddle the cut"),
+    Mistake("train_val_pairs", "half_fix_only_validation", '''
+def train_val_pairs(ids, context_len, val_frac=0.3):
+    cut = len(ids) - int(len(ids) * val_frac)
+    X, Y = make_lm_pairs(ids, context_len)
+    X_val, Y_val = make_lm_pairs(ids[cut:], context_len)
+    return X[:cut], Y[:cut], X_val, Y_val
+''', "share the ids"),
+    Mistake("train_val_pairs", "cut_rounded_the_other_way", '''
+def train_val_pairs(ids, context_len, val_frac=0.3):
+    cut = int(len(ids) * (1 - val_frac)) - 1
+    return (*make_lm_pairs(ids[:cut], context_len), *make_lm_pairs(ids[cut:], context_len))
+''', "wrong shape"),
+    returns("predict_param_counts", "only_selected_rows", "(80, 80), 'only the rows we use'",
             "whether or not this prompt selects them"),
     returns("predict_param_counts", "swapped", "(80, 16000)", "Swapped"),
     returns("predict_param_counts", "activations_are_the_table", "(16000, 16000)",
             "only the selected rows"),
     returns("predict_param_counts", "not_a_pair", "16080",
             "a tuple of two ints"),
-    returns("predict_utf8_length", "characters", "7", "number of characters"),
+    returns("predict_utf8_length", "characters", "7, 'one byte per character'", "number of characters"),
     returns("predict_utf8_length", "utf16_emoji", "8", "UTF-16"),
     returns("predict_utf8_length", "emoji_three_bytes", "10", "one byte short"),
     returns("predict_utf8_length", "a_string", "'11'", "an int"),
@@ -390,6 +416,16 @@ def bpe_decode(ids, merges):
 ]
 
 ALTERNATIVES = {
+    "train_val_pairs": '''
+def train_val_pairs(ids, context_len, val_frac=0.3):
+    # fixed: split the stream first; windowing first let windows straddle the cut
+    n_val = int(len(ids) * val_frac)
+    X, Y = make_lm_pairs(ids, context_len)
+    cut = len(ids) - n_val
+    train = slice(0, cut - context_len)
+    X_val, Y_val = make_lm_pairs(ids[cut:], context_len)
+    return X[train], Y[train], X_val, Y_val
+''',
     "build_vocab": '''
 from collections import Counter
 def build_vocab(tokens, specials=("<unk>",)):
@@ -484,9 +520,9 @@ def bpe_decode(ids, merges):
         return bytes([i]) if i < 256 else expand(parts[i][0]) + expand(parts[i][1])
     return bytearray(b"".join(expand(i) for i in ids))
 ''',
-    "predict_param_counts": answer("predict_param_counts", "[1000 * 16, 5 * 16]"),
+    "predict_param_counts": answer("predict_param_counts", "[1000 * 16, 5 * 16], 'V * d and T * d'"),
     "predict_utf8_length": answer("predict_utf8_length", "len('naïve 👋'.encode())"),
-    "predict_bpe_tokens": answer("predict_bpe_tokens", "[256, 256]"),
+    "predict_bpe_tokens": answer("predict_bpe_tokens", "[[256, 256], 'merge 2 never fires']"),
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
