@@ -10,34 +10,46 @@ must never be cut for it. Two kinds of slow, for every exercise:
 * :data:`WRITTEN_SLOWLY`: a learner's own slow way, where one is typical: Python loops instead of vectorised
   NumPy, sums element by element, float64 everywhere, a LayerNorm that loops over the features.
 
-:func:`slow_notebook` answers every exercise of a notebook so; the term benchmark hands some in, and
-tests/grade/test_time_limits.py grades them.
+:func:`slow_notebook` answers every exercise of a notebook one way or the other; the term benchmark hands
+some in, and tests/grade/test_time_limits.py grades them.
 """
 from __future__ import annotations
 
 from autograder.checks.questions import is_question
 
 # How much slower than the course's own code a slowed answer is: the course's whole cell (its checks
-# included) may take 20 times its own time (TimePolicy.factor), so an answer 10 times slower than the
-# course's keeps a margin of 2 for a machine busier than when the course's cells were timed. Loop-written
+# included) may take 100 times its own time (TimePolicy.factor), so an answer 10 times slower than the
+# course's keeps a margin of 10 for a machine busier than when the course's cells were timed (measured: on
+# 2 cores shared with 8 busy processes, a cell took up to twice as long as when the reference ran). Loop-written
 # functions on the checks' small inputs are slower still, but the checks' own work dominates those cells:
 # the written-slowly answers below stand for them.
 FACTOR = 10
 
 SLOWLY = '''
+import builtins as _builtins
 import functools as _functools
 import time as _time
+
+# One count for every slowed answer of the notebook: a slowed DecoderBlock calls a slowed LayerNorm, and only
+# the outer call spins, so every answer is FACTOR times slower, not FACTOR times per level of nesting.
+_builtins.__dict__.setdefault("_slow_depth", [0])
 
 
 def _slowly(fn, factor):
     """fn, giving the same results but taking ``factor`` times as long (CPU-bound: it spins)."""
     @_functools.wraps(fn)
     def slow(*args, **kwargs):
+        depth = _builtins._slow_depth
+        depth[0] += 1
         start = _time.perf_counter()
-        result = fn(*args, **kwargs)
-        end = _time.perf_counter() + (factor - 1) * (_time.perf_counter() - start)
-        while _time.perf_counter() < end:
-            pass
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0:
+            end = _time.perf_counter() + (factor - 1) * (_time.perf_counter() - start)
+            while _time.perf_counter() < end:
+                pass
         return result
     return slow
 '''
@@ -114,25 +126,37 @@ class LayerNorm(nn.Module):
 }
 
 
-def slow_answers(assignment: str, answers: dict[str, str], factor: int = FACTOR) -> dict[str, str]:
-    """exercise -> its slow right answer: written slowly where :data:`WRITTEN_SLOWLY` has one, else the course's
-    own code ``answers[exercise]`` slowed; a prediction (a constant) stays as it is."""
-    slow = {}
+KINDS = ("slowed", "written")  # every answer slowed FACTOR times; or the written-slowly ones, the rest as given
+
+
+def slow_answers(assignment: str, answers: dict[str, str], kind: str = "slowed",
+                 factor: int = FACTOR) -> dict[str, str]:
+    """exercise -> its right answer, slow: ``kind`` "slowed", the course's own code ``answers[exercise]`` made
+    ``factor`` times slower; "written", the :data:`WRITTEN_SLOWLY` answers of ``assignment`` in place of the
+    course's (which keep their speed: a slowed answer that calls a written-slowly one would be slow twice over,
+    slower than any one learner's code). A prediction (a constant) stays as it is."""
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r}: name one of {', '.join(KINDS)}")
+    slow = dict(answers)
     for exercise, source in answers.items():
-        if (assignment, exercise) in WRITTEN_SLOWLY:
+        if kind == "written" and (assignment, exercise) in WRITTEN_SLOWLY:
             slow[exercise] = WRITTEN_SLOWLY[assignment, exercise].strip("\n") + "\n"
-        elif is_question(assignment, exercise):
-            slow[exercise] = source
-        else:
+        elif kind == "slowed" and not is_question(assignment, exercise):
             slow[exercise] = slowed(source, exercise, factor)
     return slow
 
 
-def slow_notebook(assignment: str, factor: int = FACTOR):
-    """The released notebook of ``assignment`` with every exercise answered right, and slowly."""
+def written_slowly(assignment: str) -> list[str]:
+    """The exercises of ``assignment`` that :data:`WRITTEN_SLOWLY` answers."""
+    return [e for a, e in WRITTEN_SLOWLY if a == assignment]
+
+
+def slow_notebook(assignment: str, kind: str = "slowed", factor: int = FACTOR):
+    """The released notebook of ``assignment`` with every exercise answered right, and slowly (``kind``:
+    :func:`slow_answers`)."""
     from tests.builders import blank_notebook, solutions, solve
 
     nb = blank_notebook(assignment)
-    for exercise, source in slow_answers(assignment, solutions(assignment), factor).items():
+    for exercise, source in slow_answers(assignment, solutions(assignment), kind, factor).items():
         solve(nb, exercise, source)
     return nb

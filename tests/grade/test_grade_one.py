@@ -64,7 +64,7 @@ def test_options_are_built_by_keyword_and_checked(tmp_path):
     cfg = GradeConfig(submissions=tmp_path)
     # each cell's limit comes from the course's timings, capped at stock nbgrader's ExecutePreprocessor.timeout;
     # --timeout gives every cell one limit instead
-    assert cfg.timeout is None and cfg.time_policy() == TimePolicy(floor=2.0, factor=20.0)
+    assert cfg.timeout is None and cfg.time_policy() == TimePolicy(floor=2.0, factor=100.0)
     assert GradeConfig(submissions=tmp_path, timeout=12).time_policy() is None
     assert Limits().cell_timeout == 30, "stock nbgrader's ExecutePreprocessor.timeout"
     # a class run bounds a looping student: later time-outs of a quarter, a budget of 3 timeouts (at least 120 s)
