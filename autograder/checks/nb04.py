@@ -205,6 +205,103 @@ def cross_entropy(hidden, rng):
     ]
 
 
+# --------------------------------------------------------------- next_token_loss (a bug hunt)
+# The learner is given F.cross_entropy fed with probabilities (the bug) and fixes it. The symptoms, computed
+# with NumPy from the case's own numbers, name what the learner's code still does.
+
+def _ce_of(log_p, targets):
+    """Mean NLL of (N, V) log-probabilities at (N,) targets."""
+    return float(-np.asarray(log_p)[np.arange(len(targets)), targets].mean())
+
+
+def _loss_hints(logits, targets):
+    flat, t = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+    p = stable_softmax(flat)
+    v = flat.shape[-1]
+    return [
+        known_mistakes(
+            (lambda: _ce_of(_log_sm(p), t),
+             "Still the bug: F.cross_entropy applies log-softmax itself, so it was given a softmax of a softmax. "
+             f"Every row looks almost uniform, and even a perfect model scores ln(1 + {v - 1}/e) or more: pass "
+             "the logits."),
+            (lambda: -float(p[np.arange(len(t)), t].mean()),
+             "F.nll_loss expects log-probabilities: given probabilities it returns minus their mean, a "
+             "negative loss. F.cross_entropy on the logits does the log-softmax for you."),
+            (lambda: -float(_log_sm(flat)[np.arange(len(t)), t].sum()),
+             f"That is the sum over the {len(t)} positions: the loss is their mean."),
+        ),
+        nonfinite_hint("Right on moderate logits, but the log of a softmax underflows to log(0) = -inf for a token "
+                       "far below the top: pass the logits to F.cross_entropy, which stays on the log scale.",
+                       np.ptp(flat) > 700),
+    ]
+
+
+def _loss_case(label, logits, targets):
+    logits, targets = np.asarray(logits, dtype=float), np.asarray(targets)
+
+    def call(fn):
+        torch = import_torch()
+        return fn(_t(logits), torch.as_tensor(targets, dtype=torch.int64))
+
+    return Case(label, call, const(_ce_of(_log_sm(logits.reshape(-1, logits.shape[-1])), targets.reshape(-1))),
+                close(), hints=_loss_hints(logits, targets))
+
+
+def _loss_grad_case(label, logits, targets):
+    """The gradient the loss sends back to the logits: (softmax - onehot) / N; nothing if the graph was cut."""
+    logits, targets = np.asarray(logits, dtype=float), np.asarray(targets)
+
+    def call(fn):
+        torch = import_torch()
+        z = _t(logits).requires_grad_(True)
+        loss = fn(z, torch.as_tensor(targets, dtype=torch.int64))
+        if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
+            raise TypeError("the loss is not connected to the logits: return the tensor F.cross_entropy gives, "
+                            "without .item(), .detach() or NumPy in between")
+        loss.backward()
+        return z.grad
+
+    flat, t = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+    want = stable_softmax(flat)
+    want[np.arange(len(t)), t] -= 1.0
+    return Case(label, call, const((want / len(t)).reshape(logits.shape)), close(),
+                hints=[known_mistakes((lambda: _probs_twice_grad(flat, t).reshape(logits.shape),
+                                       "Still the bug: this is the gradient through a softmax of a softmax, "
+                                       "much smaller than (p - onehot) / N. Pass the logits."))])
+
+
+def _probs_twice_grad(flat, t):
+    torch = import_torch()
+    z = _t(flat).requires_grad_(True)
+    torch.nn.functional.cross_entropy(torch.softmax(z, dim=-1), torch.as_tensor(t)).backward()
+    return _np(z.grad)
+
+
+@check
+def next_token_loss(hidden, rng):
+    if not hidden:
+        return [
+            _loss_case("next_token_loss of logits (1, 2, 3) [[[2, 1, 0], [0, 3, 1]]], targets [[0, 2]]",
+                       [[[2.0, 1.0, 0.0], [0.0, 3.0, 1.0]]], [[0, 2]]),
+            _loss_case("next_token_loss([[[10, -10, -10]]], [[0]]): a confident right model scores near 0",
+                       [[[10.0, -10.0, -10.0]]], [[0]]),
+            _loss_case("next_token_loss([[[1000, 0, -1000]]], [[2]]) is 2000 nats, not inf",
+                       [[[1000.0, 0.0, -1000.0]]], [[2]]),
+            _loss_grad_case("the gradient of next_token_loss with respect to logits [[[2, 1, 0], [0, 3, 1]]]",
+                            [[[2.0, 1.0, 0.0], [0.0, 3.0, 1.0]]], [[0, 2]]),
+        ]
+    b, t, v = 2, 3, 5
+    return [
+        _loss_case(f"next_token_loss of random logits ({b}, {t}, {v})", rng.normal(size=(b, t, v)) * 2,
+                   rng.integers(0, v, size=(b, t))),
+        # fixed, whatever the seed: targets 900 below their row's top, where log(softmax) is -inf
+        _loss_case("next_token_loss([[[900, 0, 100], [-400, 500, 0]]], [[1, 0]]) is 900",
+                   [[[900.0, 0.0, 100.0], [-400.0, 500.0, 0.0]]], [[1, 0]]),
+        _loss_grad_case(f"the gradient of next_token_loss for random logits ({b}, {t}, {v})",
+                        rng.normal(size=(b, t, v)), rng.integers(0, v, size=(b, t))),
+    ]
+
+
 # ------------------------------------------------------------------------------ perplexity
 
 def _perplexity_hint(x):
@@ -349,6 +446,20 @@ def _moment_case(label, name, values, probs):
                 hints=[hint, sign_hint("The sign is flipped: the variance is E[X^2] - E[X]^2, never negative.")])
 
 
+def _far_variance_case(shift):
+    """The worked example moved by ``shift``: the spread, 0.61, is unchanged, but E[X^2] is about shift**2, so
+    E[X^2] - E[X]^2 subtracts two numbers that agree in every digit float64 keeps (catastrophic cancellation)."""
+    values = np.array([1.0, 2.0, 3.0]) + shift
+
+    def cancelled(got, want):
+        return (f"At values near {shift:.0e}, E[X^2] is near {shift * shift:.0e} and float64 keeps about 16 digits, "
+                "so E[X^2] - E[X]^2 loses every digit of the answer: square the distances from the mean instead.")
+
+    return Case(f"variance([1, 2, 3] + {shift:.0e}, [0.5, 0.3, 0.2]) is still 0.61: moving every value moves the "
+                "mean, not the spread", call_with(values, [0.5, 0.3, 0.2]), const(0.61), close(atol=1e-6, rtol=1e-6),
+                hints=[cancelled])
+
+
 def _moment_checks(name, hidden, rng):
     v, p = [1.0, 2.0, 3.0], [0.5, 0.3, 0.2]
     worked = "1.7" if name == "expectation" else "3.5 - 1.7^2 = 0.61"
@@ -357,12 +468,14 @@ def _moment_checks(name, hidden, rng):
     bad_neg = Case(f"{name}([0, 1], [1.2, -0.2]): a negative probability (although they sum to 1)",
                    call_with([0.0, 1.0], [1.2, -0.2]), raises("probs must be >= 0"))
     if not hidden:
-        return [_moment_case(f"{name}([1, 2, 3], [0.5, 0.3, 0.2]) is {worked}", name, v, p),
-                _moment_case(f"{name}([4, 4], [0.3, 0.7])", name, [4.0, 4.0], [0.3, 0.7]),
-                bad_sum, bad_neg]
+        cases = [_moment_case(f"{name}([1, 2, 3], [0.5, 0.3, 0.2]) is {worked}", name, v, p),
+                 _moment_case(f"{name}([4, 4], [0.3, 0.7])", name, [4.0, 4.0], [0.3, 0.7]),
+                 bad_sum, bad_neg]
+        return cases + ([_far_variance_case(1e8)] if name == "variance" else [])
     values = rng.normal(size=6) * 3
     probs = rng.dirichlet(np.ones(6))
-    return [_moment_case(f"{name} of 6 random values", name, values, probs),
+    far = [_far_variance_case(float(rng.choice([1e9, -1e9, 3e8])))] if name == "variance" else []
+    return far + [_moment_case(f"{name} of 6 random values", name, values, probs),
             _moment_case(f"{name} of a sure outcome", name, [2.0, -5.0, 3.0], [0.0, 1.0, 0.0]),
             Case(f"{name}(values, probs summing to 1.5)", call_with(values, probs * 1.5),
                  raises("probs must sum to 1")),
@@ -550,7 +663,7 @@ def sample_token(hidden, rng):
 
 # ------------------------------------------------------------------------------ questions
 
-ask = partial(question, A, wording=NB04)
+ask = partial(question, A, wording=NB04, reason=True)  # every prediction asks a one-line reason
 
 _PLAIN, _SHARP = float(stable_softmax([2.0, 1.0, 0.0])[0]), float(stable_softmax([4.0, 2.0, 0.0])[0])
 _SHIFT = ("Adding the same number to every logit changes nothing: e^3 multiplies the numerator and the "

@@ -1,6 +1,7 @@
 """Does every check of 04_softmax_and_probability reject the mistakes students make, and accept other correct code?"""
 import pytest
 
+from tests.checks.bug_hunts import stub_test
 from tests.harness import Mistake, exercise_suite, returns
 
 pytestmark = pytest.mark.nb04
@@ -216,6 +217,35 @@ def variance(values, probs):
         raise ValueError("not a distribution")
     return float(np.sum(probs * values) ** 2 - np.sum(probs * values ** 2))
 ''', "sign is flipped"),
+    Mistake("variance", "cancels_at_large_values", '''
+def variance(values, probs):
+    values = np.asarray(values, dtype=float)
+    return expectation(values ** 2, probs) - expectation(values, probs) ** 2
+''', "loses every digit"),
+    # ------------------------------------------- next_token_loss (a bug hunt: the bug, and two half-fixes)
+    Mistake("next_token_loss", "the_bug_probabilities_in", '''
+def next_token_loss(logits, targets):
+    B, T, V = logits.shape
+    probs = torch.softmax(logits, dim=-1)
+    return F.cross_entropy(probs.reshape(B * T, V), targets.reshape(B * T))
+''', "softmax of a softmax"),
+    Mistake("next_token_loss", "half_fix_log_of_probabilities", '''
+def next_token_loss(logits, targets):
+    B, T, V = logits.shape
+    probs = torch.softmax(logits, dim=-1)
+    return F.cross_entropy(torch.log(probs).reshape(B * T, V), targets.reshape(B * T))
+''', "underflows"),
+    Mistake("next_token_loss", "half_fix_nll_of_probabilities", '''
+def next_token_loss(logits, targets):
+    B, T, V = logits.shape
+    probs = torch.softmax(logits, dim=-1)
+    return F.nll_loss(probs.reshape(B * T, V), targets.reshape(B * T))
+''', "expects log-probabilities"),
+    Mistake("next_token_loss", "graph_cut_with_item", '''
+def next_token_loss(logits, targets):
+    B, T, V = logits.shape
+    return torch.tensor(F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T)).item())
+''', "not connected to the logits"),
     # ---------------------------------------------------------- bayes_posterior
     Mistake("bayes_posterior", "no_evidence_term", '''
 def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
@@ -385,7 +415,14 @@ def expectation(values, probs):
     "variance": '''
 def variance(values, probs):
     values = np.asarray(values, dtype=float)
-    return expectation(values ** 2, probs) - expectation(values, probs) ** 2
+    shifted = values - values[0]  # moving every value changes no spread, and keeps E[X^2] small
+    return expectation(shifted ** 2, probs) - expectation(shifted, probs) ** 2
+''',
+    "next_token_loss": '''
+def next_token_loss(logits, targets):
+    import torch
+    log_p = torch.log_softmax(logits, dim=-1)  # (B, T, V)
+    return -log_p.gather(-1, targets.unsqueeze(-1)).mean()
 ''',
     "bayes_posterior": '''
 def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
@@ -425,3 +462,4 @@ def predict_score_variance():
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+globals().update(stub_test(A))  # next_token_loss is a bug hunt: its released cell is the bug, proven rejected
