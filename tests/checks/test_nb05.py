@@ -3,6 +3,7 @@ import pytest
 
 from autograder.checks import nb05
 from autograder.checks.models import adamw
+from tests.checks.bug_hunts import stub_test
 from tests.harness import Mistake, answer, exercise_suite, returns
 from tests.variants import variant
 
@@ -350,7 +351,40 @@ def softmax_jacobian(p):
 ''', "wrong values"),
 ]
 
+MISTAKES += [
+    # ------------------------------------------- bigram_counts (a bug hunt: the bug, a half-fix, two misreadings)
+    Mistake("bigram_counts", "the_bug_buffered_add", '''
+def bigram_counts(x, y, vocab_size):
+    counts = np.zeros((vocab_size, vocab_size))
+    counts[x, y] += 1
+    return counts
+''', "indexed += is buffered"),
+    Mistake("bigram_counts", "half_fix_spelled_out", '''
+def bigram_counts(x, y, vocab_size):
+    counts = np.zeros((vocab_size, vocab_size))
+    counts[x, y] = counts[x, y] + 1
+    return counts
+''', "indexed += is buffered"),
+    Mistake("bigram_counts", "transposed", '''
+def bigram_counts(x, y, vocab_size):
+    counts = np.zeros((vocab_size, vocab_size))
+    np.add.at(counts, (y, x), 1)
+    return counts
+''', "transposed"),
+    Mistake("bigram_counts", "seen_or_not", '''
+def bigram_counts(x, y, vocab_size):
+    counts = np.zeros((vocab_size, vocab_size))
+    counts[x, y] = 1
+    return counts
+''', "indexed += is buffered"),
+]
+
 ALTERNATIVES = {
+    "bigram_counts": '''
+def bigram_counts(x, y, vocab_size):
+    flat = np.bincount(np.asarray(x) * vocab_size + np.asarray(y), minlength=vocab_size * vocab_size)
+    return flat.reshape(vocab_size, vocab_size).astype(float)
+''',
     "squared_loss_grad": '''
 def squared_loss_grad(w, x, y):
     residual = w * x - y
@@ -443,6 +477,7 @@ def predict_overfit_floor():
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+globals().update(stub_test(A))  # bigram_counts is a bug hunt: its released cell is the bug, proven rejected
 
 
 def test_known_wrong_variants_come_from_a_closed_set():

@@ -9,8 +9,8 @@ One module per half of the notebook, in its order (importing them registers thei
 
 - :mod:`.gradients`: squared_loss_grad, sgd_step, numerical_gradient, linear_backward,
   softmax_cross_entropy_backward
-- :mod:`.training`: adamw_step, embedding_backward, softmax_jacobian, bigram_train_step, and the
-  prediction questions between them
+- :mod:`.training`: adamw_step, embedding_backward, softmax_jacobian, bigram_counts (a bug hunt),
+  bigram_train_step, and the prediction questions between them
 - :mod:`.common`: the assignment, ``check`` and ``ask``, and float64 tensors in and out of torch
 
 A notebook reads ``check.adamw_step(adamw_step)`` with ``from autograder.checks import nb05 as check``, so
@@ -21,14 +21,14 @@ from __future__ import annotations
 # in the notebook's order, which the registry keeps
 from .gradients import (linear_backward, numerical_gradient, sgd_step, softmax_cross_entropy_backward,
                         squared_loss_grad)
-from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_train_step, embedding_backward,
-                       predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor, softmax_jacobian)
+from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_counts, bigram_train_step,
+                       embedding_backward, predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor, softmax_jacobian)
 
 from .common import A, ask, check
 
 __all__ = [  # the checks a notebook calls, then what the tests read
     "squared_loss_grad", "sgd_step", "numerical_gradient", "linear_backward", "softmax_cross_entropy_backward",
     "adamw_step", "embedding_backward", "predict_embedding_grad", "softmax_jacobian", "predict_jacobian_row_sum",
-    "bigram_train_step", "predict_overfit_floor",
+    "bigram_counts", "bigram_train_step", "predict_overfit_floor",
     "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS",
 ]

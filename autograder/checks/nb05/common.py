@@ -11,7 +11,7 @@ from ..toolkit import import_torch
 
 A = "05_gradients_and_chain_rule"
 check = exercise(A)
-ask = partial(question, A, wording=NB04)
+ask = partial(question, A, wording=NB04, reason=True)  # every prediction asks a one-line reason
 
 
 def _leaf(a):

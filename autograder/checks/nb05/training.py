@@ -1,5 +1,5 @@
 """Notebook 05's checks of training: adamw_step (against ``torch.optim.AdamW``), embedding_backward,
-softmax_jacobian, bigram_train_step, and the prediction questions between them."""
+softmax_jacobian, bigram_counts (a bug hunt), bigram_train_step, and the prediction questions between them."""
 from __future__ import annotations
 
 import numpy as np
@@ -259,6 +259,46 @@ BIGRAM_HINTS = {
     "defaults": "Pass lr and weight_decay on to adamw_step; without them it uses its own defaults (lr=1e-3, "
                 "weight_decay=0.01).",
 }
+
+
+# ----------------------------------------------------------------- bigram_counts (a bug hunt)
+# The learner is given `counts[x, y] += 1`, whose buffered indexed addition counts a repeated pair once.
+
+def _buffered(x, y, v):
+    c = np.zeros((v, v))
+    c[x, y] += 1
+    return c
+
+
+def _counts_case(label, x, y, v):
+    x, y = np.asarray(x), np.asarray(y)
+    want = np.zeros((v, v))
+    for a, b in zip(x, y):  # the plainest count there is, independent of the reference
+        want[a, b] += 1
+    distinct = int((want > 0).sum())
+    hint = known_mistakes(
+        (lambda: _buffered(x, y, v),
+         f"Still the bug: indexed += is buffered, so a pair that occurs k times is counted once. Your table sums "
+         f"to {distinct}, the number of distinct pairs, not {len(x)}, the number of pairs: add unbuffered."),
+        (lambda: want.T, "The table is transposed: row a is the current id x, column b the next id y."),
+        (lambda: (want > 0) * 1.0, f"Every seen pair counts 1: a pair that occurs k times must count k (the table "
+                                   f"sums to {len(x)})."),
+    )
+    return Case(label, call_with(x, y, v), lambda: want, close(dtype="f"), hints=[hint])
+
+
+@check
+def bigram_counts(hidden, rng):
+    if not hidden:
+        return [
+            _counts_case("bigram_counts([0, 0], [1, 1], 3): the pair (0, 1) twice", [0, 0], [1, 1], 3),
+            _counts_case("bigram_counts([0, 1, 0, 2, 0], [1, 2, 1, 0, 2], 3)", [0, 1, 0, 2, 0], [1, 2, 1, 0, 2], 3),
+            _counts_case("bigram_counts([2, 1], [0, 2], 4): id 3 never occurs", [2, 1], [0, 2], 4),
+        ]
+    v = 5
+    x = rng.integers(0, v, size=60)
+    return [_counts_case(f"bigram_counts of 60 random pairs over {v} ids", x, rng.integers(0, v, size=60), v),
+            _counts_case("bigram_counts of one pair repeated 7 times", np.full(7, 3), np.full(7, 1), v)]
 
 
 def _bigram_case(label, W0, x, y, steps, lr=0.1, weight_decay=0.0):
