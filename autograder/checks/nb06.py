@@ -46,11 +46,15 @@ def period(hidden, rng):
                  hints=[_period_hint(2 * np.pi)]),
             Case("period(np.array([1, 0.1, 0.01, 0.001])) keeps the shape", call_with(omegas),
                  const(2 * np.pi / omegas), f, hints=[_period_hint(omegas)]),
+            Case("period(0.0): a hand that never turns has no period", call_with(0.0),
+                 raises("omega must be > 0, got 0.0")),
         ]
     omegas = rng.uniform(0.001, 3.0, size=(2, 3))
     return [Case("period of a (2, 3) array of random omegas", call_with(omegas), lambda: R("period")(omegas), f,
                  hints=[_period_hint(omegas)]),
-            Case("period(0.5)", call_with(0.5), lambda: R("period")(0.5), f, hints=[_period_hint(0.5)])]
+            Case("period(0.5)", call_with(0.5), lambda: R("period")(0.5), f, hints=[_period_hint(0.5)]),
+            Case("period(np.array([0.5, -0.1])): one omega below 0", call_with(np.array([0.5, -0.1])),
+                 raises("omega must be > 0, got -0.1"))]
 
 
 # -------------------------------------------------------- angular_frequencies
@@ -85,13 +89,16 @@ def angular_frequencies(hidden, rng):
                  hints=[_freq_hint(4, 100.0)]),
             Case("angular_frequencies(2): a single pair", call_with(2), const(np.array([1.0])), f,
                  hints=[_freq_hint(2, 10000.0)]),
+            Case("angular_frequencies(5): an odd width has no whole number of pairs", call_with(5),
+                 raises("d must be even and >= 2, got d=5")),
         ]
     d = int(rng.integers(5, 40)) * 2
     base = float(rng.uniform(50, 20000))
     return [Case(f"angular_frequencies({d}, base={base:.1f})", call_with(d, base=base),
                  lambda: R("angular_frequencies")(d, base=base), f, hints=[_freq_hint(d, base)]),
             Case("angular_frequencies(64)", call_with(64), lambda: R("angular_frequencies")(64), f,
-                 hints=[_freq_hint(64, 10000.0)])]
+                 hints=[_freq_hint(64, 10000.0)]),
+            Case("angular_frequencies(0): no pairs at all", call_with(0), raises("d must be even and >= 2, got d=0"))]
 
 
 # ------------------------------------------------------ sinusoidal_positions
@@ -150,9 +157,51 @@ def sinusoidal_positions(hidden, rng):
     return cases
 
 
+# ------------------------------------------------------------- shift_positions (a bug hunt)
+# The learner is given R(k w) applied to pairs stored (sin, cos): the turn goes backwards, to position p - k.
+
+def _pe_at(positions, d, base):
+    """Rows of the encoding at any positions (negative too), written independently of the reference."""
+    angles = np.asarray(positions, dtype=float)[:, None] * base ** (-2.0 * np.arange(d // 2) / d)  # (T, d/2)
+    return np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(len(positions), d)
+
+
+def _shift_case(label, positions, k, d, base=10000.0):
+    positions = np.asarray(positions)
+    pe = _pe_at(positions, d, base)
+    call = call_with(pe, k) if base == 10000.0 else call_with(pe, k, base=base)
+    hint = known_mistakes(
+        (lambda: _pe_at(positions - k, d, base),
+         f"Still the bug: these are the encodings of positions p - {k}, not p + {k}. R(k w) is written for pairs "
+         "(cos, sin); the encoding stores (sin, cos), and in that order the same turn has its minus sign bottom "
+         "left (sin(a + b) = sin a cos b + cos a sin b)."),
+        (lambda: pe, "These are the rows you were given: nothing was turned."),
+        (lambda: _pe_at(positions + k, d, base)[:, np.arange(d).reshape(-1, 2)[:, ::-1].ravel()],
+         "Right angles, but each pair is written back as (cos, sin): the encoding stores the sine first."),
+        **MATCH,
+    )
+    return Case(label, call, const(_pe_at(positions + k, d, base)), close(dtype="f"), hints=[hint])
+
+
+@check
+def shift_positions(hidden, rng):
+    if not hidden:
+        return [
+            _shift_case("shift_positions of position 0, k = 1, d = 2: the encoding of position 1, [sin 1, cos 1]",
+                        [0], 1, 2),
+            _shift_case("shift_positions of positions 0 .. 4, k = 3, d = 8: positions 3 .. 7", np.arange(5), 3, 8),
+            _shift_case("shift_positions of positions 5, 2, 9, k = 4, d = 4, base = 100", [5, 2, 9], 4, 4, 100.0),
+        ]
+    d, k = int(rng.integers(2, 9)) * 2, int(rng.integers(2, 40))
+    return [
+        _shift_case(f"shift_positions of 6 random positions, k = {k}, d = {d}", rng.integers(0, 500, size=6), k, d),
+        _shift_case("shift_positions with k = -5: five tokens back", np.arange(10, 14), -5, 6),
+    ]
+
+
 # ------------------------------------------------------------- predictions
 
-ask = partial(question, A, wording=NB06)  # notebooks 07, 08 and 10 word theirs the same way
+ask = partial(question, A, wording=NB06, reason=True)  # notebooks 07, 08 and 10 word theirs the same way
 
 
 predict_common_period = ask(

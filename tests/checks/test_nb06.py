@@ -1,6 +1,7 @@
 """Does every check of 06_sinusoids_and_positions reject the mistakes students make, and accept other correct code?"""
 import pytest
 
+from tests.checks.bug_hunts import stub_test
 from tests.harness import Mistake, answer, exercise_suite, returns
 
 pytestmark = pytest.mark.nb06
@@ -179,6 +180,52 @@ def sinusoidal_positions(T, d, base=10000.0):
 ''', "wrong values"),
 ]
 
+MISTAKES += [
+    Mistake("period", "no_validation", '''
+def period(omega):
+    return 2 * np.pi / np.asarray(omega, dtype=float)
+''', "should raise ValueError"),
+    Mistake("angular_frequencies", "no_validation", '''
+def angular_frequencies(d, base=10000.0):
+    return base ** (-2.0 * np.arange(d // 2) / d)
+''', "should raise ValueError"),
+    # ------------------------------------------ shift_positions (a bug hunt: the bug and two half-fixes)
+    Mistake("shift_positions", "the_bug_turns_backwards", '''
+def shift_positions(pe, k, base=10000.0):
+    T, d = pe.shape
+    turn = k * angular_frequencies(d, base)
+    c, s = np.cos(turn), np.sin(turn)
+    sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+    out = np.empty_like(pe)
+    out[:, 0::2], out[:, 1::2] = c * sin_p - s * cos_p, s * sin_p + c * cos_p
+    return out
+''', "positions p - "),
+    Mistake("shift_positions", "half_fix_written_back_as_cos_sin", '''
+def shift_positions(pe, k, base=10000.0):
+    T, d = pe.shape
+    turn = k * angular_frequencies(d, base)
+    c, s = np.cos(turn), np.sin(turn)
+    sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+    out = np.empty_like(pe)
+    out[:, 0::2], out[:, 1::2] = c * cos_p - s * sin_p, c * sin_p + s * cos_p
+    return out
+''', "written back as (cos, sin)"),
+    Mistake("shift_positions", "half_fix_one_sign_only", '''
+def shift_positions(pe, k, base=10000.0):
+    T, d = pe.shape
+    turn = k * angular_frequencies(d, base)
+    c, s = np.cos(turn), np.sin(turn)
+    sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+    out = np.empty_like(pe)
+    out[:, 0::2], out[:, 1::2] = c * sin_p + s * cos_p, s * sin_p + c * cos_p
+    return out
+''', "wrong values"),
+    Mistake("shift_positions", "nothing_turned", '''
+def shift_positions(pe, k, base=10000.0):
+    return pe.copy()
+''', "nothing was turned"),
+]
+
 ALTERNATIVES = {
     "first_repeat": '''
 def first_repeat(omegas, horizon=10_000):
@@ -196,11 +243,21 @@ def predict_offset_terms():
 ''',
     "period": '''
 def period(omega):
+    if (np.asarray(omega) <= 0).any():
+        raise ValueError("a period needs a positive omega")
     return np.divide(2 * np.pi, omega)
 ''',
     "angular_frequencies": '''
 def angular_frequencies(d, base=10000.0):
+    if d <= 0 or d % 2 == 1:
+        raise ValueError(f"bad width {d}")
     return np.exp(-np.log(base) * np.arange(0, d, 2) / d)
+''',
+    "shift_positions": '''
+def shift_positions(pe, k, base=10000.0):
+    T, d = pe.shape
+    z = (pe[:, 1::2] + 1j * pe[:, 0::2]) * np.exp(1j * k * angular_frequencies(d, base))  # cos + i sin, turned
+    return np.stack([z.imag, z.real], axis=-1).reshape(T, d)
 ''',
     "sinusoidal_positions": '''
 import math
@@ -218,3 +275,4 @@ def sinusoidal_positions(T, d, base=10000.0):
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+globals().update(stub_test(A))  # shift_positions is a bug hunt: its released cell is the bug, proven rejected
