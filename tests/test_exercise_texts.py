@@ -5,6 +5,10 @@ exercise's solution cell and its own. That text must hold at least one hint a le
 (a collapsed ``<details><summary>Hint ...</summary>``), and must not print a distinctive line of the solution:
 a line between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` of at least MIN_CHARS characters, without its
 comment, or what it returns or assigns, compared with the text's whitespace ignored.
+
+Round 5's rules, where a program can apply them: the stub's own text (its docstring) states the contract and
+prints no solution line; a second hint prints none either, down to HINT_MIN_CHARS; every notebook has a bug
+hunt; every prediction asks for a one-line reason.
 """
 from __future__ import annotations
 
@@ -166,3 +170,94 @@ def test_an_exercise_without_a_hint_before_it_is_caught():
     second.metadata["nbgrader"] = {**nb.cells[-1].metadata["nbgrader"], "grade_id": "nll"}
     nb.cells.append(second)
     assert [(e.name, has_hint(e)) for e in exercise_texts(nb, "planted")] == [("cross_entropy", True), ("nll", False)]
+
+
+# --------------------------------------------------------------------------- Round 5: exercises that teach
+# Rules a reading by a new learner applies, where a program can apply them too.
+HINT_MIN_CHARS = 8  # a second hint holds no solution line of 8 characters or more (`Q @ K.T` is 5: vocabulary)
+HINT_2 = re.compile(r"<details>\s*<summary>\s*Hint 2\b[^<]*</summary>(.*?)</details>", re.I | re.S)
+BUG_REGION = re.compile(r"^[ \t]*### BEGIN BUG.*?^[ \t]*### END BUG[^\n]*$", re.M | re.S)
+# The vocabulary of a contract or a hint, not a give-away: names and tuples of names (`grad_E, grad_W`), and
+# one call of a name on names (`list(data)`, `np.zeros_like(x)`).
+VOCABULARY = re.compile(r"[\w.,\s]+|[\w.]+\([\w.,\s]*\)")
+
+
+def telling(lines: list[str]) -> list[str]:
+    return [line for line in lines if not VOCABULARY.fullmatch(line)]
+
+
+def stub_text(exercise: ExerciseText) -> str:
+    """What the learner reads in the exercise's own cell: the source without the solution and the bug regions."""
+    return BUG_REGION.sub("", SOLUTION.sub("", exercise.solution))
+
+
+def second_hints(exercise: ExerciseText) -> str:
+    return "\n".join(HINT_2.findall(exercise.markdown))
+
+
+def hint_lines(solution: str, min_chars: int = HINT_MIN_CHARS) -> list[str]:
+    """The solution lines a second hint must not hold: as distinctive_lines, down to ``min_chars``."""
+    block = SOLUTION.search(solution)
+    if not block:
+        return []
+    found = []
+    for line in _without_comments(block.group(1)):
+        code = line.strip()
+        forms = {code, code[len("return "):].strip() if code.startswith("return ") else code}
+        assigned = ASSIGNED.match(code)
+        if assigned:
+            forms.add(assigned.group(1).strip())
+        found += sorted(f for f in forms if len(_squeezed(f)) >= min_chars and not re.fullmatch(r"[\w.]+", f))
+    return found
+
+
+@pytest.mark.parametrize("assignment", _params())
+def test_no_stub_docstring_prints_its_solution(assignment):
+    """The stub states the contract; a docstring that holds the solution's line makes the exercise a copy."""
+    printed = {e.name: lines for e in _exercises(assignment)
+               if (lines := [line for line in telling(distinctive_lines(e.solution))
+                             if _squeezed(line) in _squeezed(stub_text(e))])}
+    assert not printed, f"{assignment}: the stub's own text (its docstring) prints its solution: {printed}"
+
+
+@pytest.mark.parametrize("assignment", _params())
+def test_no_second_hint_holds_a_solution_line(assignment):
+    """Hint 2 names the shape, the axis or the one function to look up, never the line itself."""
+    printed = {e.name: lines for e in _exercises(assignment)
+               if (lines := [line for line in telling(hint_lines(e.solution))
+                             if _squeezed(line) in _squeezed(second_hints(e))])}
+    assert not printed, f"{assignment}: a second hint holds its solution's line: {printed}"
+
+
+@pytest.mark.parametrize("assignment", _params())
+def test_every_notebook_has_a_bug_hunt(assignment):
+    """A bug hunt (autograder/bug_hunt.py): the student cell shows code that runs and is wrong."""
+    from autograder.bug_hunt import is_bug_hunt
+
+    assert any(is_bug_hunt(e.solution) for e in _exercises(assignment)), f"{assignment} has no bug hunt"
+
+
+@pytest.mark.parametrize("assignment", _params())
+def test_every_prediction_asks_a_reason(assignment):
+    """Each question is declared with reason=True, and the solution's own answer gives one."""
+    from autograder.checks.questions import is_question
+    from autograder.checks.registry import REGISTRY
+
+    questions = [e.name for e in _exercises(assignment) if is_question(assignment, e.name)]
+    silent = [q for q in questions if not REGISTRY[f"{assignment}:{q}"].asks_reason]
+    assert not silent, f"{assignment}: predictions that ask no reason (question(..., reason=True)): {silent}"
+
+
+def test_the_round_5_rules_catch_what_they_name():
+    hinted = SOLUTION_CELL.replace('"""Mean NLL."""', '"""Mean NLL: logits.max(axis=-1, keepdims=True) first."""')
+    [exercise] = exercise_texts(planted(HINTS, hinted), "planted")
+    assert "logits.max(axis=-1,keepdims=True)" in _squeezed(stub_text(exercise))
+    assert any(_squeezed(line) in _squeezed(stub_text(exercise)) for line in telling(distinctive_lines(hinted)))
+    assert telling(["grad_E, grad_W_q", "list(data)", "np.zeros_like(x)", "x @ W + b"]) == ["x @ W + b"]
+    short = "def f(Q, K):\n    ### BEGIN SOLUTION\n    return Q @ K.T / 2.0\n    ### END SOLUTION\n"
+    hint2 = "<details><summary>Hint 2: the shape</summary>\n\nDivide: `Q @ K.T / 2.0`.\n\n</details>"
+    [exercise] = exercise_texts(planted(HINTS + "\n\n" + hint2, short), "planted")
+    assert "Q @ K.T / 2.0" in telling(hint_lines(short)) and "Q@K.T/2.0" in _squeezed(second_hints(exercise))
+    assert not _squeezed(hint_lines(short)[0]) in _squeezed(HINTS)  # hint 1 is not hint 2
+    bug = "def f(x):\n    ### BEGIN SOLUTION\n    return x + x\n    ### END SOLUTION\n    ### BEGIN BUG\n    # return x * x\n    ### END BUG\n"
+    assert "x*x" not in _squeezed(stub_text(ExerciseText("a", "f", "", bug)))
