@@ -12,6 +12,7 @@ hunt; every prediction asks for a one-line reason.
 """
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -261,3 +262,48 @@ def test_the_round_5_rules_catch_what_they_name():
     assert not _squeezed(hint_lines(short)[0]) in _squeezed(HINTS)  # hint 1 is not hint 2
     bug = "def f(x):\n    ### BEGIN SOLUTION\n    return x + x\n    ### END SOLUTION\n    ### BEGIN BUG\n    # return x * x\n    ### END BUG\n"
     assert "x*x" not in _squeezed(stub_text(ExerciseText("a", "f", "", bug)))
+
+
+ANY_HINT = re.compile(r"<details>\s*<summary>\s*Hint\b[^<]*</summary>(.*?)</details>", re.I | re.S)
+
+
+def answer_numbers(solution: str) -> list[float]:
+    """The numbers a prediction's solution returns (its reason left out) that a hint could give away: whole numbers
+    of 10 or more and fractions (a 2 or a 0.5 is the vocabulary of any hint)."""
+    block = SOLUTION.search(solution)
+    if not block:
+        return []
+    body = "def answer():\n" + "\n".join("    " + line for line in block.group(1).splitlines())
+    value = next((n.value for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Return) and n.value), None)
+    if isinstance(value, ast.Tuple) and len(value.elts) == 2 and isinstance(value.elts[1], ast.Constant) \
+            and isinstance(value.elts[1].value, str):
+        value = value.elts[0]  # (answer, "reason")
+    numbers = [n.value for n in ast.walk(value) if isinstance(n, ast.Constant)] if value else []
+    return [x for x in numbers if isinstance(x, (int, float)) and not isinstance(x, bool)
+            and (abs(x) >= 10 or not float(x).is_integer())]
+
+
+def given_away(number: float, text: str) -> bool:
+    """Does ``text`` write ``number`` (as 16000, 16,000, 16_000 or 0.9839), not as part of a longer number?"""
+    spellings = {repr(number)} | ({str(int(number)), f"{int(number):,}", f"{int(number):_}"}
+                                  if float(number).is_integer() else set())
+    return any(re.search(r"(?<![\w.])" + re.escape(s) + r"(?![\w])", text) for s in spellings)
+
+
+@pytest.mark.parametrize("assignment", _params())
+def test_no_prediction_hint_holds_its_answer(assignment):
+    """A hint to a prediction leads to the answer; it never computes it."""
+    from autograder.checks.questions import is_question
+
+    told = {e.name: nums for e in _exercises(assignment) if is_question(assignment, e.name)
+            if (nums := [x for x in answer_numbers(e.solution)
+                         if given_away(x, "\n".join(ANY_HINT.findall(e.markdown)))])}
+    assert not told, f"{assignment}: a hint gives a prediction's answer away: {told}"
+
+
+def test_a_hint_that_computes_the_answer_is_caught():
+    solution = 'def predict():\n    ### BEGIN SOLUTION\n    return (16_000, 80), "V * d and T * d"\n    ### END SOLUTION\n'
+    assert answer_numbers(solution) == [16_000, 80]
+    assert given_away(16_000, "so the table holds 16,000 numbers") and given_away(80, "5 * 16 = 80.")
+    assert not given_away(80, "a table of 800 rows, 0.80 of them") and not given_away(16_000, "160001")
+    assert answer_numbers('def p():\n    ### BEGIN SOLUTION\n    return 2\n    ### END SOLUTION\n') == []
