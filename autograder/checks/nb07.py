@@ -58,7 +58,10 @@ def rotate_complex(hidden, rng):
     return [_rotate_case("rotate_complex of 6 random points by 6 random angles", z, theta,
                          lambda: R("rotate_complex")(z, theta)),
             _rotate_case("rotate_complex of a (2, 3) array by one angle", z.reshape(2, 3), 2.5,
-                         lambda: R("rotate_complex")(z.reshape(2, 3), 2.5))]
+                         lambda: R("rotate_complex")(z.reshape(2, 3), 2.5)),
+            # fixed, whatever the seed: angles given as a Python list, which does not multiply by 1j
+            _rotate_case("rotate_complex(2 - 1j, [0.5, -1.0]): two angles as a list", 2 - 1j, [0.5, -1.0],
+                         lambda: R("rotate_complex")(2 - 1j, [0.5, -1.0]))]
 
 
 # ----------------------------------------------------------- rotation_matrix
