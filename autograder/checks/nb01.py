@@ -180,25 +180,11 @@ def make_lm_pairs(hidden, rng):
 
 # ---------------------------------------------------------- bug hunt: split, then window
 
-def _windows(ids, context_len):
-    """make_lm_pairs by its definition, one window at a time (nothing vectorised to get wrong)."""
-    n = len(ids) - context_len
-    X = np.array([ids[i:i + context_len] for i in range(n)]).reshape(n, context_len)
-    return X, np.array([ids[i + 1:i + 1 + context_len] for i in range(n)]).reshape(n, context_len)
-
-
-def _split_then_window(ids, context_len, val_frac):
-    cut = len(ids) - int(len(ids) * val_frac)
-    return (*_windows(ids[:cut], context_len), *_windows(ids[cut:], context_len))
-
-
 def _no_leak(got, want):
     """The symptom first: ids shared by the two parts (the stream's ids are distinct), then the exact arrays."""
-    if not isinstance(got, tuple) or len(got) != 4 or not all(isinstance(a, Array) for a in got):
+    if not (isinstance(got, tuple) and len(got) == 4 and all(isinstance(a, Array) for a in got)):
         return f"expected a tuple of four arrays (X_train, Y_train, X_val, Y_val), got {type(got).__name__}."
-    train = {int(v) for a in got[:2] for v in a.data.ravel()}
-    val = {int(v) for a in got[2:] for v in a.data.ravel()}
-    shared = sorted(train & val)
+    shared = sorted({int(v) for a in got[:2] for v in a.data.ravel()} & {int(v) for a in got[2:] for v in a.data.ravel()})
     if shared:
         return (f"the training and validation arrays share the ids {shared[:8]}{' ...' if len(shared) > 8 else ''}: "
                 "windows that straddle the cut carry one part's text into the other, so a validation loss would "
@@ -209,9 +195,10 @@ def _no_leak(got, want):
 @check
 def train_val_pairs(hidden, rng):
     def case(ids, context_len, val_frac, note):
-        label = f"train_val_pairs({note}, context_len={context_len}, val_frac={val_frac})"
-        return Case(label, call_with(ids, context_len, val_frac), lambda: _split_then_window(ids, context_len, val_frac),
-                    predicate(_no_leak))
+        cut = len(ids) - int(len(ids) * val_frac)  # split the ids first, then window each part
+        want = lambda: (*R("make_lm_pairs")(ids[:cut], context_len), *R("make_lm_pairs")(ids[cut:], context_len))
+        return Case(f"train_val_pairs({note}, context_len={context_len}, val_frac={val_frac})",
+                    call_with(ids, context_len, val_frac), want, predicate(_no_leak))
 
     if not hidden:
         return [case(list(range(10, 30)), 3, 0.3, "the 20 ids 10 .. 29: training 10 .. 23, validation 24 .. 29"),
@@ -219,11 +206,8 @@ def train_val_pairs(hidden, rng):
                 Case("train_val_pairs(list(range(10)), context_len=3, val_frac=0.3): the validation part, 3 ids, "
                      "has no window with a target", call_with(list(range(10)), 3, 0.3),
                      raises("need more than context_len ids"), close())]
-    cases = []
-    for n, context_len, val_frac in [(40, 8, 0.25), (30, 4, 0.5), (25, 1, 0.2)]:
-        ids = [int(i) for i in rng.permutation(1000)[:n]]  # distinct: a shared id is a leak
-        cases.append(case(ids, context_len, val_frac, f"{n} distinct ids"))
-    return cases
+    return [case([int(i) for i in rng.permutation(1000)[:n]], context_len, val_frac, f"{n} distinct ids")
+            for n, context_len, val_frac in [(40, 8, 0.25), (30, 4, 0.5), (25, 1, 0.2)]]  # distinct: shared = leaked
 
 
 def _tie_hint(ids):
