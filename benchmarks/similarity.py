@@ -5,7 +5,8 @@ exercise in a way of their own; some students copy another's answers to between 
 recommented, helpers reordered, lines split or joined, one step rewritten now and then, one exercise of the
 run written afresh). Prints:
 
-- recall: the planted pairs that share 3 or more non-trivial exercises, and how many of them were found;
+- recall: the planted pairs that share 3 or more non-trivial exercises (both answers long enough to compare,
+  the check's own rule), and how many of them were found;
 - false positives: the pairs of students who worked alone that were named, per 10,000 such pairs;
 - time: wall and CPU seconds of ``find_similar`` (the class is written first, not timed), and the cores.
 
@@ -30,13 +31,30 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder import paths  # noqa: E402 - after the path above
-from autograder.similarity.run import find_similar  # noqa: E402
+from autograder.similarity.answers import course_exercises, read_answers  # noqa: E402
+from autograder.similarity.compare import MIN_TOKENS  # noqa: E402
+from autograder.similarity.run import answer_fingerprints, find_similar  # noqa: E402
 from tests.similarity_class import make_class  # noqa: E402
 
 
 def _cpu() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def long_enough(folder: Path, pairs: dict[tuple[str, str], set[tuple[str, str]]]) -> dict[tuple[str, str], int]:
+    """Per planted pair, the copied exercises both of whose answers are long enough to compare (the check's own
+    rule, :data:`MIN_TOKENS` tokens of the student's own): the non-trivial ones the goal counts."""
+    students = tuple(sorted({s for pair in pairs for s in pair}))
+    sizes: dict[tuple[str, str, str], int] = {}
+    for assignment in sorted({a for shared in pairs.values() for a, _ in shared}):
+        exercises = {ex.grade_id: ex for ex in course_exercises(assignment)}
+        answers, _ = read_answers(folder, assignment, set(exercises), students=students)
+        for answer in answers:
+            sizes[answer.student, assignment, answer.grade_id] = answer_fingerprints(
+                answer, exercises[answer.grade_id]).size
+    return {pair: sum(1 for a, g in shared if min(sizes.get((s, a, g), 0) for s in pair) >= MIN_TOKENS)
+            for pair, shared in pairs.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,13 +79,14 @@ def main(argv: list[str] | None = None) -> int:
         cpu, wall = _cpu(), time.perf_counter()
         found = find_similar(folder, jobs=args.jobs)
         wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+        comparable = {tuple(sorted(k)): n for k, n in long_enough(folder, planted.pairs).items()}
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
 
     named = {(p.a, p.b) for p in found.pairs}
     planted_pairs = {tuple(sorted(k)): shared for k, shared in planted.pairs.items()}
-    target = [k for k, shared in planted_pairs.items() if len(shared) >= 3]
+    target = [k for k in planted_pairs if comparable[k] >= 3]
     hits = [k for k in target if k in named]
     independent = args.students * (args.students - 1) // 2 - len(planted_pairs)
     false = [p for p in found.pairs if (p.a, p.b) not in planted_pairs]
@@ -81,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"time: {wall:.1f} s wall, {cpu:.1f} s CPU, {args.jobs} worker(s), {os.cpu_count()} core(s) on this machine")
     for k in target:
         if k not in named:
-            print(f"  missed: {k[0]} and {k[1]}, {len(planted_pairs[k])} exercises copied")
+            print(f"  missed: {k[0]} and {k[1]}, {comparable[k]} non-trivial exercises copied")
     for p in false[:10]:
         print(f"  named, independent: {p.a} and {p.b}: " + ", ".join(f"{s.grade_id} ({s.score:.0f})" for s in p.shared))
     ok = (not target or len(hits) >= 0.95 * len(target)) and per_10k <= 1 and (

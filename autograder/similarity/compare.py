@@ -12,7 +12,7 @@ that every answer has adds nothing; one the two alone have adds about ``log(0.8 
 matters more than a short one, and no share of a short one is enough on its own.
 
 Pairs to weigh come from an inverted index (fingerprint -> answers): the fingerprints that at most
-:data:`RARE` answers (or 5% of them) have propose each pair of their holders, and a pair whose shared ones
+:data:`RARE` answers (or 10% of them) have propose each pair of their holders, and a pair whose shared ones
 add :data:`PROPOSE` to the score is weighed. So a class of 500 weighs hundreds of pairs an exercise, not
 125,000; a copy shares its source's rarer parts, so none is missed for it.
 
@@ -32,9 +32,9 @@ import numpy as np
 
 MIN_TOKENS = 20  # fewer tokens of the student's own (a one-line `return Q @ K.T` has 7): too short to tell apart
 KEPT = 0.8  # the share of its source's fingerprints a copy keeps, in the likelihood ratio
-ALIKE = 10.0  # log-likelihood ratio from which two answers are alike (e^10: 22,000 times likelier copied)
+ALIKE = 20.0  # log-likelihood ratio from which two answers are alike (e^20: 500 million times likelier copied)
 PRIOR = 0.05, 10  # how common an unseen fingerprint is taken to be, and as how many answers' worth of evidence
-RARE = 10  # a fingerprint that at most this many answers (or 5% of them) have proposes their pairs
+RARE = 10  # a fingerprint that at most this many answers (or 10% of them) have proposes their pairs
 PROPOSE = 8.0  # what those must add to the score for the pair to be weighed
 
 
@@ -60,14 +60,14 @@ def alike_pairs(answers: dict[str, frozenset[int]]) -> list[Alike]:
     q = {h: (len(who) - 1 + mean * weight) / (n - 1 + weight) for h, who in holders.items()}
     share = {h: log(KEPT / p) for h, p in q.items()}
     lack = {h: log((1 - KEPT) / (1 - min(p, 0.999))) for h, p in q.items()}
+    lacking = {s: sum(lack[h] for h in hashes) for s, hashes in answers.items()}  # if the other had none of them
     found = []
     for a, b in _proposed(holders, share, n):
-        fa, fb = answers[students[a]], answers[students[b]]
-        common = fa & fb
-        gained = sum(share[h] for h in common)
-        score = min(gained + sum(lack[h] for h in fa - common), gained + sum(lack[h] for h in fb - common))
+        sa, sb = students[a], students[b]
+        # each direction: share() for what the other has, lack() for what it has not; the smaller of the two
+        score = sum(share[h] - lack[h] for h in answers[sa] & answers[sb]) + min(lacking[sa], lacking[sb])
         if score >= ALIKE:
-            found.append(Alike(students[a], students[b], score))
+            found.append(Alike(sa, sb, score))
     return found
 
 
@@ -76,7 +76,7 @@ def _proposed(holders: dict[int, list[int]], share: dict[int, float], n: int) ->
 
     All pairs of each fingerprint's holders at once, with numpy, one array per number of holders: a class of
     500 has a few million such (pair, fingerprint) entries an exercise, a Python loop over them seconds."""
-    rare = max(RARE, n // 20)
+    rare = max(RARE, n // 10)
     by_count: dict[int, list[tuple[list[int], float]]] = defaultdict(list)
     for h, who in holders.items():
         if 2 <= len(who) <= rare:

@@ -76,15 +76,18 @@ class Fingerprints:
 
 def normalised_tokens(code: str, *, given: frozenset[str] = frozenset()) -> list[Token]:
     """The tokens of ``code`` as compared, leaving out every line whose stripped text is in ``given``."""
-    bound = _bound_names(code)  # the parameters too, named on the given `def` line
+    own = "\n".join(line for line in code.split("\n") if line.strip() not in given) if given else code
+    bound = _bound_names(own) | _parameters(code)  # the parameters are named on the given `def` line
     # Tokenised whole, then a token that starts on a given line is left out: a docstring the course has since
     # changed stays one string token, where blanking its given lines first would leave its words as code.
     starts = [0] + [m.end() for m in re.finditer("\n", code)]
     skipped = [line.strip() in given for line in code.split("\n")]
+    # no need to read the given lines before the first of the learner's own (the `def` line, the docstring)
+    first = next((i for i, skip in enumerate(skipped) if not skip), len(skipped))
     out: list[Token] = []
     depth = 0
     previous = ""
-    for m in TOKEN.finditer(code):
+    for m in TOKEN.finditer(code, starts[first] if first < len(starts) else len(code)):
         kind = m.lastgroup
         if kind is None:  # only whitespace or a comment was left at the end
             continue
@@ -140,6 +143,17 @@ def _bound_names(code: str) -> set[str]:
 
 
 _IDS: dict[str, int] = {}  # token text -> its id, for the life of the process
+
+
+def _parameters(code: str) -> set[str]:
+    """The parameters of every ``def`` in ``code`` (given or not)."""
+    names = set()
+    for m in _PARAMETERS.finditer(code):
+        for part in m.group(1).split(","):
+            head = _NAME.search(part.split(":")[0].split("=")[0])
+            if head:
+                names.add(head.group())
+    return names - BUILTINS
 
 
 def _token_id(text: str) -> int:

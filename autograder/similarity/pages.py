@@ -64,7 +64,7 @@ def marked(code: str, spans: tuple[tuple[int, int], ...]) -> str:
     return "".join(parts) + e(code[at:])
 
 
-def pair_page(pair: Pair, views: list[SideBySide]) -> str:
+def pair_page(pair: Pair, views: list[SideBySide], *, report: bool = True) -> str:
     blocks = []
     for v in views:
         name = f"{v.assignment}: {v.grade_id}"
@@ -78,7 +78,8 @@ def pair_page(pair: Pair, views: list[SideBySide]) -> str:
             + "</div>")
     body = (f"<h1>{e(pair.a)} and {e(pair.b)}: answers alike on {len(pair.shared)} of {pair.both_answered} "
             "exercises</h1>"
-            '<p><a href="../similarity.html">All pairs</a> · <a href="../report.html">Class report</a></p>'
+            '<p><a href="../similarity.html">All pairs</a>'
+            + (' · <a href="../report.html">Class report</a>' if report else "") + "</p>"
             + caveat() +
             "<p><mark>Marked</mark> (highlighted and underlined): runs of code both answers have once names, "
             "comments, blank lines and line breaks are set aside. The course's given lines are never marked. "
@@ -95,12 +96,13 @@ def write_outputs(out: Path, result: Similarity, submissions: Path) -> Written:
     save(out, result)
     write_atomic(out / "similarity.csv", _csv(csv_rows(result), CSV_COLUMNS))
     page = out / "similarity.html"
+    report = (out / "report.html").is_file()  # `grade` has written the class report here: link to it
     write_atomic(page, _document("Answers that look alike", "<h1>Answers that look alike</h1>"
-                                 '<p><a href="report.html">Class report</a></p>'
+                                 + ('<p><a href="report.html">Class report</a></p>' if report else "")
                                  + scrolling_tables(section(result))))
     written = []
     for pair in result.pairs:
         path = out / PAGES / pair.slug
-        write_atomic(path, pair_page(pair, side_by_side(submissions, pair)))
+        write_atomic(path, pair_page(pair, side_by_side(submissions, pair), report=report))
         written.append(path)
     return Written(out / "similarity.csv", page, tuple(written))
