@@ -351,8 +351,9 @@ HEADS_MESSAGES = {
                      "features, so divide by sqrt(D), D = d_model // n_heads.",
     "scale_by_D": "The scores are divided by D: divide them by sqrt(D), the standard deviation of a dot product of D "
                   "unit-variance features.",
-    "merge_by_reshape": "The merge back was changed to a reshape alone: (B, H, T, D) -> (B, T, d_model) needs the "
-                        "transpose first, as the code had it.",
+    "merge_by_reshape": "The merge back was changed to a reshape alone: (B, H, T, D) read straight as (B, T, d_model) "
+                        "mixes positions and heads again. The code as given put the heads side by side, position by "
+                        "position; keep it.",
 }
 
 

@@ -253,7 +253,7 @@ MISTAKES += [
         A, "heads_self_attention", replace=("/ math.sqrt(D)", "/ math.sqrt(d_model)"),
         name="scaled by the model's width"), "sqrt(d_model)"),
     Mistake("heads_self_attention", "merge_by_reshape_too", variant(
-        A, "heads_self_attention", replace=("return out.transpose(1, 2).reshape(B, T, d_model)",
+        A, "heads_self_attention", replace=("return torch.cat(out.unbind(dim=1), dim=-1)",
                                             "return out.reshape(B, T, d_model)"),
         name="the merge changed to a reshape alone"), "merge back"),
 ]
