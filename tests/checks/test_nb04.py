@@ -149,6 +149,12 @@ def kl_divergence(q, p):
     q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
     return float(-np.sum(q * np.log(p)))
 '''),
+    Mistake("kl_divergence", "clipped_p_hides_infinity", '''
+def kl_divergence(q, p):
+    q, p = np.asarray(q, dtype=float), np.clip(np.asarray(p, dtype=float), 1e-12, 1.0)
+    k = q > 0
+    return float(np.sum(q[k] * np.log(q[k] / p[k])))
+''', "infinite (np.inf)"),
     Mistake("kl_divergence", "log_base_two", '''
 def kl_divergence(q, p):
     q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
