@@ -124,8 +124,18 @@ def stopped_cells(nb) -> list[str]:
     return found
 
 
+UNAVAILABLE = "CheckUnavailable"  # a check that compares with the reference solution, not installed in a students' image
+
+
+def unavailable(nb) -> list[str]:
+    """The visible test cells of the executed ``nb`` whose check could not run here (it needs the course's
+    reference solution, which grading has): neither passed nor failed, counted as tests validate cannot run."""
+    return [grade_id(c) for c in nb.cells if is_test_cell(c) and (error_of(c) or ("",))[0] == UNAVAILABLE]
+
+
 def report(nb, nb_name: str = "") -> list[Exercise]:
-    """Per exercise, its visible tests' outcomes in the executed notebook ``nb`` (named ``nb_name``, the assignment)."""
+    """Per exercise, its visible tests' outcomes in the executed notebook ``nb`` (named ``nb_name``, the assignment);
+    a test whose check cannot run here (:func:`unavailable`) is left out."""
     tests: list[GradedTest] = []
     stubbed: set[str] = set()
     for cell in nb.cells:
@@ -138,6 +148,8 @@ def report(nb, nb_name: str = "") -> list[Exercise]:
             points = float(nbgrader_meta(cell).get("points", 0))
             err = error_of(cell)
             ran = cell.get("execution_count") is not None
+            if err is not None and err[0] == UNAVAILABLE:
+                continue
             if err is None and ran:
                 tests.append(test(gid, points, "passed"))
             elif not ran:
@@ -235,7 +247,11 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
         for line in stopped:  # the cause comes before the exercises it may have cost
             out(f"  first: {line}")
         hidden = sum(float(nbgrader_meta(c).get("points", 0)) for c in nb.cells if is_test_cell(c) and is_hidden_only(c))
-        worst = max(worst, _print_report(path, exercises, hidden, problem, start, out, local.cannot_run),
+        cannot = unavailable(nb)
+        if cannot:
+            out(f"  note: {', '.join(cannot)} compare{'s' * (len(cannot) == 1)} with the course's reference "
+                f"solution, which is not installed here: grading runs {'them' if len(cannot) > 1 else 'it'}")
+        worst = max(worst, _print_report(path, exercises, hidden, problem, start, out, local.cannot_run + cannot),
                     1 if stopped else 0)
     return worst
 
@@ -264,8 +280,8 @@ def _print_report(path: Path, exercises: list[Exercise], hidden: float, problem:
     out(f"  visible checks: {earned:g} of {total:g} points"
         + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else ""))
     if cannot_run:
-        out(f"  cannot run here: {len(cannot_run)} visible test{'s' * (len(cannot_run) > 1)} missing from your "
-            f"notebook ({', '.join(cannot_run)}); grading puts {'them' if len(cannot_run) > 1 else 'it'} back")
+        out(f"  cannot run here: {len(cannot_run)} visible test{'s' * (len(cannot_run) > 1)} ({', '.join(cannot_run)}), "
+            f"said above; grading runs {'them' if len(cannot_run) > 1 else 'it'}")
     if problem:
         out(f"  problem: {problem}")
     failed = any(shown_status(ex, assignment) not in ("passed", "recorded", "not attempted") for ex in exercises)

@@ -7,9 +7,12 @@ duplicated; duplicated or missing cell ids; old nbformat minors (4.0-4.4) and a 
 printed output; invalid JSON; a UTF-8 byte-order mark; the metadata jupytext, VS Code and Colab write; a
 renamed file; two notebooks for one assignment.
 
-What each must come to is said beside it (:attr:`Damage.lost`): the exercises it may cost and the words
-the learner is told why. Everything else keeps every point. tests/test_mangled.py grades the corpus
-once (``grade``) and holds every damage to that, and holds ``validate`` to the same pass/fail.
+What each must come to is said beside it: whether it may cost the answer it touches (:attr:`Damage.lost`,
+then every test lost says why), whether nothing of the file can be read (:attr:`Damage.fatal`), and the
+problem the submission's problems.csv names. Every other damage keeps every point. Beside the damages:
+:func:`several` (ten damages in one notebook), :func:`kernel_meets` (input(), sys.exit(), %%time, a widget
+that waits) and the course's kinds of student (:data:`PLAIN`). tests/test_mangled.py grades them all as one
+class and holds ``validate`` to the grade's pass/fail.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import nbformat
 from autograder.nbio import grade_id, is_solution_cell
 from tests import builders
 
-A = "01_tokens_and_ids"  # the lightest kernel (no torch): validate runs every damaged notebook of it
+A = "01_tokens_and_ids"  # a light kernel (no torch): validate runs notebooks of it in the test
 BIG_OUTPUT_BYTES = 50 * 10**6
 
 
@@ -61,10 +64,10 @@ class Damage:
     problem: str = ""  # a word the submission's problems.csv rows must hold ("" when no row is needed)
     # the damage done to a notebook in memory (None when it is in the file: its bytes, name or JSON); these
     # are what :func:`several` combines in one notebook
-    change: Callable[[nbformat.NotebookNode, "Target"], object] | None = None
+    change: "Change | None" = None
 
 
-Change = Callable[[nbformat.NotebookNode, "Target"], object]
+Change = Callable[[nbformat.NotebookNode, Target], object]
 
 
 def edit(name: str, what: str, change: Change, **kw) -> Damage:

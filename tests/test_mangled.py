@@ -211,7 +211,8 @@ def test_each_single_damage_validates_as_a_notebook_that_validate_ran(corpus, da
 def test_input_exit_time_magic_and_a_waiting_widget_grade_as_they_validate(corpus, validated):
     lines = validated["blocks"]["kernel_meets"]
     grade = visible_passed(corpus, "kernel_meets")
-    assert all(grade.values()) and validate_says(lines) == grade, lines
+    said = validate_says(lines)  # the tests it cannot run here are held to the grade with the others, above
+    assert all(grade.values()) and said and all(said.values()) and set(said) <= set(grade), lines
     shown = "\n".join(lines)
     assert "StdinNotImplementedError" in shown and "SystemExit: stop here" in shown, shown
     assert "ran longer than 4 s and was interrupted; the cells after it ran on" in shown, shown

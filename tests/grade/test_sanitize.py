@@ -304,3 +304,56 @@ def test_the_submission_object_is_not_modified(g, tests):
     before = nbformat.writes(nb)
     plan(nb, tests)
     assert nbformat.writes(nb) == before
+
+
+# --------------------------------------------------------------------------- what Jupyter's own commands do (issue 47)
+
+def test_an_answer_turned_into_markdown_runs_as_code_and_is_said(g, tests, order):
+    nb = g.right_notebook()
+    i = g.cell_index(nb, "encode")
+    nb.cells[i] = nbformat.v4.new_markdown_cell(nb.cells[i].source, metadata=nb.cells[i].metadata, id=nb.cells[i].id)
+    p = plan(nb, tests)
+    assert g.solutions()["encode"] in p.sources and ran_tests(p) == order and not p.missing
+    assert [kind for kind, _ in p.notes] == ["cell type changed"] and "grade id encode" in p.notes[0][1]
+
+
+def test_an_answer_split_inside_its_function_is_joined_and_a_whole_copy_is_not(g, tests):
+    nb = g.right_notebook()
+    i = g.cell_index(nb, "encode")
+    lines = nb.cells[i].source.splitlines(keepends=True)
+    second = g.copy_cell(nb, "encode", id="split-half", source="".join(lines[2:]))
+    nb.cells[i].source = "".join(lines[:2])
+    nb.cells.insert(i + 1, second)
+    p = plan(nb, tests)
+    assert g.solutions()["encode"] in p.sources and [k for k, _ in p.notes] == ["cell split"]
+    copied = g.right_notebook()  # Duplicate: two whole cells that each run alone stay two cells
+    copied.cells.insert(i + 1, g.copy_cell(copied, "encode", id="copy"))
+    p = plan(copied, tests)
+    assert p.sources.count(g.solutions()["encode"]) == 2 and not p.notes
+
+
+def test_a_deleted_answer_is_named_with_how_to_restore_it(g, tests, order):
+    nb = g.right_notebook()
+    del nb.cells[g.cell_index(nb, "encode")]
+    p = plan(nb, tests)
+    assert ran_tests(p) == order and set(p.missing) == {"encode"}
+    assert "the cell with grade id encode was deleted" in p.missing["encode"]
+    assert "restore it from the released notebook" in p.missing["encode"]
+    assert ("missing cell", p.missing["encode"]) in p.notes
+
+
+def test_a_cell_that_only_shares_a_test_cells_id_is_the_learners_code(g, tests, order):
+    """Ids repeated by another tool, or renumbered by a new release: an answer or a learner's cell whose id is a
+    test cell's still runs as itself; a test cell stripped of its metadata is still the test."""
+    nb = g.right_notebook()
+    test_id = nb.cells[g.cell_index(nb, "test_decode")].id
+    nb.cells[g.cell_index(nb, "encode")].id = test_id
+    g.add_cell(nb, "mine = 1\n")
+    nb.cells[g.setup_index(nb) + 1].id = nb.cells[g.cell_index(nb, "test_one_hot")].id
+    p = plan(nb, tests)
+    assert g.solutions()["encode"] in p.sources and "mine = 1\n" in p.sources
+    assert ran_tests(p) == order and not p.tampered
+    stripped = g.right_notebook()
+    stripped.cells[g.cell_index(stripped, "test_decode")].metadata.pop("nbgrader")
+    p = plan(stripped, tests)
+    assert ran_tests(p) == order and "metadata grade changed" in p.tampered["test_decode"]

@@ -98,7 +98,8 @@ def _joined(cells: list[NotebookNode], exercises: set[str], notes: list[tuple[st
             j += 1
         parts = cells[i:j]
         if len(parts) > 1:
-            whole = "".join(p.source if p.source.endswith("\n") else p.source + "\n" for p in parts)
+            whole = "".join(p.source if p.source.endswith("\n") else p.source + "\n" for p in parts[:-1])
+            whole += parts[-1].source  # the cell as it was before the split, to the character
             if not all(_compiles(p.source) for p in parts) and _compiles(whole):
                 cell = copy.deepcopy(parts[0])
                 cell.source = whole

@@ -122,7 +122,7 @@ def plan(student: NotebookNode, tests: list[SourceTest], given: frozenset[str] =
     solutions_seen: set[str] = set()
     for cell in repaired.cells:
         gid = grade_id(cell)
-        test = by_gid.get(gid) if gid in by_gid else by_cell_id.get(cell.get("id"))
+        test = by_gid.get(gid) if gid in by_gid else _by_id(cell, by_cell_id)
         if test is None and is_test_cell(cell):
             result.notes.append(("tampered", f"a graded cell {gid!r} that is not in the source was removed"))
             continue
@@ -172,6 +172,20 @@ def plan(student: NotebookNode, tests: list[SourceTest], given: frozenset[str] =
     for gid, what in result.tampered.items():
         result.notes.append(("tampered", f"test cell {gid}: {what}"))
     return result
+
+
+def _by_id(cell: NotebookNode, by_cell_id: dict[str, SourceTest]) -> SourceTest | None:
+    """The source's test cell of the same cell id, which ``cell`` (whose grade id, if any, the source does not
+    know) still is when it claims to be graded (its grade id was changed), or holds the test's text (its nbgrader
+    metadata was removed). An answer cell never is, nor a learner's own cell that only shares the id (ids
+    repeated by another tool, or a release that renumbered them): that is the learner's code, and runs."""
+    test = by_cell_id.get(cell.get("id"))
+    meta = nbgrader_meta(cell)
+    if test is None or meta.get("solution"):
+        return None
+    if meta.get("grade") or _norm(cell.get("source", "")) == _norm(test.released):
+        return test
+    return None
 
 
 def _has_solution(cells: list[NotebookNode], gid: str) -> bool:
