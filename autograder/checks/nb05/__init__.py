@@ -22,7 +22,8 @@ from __future__ import annotations
 from .gradients import (linear_backward, numerical_gradient, sgd_step, softmax_cross_entropy_backward,
                         squared_loss_grad)
 from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_counts, bigram_train_step,
-                       embedding_backward, predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor, softmax_jacobian)
+                       embedding_backward, predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor,
+                       softmax_jacobian)
 
 from .common import A, ask, check
 
