@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from autograder import paths
-from autograder.nbio import is_solution_cell, is_test_cell
+from autograder.nbio import exercise_of, is_solution_cell, is_test_cell
 from autograder.grade import UsageError
 from autograder.grade.classrun.config import GradeConfig
 from autograder.grade.submission.discover import Problem
@@ -22,7 +22,7 @@ from autograder.grade.submission import judge
 from autograder.grade.submission.records import Job, NotebookFile, Reference
 from autograder.grade.submission.timelimits import TimePolicy
 from autograder.grade.submission.results import GradedTest, SubmissionResult
-from autograder.grade.submission.grade_one import grade_one, run_reference, source_hash
+from autograder.grade.submission.grade_one import grade_one, released_bug_hunts, run_reference, source_hash
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = pytest.mark.xdist_group("test_grade_one")
@@ -98,6 +98,29 @@ def test_grade_one_scores_a_notebook_on_disk_and_one_that_travelled(reference, g
     travelled = grade_one(blank, assignment=A, seed=0, reference=reference, limits=Limits(cell_timeout=30))
     assert sum(s.points for s in travelled.scores) == 0
     assert {s.status for s in travelled.scores} <= {"not attempted", "failed"}
+
+
+@pytest.mark.grading
+def test_a_bug_hunt_handed_in_as_released_is_not_attempted_and_a_changed_one_is_judged(reference, g, tmp_path):
+    hunts = released_bug_hunts(reference.source_path, reference.source_hash)
+    assert hunts, f"{A} has a bug hunt"
+    hunt = next(iter(hunts))
+
+    def statuses(nb, who):
+        result = grade_one(g.write_submission(tmp_path, who, nb), assignment=A, seed=0, reference=reference,
+                           limits=Limits(cell_timeout=30))
+        return [(s.status, s.message) for s in result.scores if exercise_of(s.grade_id) == hunt]
+
+    # every other exercise answered (a bug hunt may call them), the bug hunt as released
+    untouched = g.right_notebook()
+    untouched.cells[g.solution_index(untouched, hunt)].source = g.blank_notebook().cells[
+        g.solution_index(g.blank_notebook(), hunt)].source
+    as_released = statuses(untouched, "untouched")
+    assert {st for st, _ in as_released} == {"not attempted"}
+    assert all("as it was released" in message for _, message in as_released), as_released
+    touched = untouched
+    touched.cells[g.solution_index(touched, hunt)].source += "\n# I read it twice and changed nothing\n"
+    assert {st for st, _ in statuses(touched, "touched")} == {"failed"}  # the learner's now: judged
 
 
 @pytest.mark.grading

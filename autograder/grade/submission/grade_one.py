@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from ... import paths
+from ... import bug_hunt, paths
 from ...checks import core
 from ...nbio import NotebookError, exercise_of, grade_id, is_solution_cell, is_test_cell, parse_notebook, read_notebook
 from ...release import student_notebook
@@ -67,6 +67,27 @@ def source_tests(source: str, hash_: str = "") -> tuple[object, list[sanitize.So
     notebook = read_notebook(source)
     released = student_notebook(notebook, Path(source).name)
     return notebook, sanitize.source_tests(notebook, released)
+
+
+@lru_cache(maxsize=32)
+def released_bug_hunts(source: str, hash_: str = "") -> dict[str, str]:
+    """grade_id -> the code a bug hunt's cell is released with (cached per worker, keyed by the file's hash)."""
+    notebook = read_notebook(source)
+    hunts = {grade_id(c) for c in notebook.cells if is_solution_cell(c) and bug_hunt.is_bug_hunt(c.source)}
+    released = student_notebook(notebook, Path(source).name)
+    return {grade_id(c): c.source.strip() for c in released.cells if is_solution_cell(c) and grade_id(c) in hunts}
+
+
+def as_released_is_not_attempted(scores: list[judge.TestScore], nb, released: dict[str, str]) -> None:
+    """A bug hunt handed in as released (its buggy code untouched) is "not attempted", as a stub is: its check
+    still fails, with the symptom, but nothing of the learner's is wrong, and a notebook nobody has started
+    stays one that says so once. Both earn nothing, as under stock nbgrader."""
+    untouched = {grade_id(c) for c in nb.cells
+                 if is_solution_cell(c) and released.get(grade_id(c)) == c.source.strip()}
+    for s in scores:
+        if s.status == "failed" and exercise_of(s.grade_id) in untouched:
+            s.status = "not attempted"
+            s.message = f"this bug hunt is as it was released: find the bug and fix it. {s.message}"
 
 
 def prepare_worker() -> None:
@@ -185,6 +206,7 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
         for text_ in run.problems:
             result.add_problem("run", text_)
         scores = judge.score(run, plan, tests, reference.evidence, seed=seed)
+        as_released_is_not_attempted(scores, nb, released_bug_hunts(reference.source_path, reference.source_hash))
         judge.trace_causes(scores, {grade_id(c): c.source for c in nb.cells if is_solution_cell(c)})
     with thread_timer(result.costs, "autograded"):
         solution_ids = {grade_id(c) for c in source.cells if is_solution_cell(c)}
