@@ -86,6 +86,18 @@ SOURCES = {
 }
 
 
+def test_an_attribute_of_the_same_name_is_not_a_call_to_the_exercise():
+    """04's bug hunt calls F.cross_entropy: that is torch's, not the learner's cross_entropy, so a failing
+    cross_entropy must not be named as its cause."""
+    import torch.nn.functional as F  # noqa: F401 - read by the function below, as the notebook's cell does
+
+    namespace = {"F": F, "cross_entropy": lambda logits, targets: 0.0}
+    exec("def next_token_loss(logits, targets):\n    return F.cross_entropy(logits, targets)\n", namespace)
+    exec("def total(logits, targets):\n    return cross_entropy(logits, targets) + 1\n", namespace)
+    assert set(causes.names_used(namespace["next_token_loss"])) == {"F"}
+    assert set(causes.names_used(namespace["total"])) == {"cross_entropy"}
+
+
 def test_the_grader_traces_a_failed_hidden_test_to_the_failing_exercise_it_calls():
     scores = [score("test_softmax", "passed"), score("test_softmax_hidden", "failed", "nan at row 0"),
               score("test_softmax_temperature", "passed"),

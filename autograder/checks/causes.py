@@ -14,6 +14,7 @@ may pass as it is". Two places need it, with the same words (:func:`cause_senten
 from __future__ import annotations
 
 import ast
+import dis
 import inspect
 import types
 from typing import Any, Collection, Iterable
@@ -88,10 +89,16 @@ def names_used(obj: Any) -> dict[str, Any]:
     for fn in functions:
         namespace = fn.__globals__
         for code in _codes(fn.__code__):
-            for name in code.co_names:
+            for name in _globals_read(code):
                 if name in namespace:
                     found.setdefault(name, namespace[name])
     return found
+
+
+def _globals_read(code) -> list[str]:
+    """The names ``code`` looks up as globals. Not ``co_names``, which also holds attribute names: in
+    ``F.cross_entropy(...)`` the name ``cross_entropy`` is F's attribute, not the learner's exercise."""
+    return [i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
 
 
 def failed_callee(names: Iterable[str], failed: Collection[str], exclude: str) -> str | None:
