@@ -14,6 +14,7 @@ from pathlib import Path
 from ..grade.output.classreport import scrolling_tables
 from ..grade.output.report import _csv
 from ..nbio import write_atomic
+from .compare import ALIKE
 from .records import PAGES, Pair, Similarity, save
 from .run import SideBySide, side_by_side
 from .section import SIMILARITY_STYLE, caveat, e, section
@@ -71,7 +72,7 @@ def pair_page(pair: Pair, views: list[SideBySide], *, report: bool = True) -> st
         blocks.append(
             f'<h2 id="{e(v.assignment)}-{e(v.grade_id)}">{e(name)}</h2>'
             f'<p>Score {v.score:.0f}: how much likelier these two answers are copied than written apart, as '
-            f"a log-likelihood ratio (alike from 10).</p><div class=\"sbs\">"
+            f"a log-likelihood ratio (alike from {ALIKE:g}).</p><div class=\"sbs\">"
             + "".join(f'<figure><figcaption>{e(who)}\'s answer</figcaption><pre tabindex="0" role="region" '
                       f'aria-label="{e(who)}\'s answer to {e(name)}"><code>{marked(code, spans)}</code></pre></figure>'
                       for who, code, spans in ((pair.a, v.code_a, v.spans_a), (pair.b, v.code_b, v.spans_b)))
