@@ -11,7 +11,7 @@ from urllib.parse import quote
 from .records import PAGES, Pair, Similarity
 
 # Added to the report's own style; the pair pages use it as it is.
-SIMILARITY_STYLE = """.pairs td,.pairs th{white-space:nowrap}.pairs td.ex{white-space:normal;min-width:14rem}
+SIMILARITY_STYLE = """.pairs td,.pairs th{white-space:nowrap}.pairs td.ex{white-space:normal;min-width:12rem}
 .caveat{background:#eef4fb;padding:.5rem .8rem;border-left:4px solid #0072B2;max-width:75ch}
 .sbs{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}.sbs figure{margin:0;min-width:0}
 .sbs pre{overflow-x:auto;background:#f7f7f7;padding:.5rem;border:1px solid #ddd;font-size:.85em;margin:.3rem 0}
@@ -65,8 +65,8 @@ def section(result: Similarity, *, pages: str = PAGES) -> str:
             f"<p>No pair of students gave answers alike on {result.min_exercises} or more exercises.</p>")
     table = ""
     if pairs:
-        table = ('<table class="pairs"><caption>Pairs alike on several exercises, most first (also in '
-                 "similarity.csv); a name opens both answers side by side</caption><thead><tr>"
+        table = ("<p>Most exercises first (also in <code>similarity.csv</code>); a pair's names open both answers "
+                 'side by side.</p><table class="pairs"><caption>Pairs alike on several exercises</caption><thead><tr>'
                  '<th scope="col">students</th><th scope="col">exercises alike (of those both answered)</th>'
                  '<th scope="col">alike by chance, expected</th><th scope="col">chance of this many</th>'
                  '<th scope="col">exercises</th></tr></thead><tbody>'
