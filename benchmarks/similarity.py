@@ -57,6 +57,21 @@ def long_enough(folder: Path, pairs: dict[tuple[str, str], set[tuple[str, str]]]
             for pair, shared in pairs.items()}
 
 
+def distinct_answers(folder: Path, assignment: str, skip: set[str]) -> list[int]:
+    """Per exercise of ``assignment`` long enough to compare, how many different answers (as compared: after
+    names, comments and layout are set aside) the students outside ``skip`` (the copiers) wrote."""
+    exercises = {ex.grade_id: ex for ex in course_exercises(assignment)}
+    answers, _ = read_answers(folder, assignment, set(exercises))
+    kinds: dict[str, set[tuple[str, ...]]] = {}
+    for answer in answers:
+        if answer.student in skip:
+            continue
+        fp = answer_fingerprints(answer, exercises[answer.grade_id])
+        if fp.size >= MIN_TOKENS:
+            kinds.setdefault(answer.grade_id, set()).add(tuple(t[0] for t in fp.tokens))
+    return sorted(len(k) for k in kinds.values())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=500)
@@ -80,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         found = find_similar(folder, jobs=args.jobs)
         wall, cpu = time.perf_counter() - wall, _cpu() - cpu
         comparable = {tuple(sorted(k)): n for k, n in long_enough(folder, planted.pairs).items()}
+        distinct = distinct_answers(folder, args.assignments[0], {c for _, c in planted.pairs})
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -94,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     answers = sum(t.answered for t in found.exercises)
     print(f"answers compared: {answers} ({sum(t.too_short for t in found.exercises)} too short to tell apart) "
           f"in {len(found.exercises)} exercises")
+    if distinct:
+        print(f"independent answers written differently, per exercise of {args.assignments[0]}: {distinct[0]} to "
+              f"{distinct[-1]} different ones (as compared) of {args.students - args.copiers}")
     print(f"recall: {len(hits)} of {len(target)} planted pairs sharing 3+ non-trivial exercises found "
           f"({len(hits) / len(target):.1%})" if target else "recall: no planted pair shares 3 exercises")
     print(f"false positives: {len(false)} of {independent} independent pairs named ({per_10k:.2f} per 10,000)")
