@@ -60,13 +60,14 @@ def _site(args: argparse.Namespace) -> int:
 
 def _similarity(args: argparse.Namespace) -> int:
     from .similarity.pages import write_outputs  # late: numpy and copydetect, which the other commands do not need
+    from .similarity.answers import CourseError  # late: see above
     from .similarity.run import SimilarityUsageError, find_similar  # late: see above
 
     out = args.out or args.submissions.resolve().parent / f"{args.submissions.resolve().name}-graded"
     try:
         result = find_similar(args.submissions, assignments=tuple(args.assignment or ()),
                               students=tuple(args.student or ()), min_exercises=args.min_exercises, jobs=args.jobs)
-    except SimilarityUsageError as exc:
+    except (SimilarityUsageError, CourseError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     written = write_outputs(out, result, args.submissions)

@@ -41,8 +41,7 @@ def caveat(result: Similarity | None = None) -> str:
 
 
 def _chance(p: Pair) -> str:
-    if p.chance <= 0:
-        return "less than 1 in a billion"
+    """The chance of sharing this many exercises by chance alone, in words."""
     if p.chance < 1e-9:
         return "less than 1 in a billion"
     return f"about 1 in {max(1, round(1 / p.chance)):,}"
