@@ -22,7 +22,7 @@ crashing ones (a re-run grades only what is new), so that profile.json counts ea
   phases;
 * the whole term: wall time, CPU, the first result's latency, and the time for 500 students, extrapolated as
   ``T(N) = S + (F + c * N * A) / k``: S the wall time to the first result, F the class's once-only CPU
-  (references, discovery), c the core-seconds per submission (the term's CPU as one run would spend it: the
+  (start-up, warm-up, references, discovery), c the core-seconds per submission (the term's CPU as one run would spend it: the
   ordinary run's and what the looping and crashing submissions took themselves), A the notebooks, k the cores;
   checked against the grading it came from;
 * the time limits' goals (issue 48): a looping submission's core-seconds (<= 5), the loopers' share of the term's

@@ -190,6 +190,12 @@ def grade_runs(submissions: Path, aside: Path, out: Path, kinds: dict[tuple[str,
         finally:
             for s, a in keys:
                 shutil.rmtree(submissions / s / a)
+        graded = sum(added[kind].profile["submissions"].values())
+        if graded != len(keys):  # its CPU would be theirs and others': every figure of the kind would be wrong
+            raise RuntimeError(f"the run adding the {len(keys)} {kind} submissions graded {graded}: the grader or a "
+                               "solution changed since the first run (a saved result is graded again when its "
+                               "notebook's solution or the grader's result version differs); run the benchmark "
+                               "again on a tree nobody is editing")
     return TermRun(main_run, added)
 
 

@@ -115,7 +115,7 @@ def extrapolation_lines(ex: Extrapolation, ordinary: Extrapolation, *, measured_
     at_load = Extrapolation(ex.startup, ex.once, ex.per_submission, k_eff).wall(term_n)
     return [
         f"extrapolation: T(N) = S + (F + c * N * A) / k, S = {ex.startup:.2f} s (to the first result), "
-        f"F = {ex.once:.1f} core-s (references, discovery), c = {ex.per_submission:.3f} core-s a submission "
+        f"F = {ex.once:.1f} core-s (start-up, warm-up, references, discovery), c = {ex.per_submission:.3f} core-s a submission "
         f"(the term's CPU as one run would spend it, but F, over {submissions} submissions: "
         f"{', '.join(f'{counts[k]} {k}' for k in ('slow', 'looping', 'crashing'))} among them), A = {assignments}, "
         f"k = {ex.cores:g}",

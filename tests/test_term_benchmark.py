@@ -98,7 +98,7 @@ def test_are_shared_costs_spread_over_every_submission():
     profile = {"submissions": {"a": 2, "b": 2}, "unattributed": 0.4,
                "phases": {"": {"start-up": 1.6}, "a": {"cells": 2.0, "reference": 0.4}, "b": {"cells": 4.0}}}
     assert term_figures.per_notebook(profile) == pytest.approx({"a": 1.2 + 0.5, "b": 2.0 + 0.5})
-    assert term_figures.once_cpu(profile) == pytest.approx(0.4)
+    assert term_figures.once_cpu(profile) == pytest.approx(1.6 + 0.4)  # start-up and references: once a run
 
 
 def test_is_a_notebooks_cpu_shared_by_wall_seconds():
@@ -227,3 +227,19 @@ def test_is_the_extrapolation_checked_against_the_ordinary_run():
                                             assignments=10, counts=counts, load="load average 1.0")
     assert "predicted 12.0 s on 2 idle cores, measured 12.0 s: it had 2.00 cores' worth" in lines[1]  # 2 + 20 / 2
     assert lines[2].startswith("  500 students (5000 submissions): 41.7 min on 2 cores")  # 2 + 5004 / 2 s
+
+
+def test_does_an_added_run_that_grades_others_too_stop_the_benchmark(tmp_path, monkeypatch):
+    submissions, aside = tmp_path / "submitted", tmp_path / "aside"
+    (aside / "looping" / "s001" / "01_a").mkdir(parents=True)
+    submissions.mkdir()
+    regraded = {"submissions": {"01_a": 3}, "unattributed": 0.0, "total_cpu": 1.0, "phases": {}}
+    monkeypatch.setattr(term_measure, "grade_term", lambda *args, **kwargs: graded(regraded))
+    kinds = {("s000", "01_a"): "right", ("s001", "01_a"): "looping"}
+    with pytest.raises(RuntimeError, match="the run adding the 1 looping submissions graded 3"):
+        term_measure.grade_runs(submissions, aside, tmp_path / "out", kinds, seed=1, options=[])
+    assert not (submissions / "s001").joinpath("01_a").exists()  # taken out again
+    only_it = {**regraded, "submissions": {"01_a": 1}}
+    monkeypatch.setattr(term_measure, "grade_term", lambda *args, **kwargs: graded(only_it))
+    assert list(term_measure.grade_runs(submissions, aside, tmp_path / "out", kinds, seed=1, options=[]).added) == \
+        ["looping"]
