@@ -90,6 +90,13 @@ def test_each_damage_keeps_its_points_or_says_why_it_lost_them(corpus, damage):
     assert all(s["message"] for s in lost), lost  # what calls the lost answer says so too
 
 
+def test_a_notebook_that_cannot_be_read_says_why_on_every_test(corpus):
+    """The feedback page shows each test's message: an unreadable notebook's says what is wrong and what to do,
+    not only "could not be read" (problems.csv says it too)."""
+    scores = result(corpus, "invalid_json")["scores"]
+    assert scores and all("not valid JSON" in s["message"] and s["points"] == 0 for s in scores), scores[:2]
+
+
 def test_the_figures_of_issue_47(corpus):
     """kinds of damage, graded, put back (full marks though damaged), scored 0 with a reason; none aborts."""
     g, full = corpus["graded"], builders.full_marks(A)

@@ -159,17 +159,19 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
         content = notebook.content if isinstance(notebook, NotebookFile) else read_regular(Path(notebook))
     except Refused as exc:
         result.add_problem("link skipped" if "link" in str(exc) else "unreadable notebook", str(exc), True)
-        return finish(all_missing("the notebook could not be read"))
+        return finish(all_missing(f"the notebook could not be read: {exc}"))
     try:
         text = content.decode("utf-8")
         nb = parse_notebook(text, name)
     except UnicodeDecodeError:
-        result.add_problem("unreadable notebook", f"{name}: not a text file (a notebook is JSON in UTF-8)", True)
-        return finish(all_missing("the notebook could not be read"))
+        why = f"{name}: not a text file (a notebook is JSON in UTF-8)"
+        result.add_problem("unreadable notebook", why, True)
+        return finish(all_missing(f"the notebook could not be read: {why}"))
     except NotebookError as exc:
         kind = "not valid JSON" if "not valid JSON" in str(exc) else "unreadable notebook"
         result.add_problem(kind, str(exc), fatal=True)
-        return finish(all_missing("the notebook could not be read"))
+        # each test says it too: the feedback page shows a test's message, and this one says what to do
+        return finish(all_missing(f"the notebook could not be read: {exc}"))
     version = _nbformat_of(text)
     if version is not None and version < 4:
         result.add_problem("older nbformat", f"nbformat {version} notebook upgraded to nbformat 4 before grading")
