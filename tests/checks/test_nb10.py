@@ -141,14 +141,14 @@ MISTAKES = [
 mu = x.mean(-1, keepdim=True)
 var = x.var(-1, keepdim=True, unbiased=False)
 return (x - mu) / (torch.sqrt(var) + self.eps) * self.weight + self.bias
-'''), "outside the square root"),
+'''), "where does eps enter"),  # a half-fix of the bug hunt: the variance mended, eps still outside
     Mistake("LayerNorm", "unbiased_variance", ln('''
 mu = x.mean(-1, keepdim=True)
 return (x - mu) / torch.sqrt(x.var(-1, keepdim=True) + self.eps) * self.weight + self.bias
-'''), "unbiased=False"),
+'''), "the divisor of the variance"),  # the other half-fix: eps under the root, the variance unbiased
     Mistake("LayerNorm", "torch_std", ln('''
 return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + self.eps) * self.weight + self.bias
-'''), "the default of x.var() and x.std()"),
+'''), "both bugs are still there"),  # the bug as released (test_nb10_bughunt reads the released cell)
     Mistake("LayerNorm", "normalises_over_batch", ln('''
 mu = x.mean(0, keepdim=True)
 var = x.var(0, keepdim=True, unbiased=False)
@@ -513,6 +513,11 @@ MISTAKES += [
             "does better than that"),
     returns("predict_no_positions", "not_a_choice", "'entropy'",
             "answer with one of"),
+    returns("predict_harmful_switches", "every_part_counts", "(5, 'each part has a reason')",
+            "do not show their worth in 40 steps"),
+    returns("predict_harmful_switches", "only_the_residual", "1", "post-norm without warm-up"),
+    returns("predict_harmful_switches", "nothing_in_40_steps", "0", "two switches stall"),
+    returns("predict_harmful_switches", "not_a_count", "'two'", "one int between 0 and 5"),
     # the reference solution with one named edit each (tests/variants.py)
     Mistake("train_step", "no_zero_grad", variant(
         A, "train_step", replace=("    optimizer.zero_grad()\n", ""),
@@ -598,6 +603,7 @@ ALTERNATIVES.update({
     "predict_ffn_share": answer("predict_ffn_share", "0.66"),
     "predict_changed_positions": answer("predict_changed_positions", "len(range(5, 8))"),
     "predict_no_positions": answer("predict_no_positions", "'entropy ' + 'rate'"),
+    "predict_harmful_switches": answer("predict_harmful_switches", "(4 - 2, 'the two that guard the start')"),
     "train_step": """
 def train_step(model, optimizer, xb, yb, max_norm):
     for p in model.parameters():
@@ -684,6 +690,50 @@ x = block(x)
     *gpt2.MISTAKES,
 ]
 ALTERNATIVES.update(gpt2.ALTERNATIVES)
+
+PAIRS = """
+def induction_pairs(ids):
+{body}
+"""
+MISTAKES += [
+    Mistake("induction_pairs", "reads_the_same_token", PAIRS.format(body=indent("""
+last, pairs = {}, []
+for q, t in enumerate(ids.tolist()):
+    if t in last:
+        pairs.append((q, last[t]))
+    last[t] = q
+return pairs
+""", 4)), "not what it reads"),
+    Mistake("induction_pairs", "first_occurrence", PAIRS.format(body=indent("""
+first, pairs = {}, []
+for q, t in enumerate(ids.tolist()):
+    if t in first:
+        pairs.append((q, first[t] + 1))
+    else:
+        first[t] = q
+return pairs
+""", 4)), "most recent one"),
+    Mistake("induction_pairs", "pairs_for_new_tokens", PAIRS.format(body=indent("""
+last, pairs = {}, []
+for q, t in enumerate(ids.tolist()):
+    pairs.append((q, last.get(t, q) + 1))
+    last[t] = q
+return pairs
+""", 4)), "nothing to copy"),
+    Mistake("induction_pairs", "fixed_period", PAIRS.format(body=indent("""
+period = next(q for q in range(1, len(ids)) if ids[q] == ids[0])  # assumes one period, from token 0
+return [(q, q - period + 1) for q in range(period, len(ids))]
+""", 4)), "one fixed period"),
+]
+ALTERNATIVES["induction_pairs"] = PAIRS.format(body=indent("""
+ids = ids.tolist()
+pairs = []
+for q in range(len(ids)):
+    earlier = [k for k in range(q) if ids[k] == ids[q]]
+    if earlier:
+        pairs.append((q, max(earlier) + 1))
+return pairs
+""", 4))
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
 

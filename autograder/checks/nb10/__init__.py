@@ -11,9 +11,10 @@ One module per group of exercises, in the notebook's order (importing them regis
 - :mod:`.layers`: LayerNorm, FeedForward, DecoderBlock, count_block_params
 - :mod:`.dropout`: where a block and a TinyGPT drop in training mode (no check of its own)
 - :mod:`.tinygpt`: TinyGPT and its options (positions, tie_weights, gelu, dropout)
-- :mod:`.training`: lm_loss, generate, the prediction questions, train_step
+- :mod:`.training`: lm_loss, generate, the prediction questions (the experiments' among them), train_step
 - :mod:`.cache_and_maps`: kv_cache_bytes, generate_cached, attention_maps, agreement_scores
 - :mod:`.gpt2`: from_gpt2, interleaved_to_halves, to_llama_attention
+- :mod:`.induction`: induction_pairs, for the closing extension (an induction head)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, ModelCase, and the hints the composites share
 
 A notebook reads ``check.LayerNorm(LayerNorm)`` with ``from autograder.checks import nb10 as check``, so
@@ -26,10 +27,11 @@ from .layers import (BLOCK_MESSAGES, FF_MESSAGES, FF_TOL, LN_MESSAGES, DecoderBl
                      count_block_params)
 from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
 from .training import (STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
-                       predict_no_positions, train_step)
+                       predict_harmful_switches, predict_no_positions, train_step)
 from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, attention_maps, generate_cached,
                              kv_cache_bytes)
 from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, interleaved_to_halves, to_llama_attention
+from .induction import MESSAGES as INDUCTION_MESSAGES, induction_pairs, pairs_of
 
 from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
 from ..models.llama import llama_attention, llama_np, llama_state_np
@@ -39,11 +41,12 @@ from .dropout import DROPPED, UNTOUCHED, _dropout_kind
 
 __all__ = [  # the checks a notebook calls, then what the tests read
     "LayerNorm", "FeedForward", "DecoderBlock", "count_block_params", "TinyGPT", "lm_loss", "generate",
-    "predict_ffn_share", "predict_changed_positions", "predict_no_positions", "train_step", "kv_cache_bytes",
+    "predict_ffn_share", "predict_changed_positions", "predict_no_positions", "predict_harmful_switches",
+    "train_step", "kv_cache_bytes",
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
-    "to_llama_attention",
+    "to_llama_attention", "induction_pairs",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "FF_MESSAGES", "FF_TOL", "BLOCK_MESSAGES",
     "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
-    "HALVES_MESSAGES", "LLAMA_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",
+    "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "DROPPED", "UNTOUCHED", "_dropout_kind",
     "Gpt2Shape", "gpt2_np", "gpt2_params", "llama_attention", "llama_np", "llama_state_np", "normal", "tensor",
 ]

@@ -19,7 +19,7 @@ from ..registry import exercise
 
 A = "10_decoder_block"
 check = exercise(A)
-ask = partial(question, A, wording=NB06)
+ask = partial(question, A, wording=NB06, reason=True)  # every prediction asks the learner's one-line reason
 
 
 @dataclass

@@ -22,12 +22,14 @@ from .dropout import _block_dropout_case, _block_eval_case
 
 # --------------------------------------------------------------------------- LayerNorm
 
-LN_MESSAGES = {
-    "eps_outside": "eps is added outside the square root: divide by torch.sqrt(var + eps).",
-    "unbiased": "The variance is the unbiased one, divided by d - 1 (the default of x.var() and x.std()): "
-                "use x.var(dim=-1, keepdim=True, unbiased=False), the mean of the squared deviations.",
-    "std_default": "x.std() is unbiased by default and eps belongs inside the square root: divide by "
-                   "torch.sqrt(x.var(dim=-1, keepdim=True, unbiased=False) + eps).",
+LN_MESSAGES = {  # what each known bug does to the output: the symptom, since the LayerNorm exercise is a bug hunt
+    "eps_outside": "Nearly there: rows with a clear spread are right, but rows whose features are nearly equal "
+                   "(a spread near sqrt(eps)) come out too large, where nn.LayerNorm damps them. Where does eps "
+                   "enter?",
+    "unbiased": "Nearly there: rows of nearly equal features behave, but every row with a clear spread is too "
+                "small by the same factor, sqrt((d - 1) / d) (0.866 at d = 4): that is the divisor of the variance.",
+    "std_default": "Both bugs are still there: every row with a clear spread is too small by sqrt((d - 1) / d) "
+                   "(0.866 at d = 4), and rows whose features are nearly equal come out too large.",
     "no_eps": "eps is missing: divide by torch.sqrt(var + eps).",
     "wrong_axis_0": "The statistics are taken over the wrong axis (the batch): normalise each vector over "
                     "its last axis, dim=-1, keepdim=True.",

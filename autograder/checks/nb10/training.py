@@ -299,6 +299,24 @@ predict_no_positions = ask(
                                "add little: the model lands near the entropy rate.")])
 
 
+SWITCH_COUNT_WHY = {  # why a count is off, from the measurement the notebook shows beside the reveal
+    "high": "Most parts do not show their worth in 40 steps: without the final LayerNorm, the scaling or the "
+            "positions the loss stays within 0.1 (or drops). Only the two that guard the start of training in "
+            "a deep stack fail at once: the residual connections, and the warm-up that post-norm needs: 2.",
+    "low": "Two switches stall the stack near the unigram baseline within 40 steps: no residual connections "
+           "(the gradient has no path around the sub-layers) and post-norm without warm-up (every path crosses "
+           "a LayerNorm, and the first full-rate steps derail it): 2.",
+}
+
+
+predict_harmful_switches = ask(
+    "predict_harmful_switches",
+    label="predict_harmful_switches(): how many of the five switches raise the loss after 40 steps by more than 0.1",
+    form=int_in(0, 5), compare=equal(),
+    mistakes=[(lambda got: numbers(got) is not None and float(numbers(got)) > 2, SWITCH_COUNT_WHY["high"]),
+              (lambda got: numbers(got) is not None and float(numbers(got)) < 2, SWITCH_COUNT_WHY["low"])])
+
+
 # --------------------------------------------------------------------------- train_step
 
 STEP_MESSAGES = {
