@@ -34,27 +34,12 @@ from autograder import paths  # noqa: E402 - after the path above
 from autograder.similarity.answers import course_exercises, read_answers  # noqa: E402
 from autograder.similarity.compare import MIN_TOKENS  # noqa: E402
 from autograder.similarity.run import answer_fingerprints, find_similar  # noqa: E402
-from tests.similarity_class import make_class  # noqa: E402
+from tests.similarity_class import long_enough, make_class  # noqa: E402
 
 
 def _cpu() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def long_enough(folder: Path, pairs: dict[tuple[str, str], set[tuple[str, str]]]) -> dict[tuple[str, str], int]:
-    """Per planted pair, the copied exercises both of whose answers are long enough to compare (the check's own
-    rule, :data:`MIN_TOKENS` tokens of the student's own): the non-trivial ones the goal counts."""
-    students = tuple(sorted({s for pair in pairs for s in pair}))
-    sizes: dict[tuple[str, str, str], int] = {}
-    for assignment in sorted({a for shared in pairs.values() for a, _ in shared}):
-        exercises = {ex.grade_id: ex for ex in course_exercises(assignment)}
-        answers, _ = read_answers(folder, assignment, set(exercises), students=students)
-        for answer in answers:
-            sizes[answer.student, assignment, answer.grade_id] = answer_fingerprints(
-                answer, exercises[answer.grade_id]).size
-    return {pair: sum(1 for a, g in shared if min(sizes.get((s, a, g), 0) for s in pair) >= MIN_TOKENS)
-            for pair, shared in pairs.items()}
 
 
 def distinct_answers(folder: Path, assignment: str, skip: set[str]) -> list[int]:
@@ -104,8 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     planted_pairs = {tuple(sorted(k)): shared for k, shared in planted.pairs.items()}
     target = [k for k in planted_pairs if comparable[k] >= 3]
     hits = [k for k in target if k in named]
-    independent = args.students * (args.students - 1) // 2 - len(planted_pairs)
-    false = [p for p in found.pairs if (p.a, p.b) not in planted_pairs]
+    # two students who copied from the same one copied each other's answers too: not independent either
+    same_source = {tuple(sorted((c1, c2))) for (s1, c1), shared1 in planted.pairs.items()
+                   for (s2, c2), shared2 in planted.pairs.items() if s1 == s2 and c1 != c2 and shared1 & shared2}
+    related = set(planted_pairs) | same_source
+    independent = args.students * (args.students - 1) // 2 - len(related)
+    false = [p for p in found.pairs if (p.a, p.b) not in related]
     per_10k = 10_000 * len(false) / independent if independent else 0.0
     answers = sum(t.answered for t in found.exercises)
     print(f"answers compared: {answers} ({sum(t.too_short for t in found.exercises)} too short to tell apart) "
@@ -115,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{distinct[-1]} different ones (as compared) of {args.students - args.copiers}")
     print(f"recall: {len(hits)} of {len(target)} planted pairs sharing 3+ non-trivial exercises found "
           f"({len(hits) / len(target):.1%})" if target else "recall: no planted pair shares 3 exercises")
-    print(f"false positives: {len(false)} of {independent} independent pairs named ({per_10k:.2f} per 10,000)")
+    print(f"false positives: {len(false)} of {independent} independent pairs named ({per_10k:.2f} per 10,000); "
+          f"{sum(1 for p in found.pairs if (p.a, p.b) in same_source)} of {len(same_source)} pairs who copied "
+          "from the same student named too")
     print(f"time: {wall:.1f} s wall, {cpu:.1f} s CPU, {args.jobs} worker(s), {os.cpu_count()} core(s) on this machine")
     for k in target:
         if k not in named:

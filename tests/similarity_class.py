@@ -21,6 +21,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.similarity.answers import course_exercises, read_answers
+from autograder.similarity.compare import MIN_TOKENS
+from autograder.similarity.run import answer_fingerprints
+
 NAMES = ("x", "y", "z", "a", "b", "c", "out", "res", "result", "tmp", "t", "s", "val", "vals", "arr", "m", "w",
          "acc", "total", "scores", "probs", "h", "u", "v2", "q1", "step", "cur", "prev", "nxt", "buf", "data",
          "vec", "mat", "norm", "ans", "part", "term", "k1", "r", "e")
@@ -123,10 +127,10 @@ def new_style(rng: random.Random, steps: int) -> Style:
                  layout=rng.choice(("plain", "plain", "split", "joined")))
 
 
-def copy_style(rng: random.Random, style: Style) -> Style:
+def copy_style(rng: random.Random, style: Style, rewrite: float = 0.3) -> Style:
     """What copying changes: every name, the comments, the helpers' order, the layout, sometimes one step's form."""
     forms = list(style.forms)
-    if rng.random() < 0.3:  # beyond what the check must see through: a copier who rewrites one step
+    if rng.random() < rewrite:  # beyond what the check must see through: a copier who rewrites one step
         i = rng.randrange(len(forms))
         forms[i] += 1
     names = rng.sample([n for n in NAMES if n not in style.names], k=len(style.names))
@@ -208,10 +212,10 @@ def fill(cell: str, answer) -> str:
 
 
 def make_class(out: Path, course: Path, assignments: list[str], *, students: int, copiers: int,
-               seed: int = 0, min_shared: int = 3) -> Planted:
+               seed: int = 0, min_shared: int = 3, rewrite: float = 0.3) -> Planted:
     """Write ``out/<student>/<assignment>/<assignment>.ipynb`` for ``students`` students, ``copiers`` of whom
     copy, each from another student, between ``min_shared`` and ten exercises (one of them then written
-    afresh)."""
+    afresh); in each copied exercise, one step is written in another form with probability ``rewrite``."""
     rng = random.Random(seed)
     names = [f"s{i:04d}" for i in range(students)]
     planted = Planted(names)
@@ -224,8 +228,10 @@ def make_class(out: Path, course: Path, assignments: list[str], *, students: int
     styles: dict[tuple[str, str, str, int], Style] = {}
     copied: dict[str, tuple[str, set[tuple[str, str]], tuple[str, str]]] = {}
     long = [ex for ex in exercises if ex not in planted.trivial]
-    for copier in rng.sample(names, k=copiers):
-        source = rng.choice([n for n in names if n != copier and n not in copied])
+    chosen = rng.sample(names, k=copiers)
+    alone = [n for n in names if n not in chosen]  # a source never copies: no chains of copies
+    for copier in chosen:
+        source = rng.choice(alone)
         start = rng.randrange(len(long))
         count = min(len(long), rng.randint(min_shared + 1, 11))  # one of them is then written afresh
         span = [long[(start + j) % len(long)] for j in range(count)]
@@ -246,7 +252,7 @@ def make_class(out: Path, course: Path, assignments: list[str], *, students: int
                 original = styles.get((source[0], a, gid, region)) or new_style(
                     random.Random(f"{seed}:{source[0]}:{a}:{gid}:{region}"), len(steps))
                 styles[source[0], a, gid, region] = original
-                styles[key] = copy_style(random.Random(f"{seed}:copy:{student}:{a}:{gid}"), original)
+                styles[key] = copy_style(random.Random(f"{seed}:copy:{student}:{a}:{gid}"), original, rewrite)
             else:
                 styles[key] = new_style(random.Random(f"{seed}:{student}:{a}:{gid}:{region}"), len(steps))
         return render(steps, styles[key], params, indent)
@@ -264,3 +270,18 @@ def make_class(out: Path, course: Path, assignments: list[str], *, students: int
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{a}.ipynb").write_text(json.dumps({**nb, "cells": cells}))
     return planted
+
+
+def long_enough(folder: Path, pairs: dict[tuple[str, str], set[tuple[str, str]]]) -> dict[tuple[str, str], int]:
+    """Per planted pair, the copied exercises both of whose answers are long enough to compare (the check's own
+    rule, :data:`MIN_TOKENS` tokens of the student's own): the non-trivial ones the goal counts."""
+    students = tuple(sorted({s for pair in pairs for s in pair}))
+    sizes: dict[tuple[str, str, str], int] = {}
+    for assignment in sorted({a for shared in pairs.values() for a, _ in shared}):
+        exercises = {ex.grade_id: ex for ex in course_exercises(assignment)}
+        answers, _ = read_answers(folder, assignment, set(exercises), students=students)
+        for answer in answers:
+            sizes[answer.student, assignment, answer.grade_id] = answer_fingerprints(
+                answer, exercises[answer.grade_id]).size
+    return {pair: sum(1 for a, g in shared if min(sizes.get((s, a, g), 0) for s in pair) >= MIN_TOKENS)
+            for pair, shared in pairs.items()}
