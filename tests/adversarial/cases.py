@@ -543,8 +543,12 @@ def full_marks_for_an_nbformat_3_notebook(ctx):
 
 QUESTIONS = [ex for ex in POINTS if ex.startswith("predict_")]  # graded predictions
 FORGEABLE = ("one_hot", "embedding_lookup")  # hidden checks that compare with NumPy one-liners, not the reference
+# visible checks that compare with the reference solution's run (the bug hunt's: the fix is the course's), so
+# evidence forged from what the visible check holds earns nothing there either
+UNFORGEABLE_VISIBLE = ("train_val_pairs",)
 FORGEABLE_ONLY = {gid: "failed" for gid in TEST_POINTS
-                  if gid.endswith("_hidden") and exercise_of(gid) not in FORGEABLE}
+                  if (gid.endswith("_hidden") and exercise_of(gid) not in FORGEABLE)
+                  or exercise_of(gid) in UNFORGEABLE_VISIBLE}
 EXPECT: dict[str, Expect] = {
     "full_marks_for_honest_submission": Expect(FULL, no_problems=True),
     "zero_for_blank_submission": Expect(0.0),
@@ -559,7 +563,7 @@ EXPECT: dict[str, Expect] = {
     # just as well; every hidden check that compares with the reference solution stays at zero
     # (a question's visible check has no expected value to forge, and its answer lives in the solution only)
     "only_visible_points_for_evidence_forged_from_the_checks": Expect(
-        VISIBLE - sum(TEST_POINTS[f"test_{q}"] for q in QUESTIONS)
+        VISIBLE - sum(TEST_POINTS[f"test_{q}"] for q in (*QUESTIONS, *UNFORGEABLE_VISIBLE))
         + sum(TEST_POINTS[f"test_{ex}_hidden"] for ex in FORGEABLE), FORGEABLE_ONLY),
     "full_marks_after_the_environment_is_cleared": Expect(FULL, no_problems=True),
     "zero_for_sys_modules_tampering": Expect(0.0),
