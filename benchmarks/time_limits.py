@@ -29,6 +29,7 @@ from autograder.engine import Limits, default_pool  # noqa: E402
 from autograder.grade.submission.grade_one import grade_one, run_reference  # noqa: E402
 from autograder.grade.submission.results import SubmissionResult  # noqa: E402
 from autograder.grade.submission.timelimits import TimePolicy  # noqa: E402
+from autograder.nbio import exercise_of  # noqa: E402
 from tests.builders import right_notebook, solutions, solve  # noqa: E402
 from tests.slow_answers import KINDS, slow_notebook  # noqa: E402
 
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         for exercise in functions if args.every_exercise else functions[-1:]:
             graded = grade(solve(right_notebook(a), exercise, looping(exercise)), f"loop-{exercise}")
             missed = [s.grade_id for s in graded.result.scores
-                      if s.grade_id.startswith(f"test_{exercise}") and s.status != "timeout"]
+                      if exercise_of(s.grade_id) == exercise and s.status != "timeout"]
             loops.append((exercise, graded, missed))
         cut = {kind: g.not_passed() for kind, g in slow.items()}
         failures += sum(map(len, cut.values())) + sum(len(m) for _, _, m in loops)
