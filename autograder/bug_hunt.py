@@ -2,16 +2,17 @@
 
 A bug hunt is a solution cell (nbgrader's ``solution: true``) whose solution region is followed at
 once by a *bug region*, the same lines as the learner will see them, commented out so the reference
-notebook still runs its fix::
+notebook still runs its fix. Between the cell's nbgrader solution markers (BEGIN SOLUTION, END
+SOLUTION, each on a comment line starting with three hashes; not written out here, so that this module,
+which students have installed, never holds them) stands the fix; right after the END line comes::
 
-    def split_heads(x, n_heads):
-        \"\"\"(B, T, d) -> (B, n_heads, T, d // n_heads); ...\"\"\"
-        B, T, d = x.shape
-        ### BEGIN SOLUTION
-        return x.reshape(B, T, n_heads, d // n_heads).transpose(0, 2, 1, 3)
-        ### END SOLUTION
+    def mean_of(values):
+        \"\"\"The mean of a non-empty list of numbers.\"\"\"
+        # (the BEGIN SOLUTION marker line)
+        return sum(values) / len(values)
+        # (the END SOLUTION marker line)
         ### BEGIN BUG
-        # return x.reshape(B, n_heads, T, d // n_heads)
+        # return sum(values) / (len(values) - 1)
         ### END BUG
 
 Every line of a bug region is the region's own indentation, then ``# `` and the code (or just ``#``
@@ -19,10 +20,11 @@ for a blank line). Releasing works as for any exercise: nbgrader's ``ClearSoluti
 where the solution was, then :class:`ShowBugs` (which must run after it) puts the uncommented bug in
 the stub's place and drops the markers. The student sees::
 
-    def split_heads(x, n_heads):
-        \"\"\"...\"\"\"
-        B, T, d = x.shape
-        return x.reshape(B, n_heads, T, d // n_heads)
+    def mean_of(values):
+        \"\"\"The mean of a non-empty list of numbers.\"\"\"
+        return sum(values) / (len(values) - 1)
+
+tools/build_solution.py's docstring shows a whole cell, markers and all.
 
 Both ways of releasing run :class:`ShowBugs` right after ``ClearSolutions``:
 ``python -m autograder release`` (:func:`autograder.release.generate_steps`) and stock
@@ -106,7 +108,7 @@ def show_bugs(source: str) -> str:
         stub_at = region.begin - len(STUB_LINES)
         stub = [line.strip() for line in lines[max(stub_at, 0):region.begin]]
         if stub_at < last or tuple(stub) != STUB_LINES:
-            raise BugRegionError(f"line {region.begin + 1}: a bug region must come right after `### END SOLUTION`, "
+            raise BugRegionError(f"line {region.begin + 1}: a bug region must come right after the END SOLUTION line, "
                                  "so the bug takes the place of the solution in the student's cell")
         out += lines[last:stub_at] + region.code
         last = region.end + 1

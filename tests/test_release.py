@@ -127,7 +127,7 @@ def test_stock_nbgrader_with_the_course_config_releases_a_bug_hunt_as_we_do():
     ("    ### END BUG\n", "without a `### BEGIN BUG`"),
     ("    ### BEGIN BUG\n    ### BEGIN BUG\n", "opens inside another"),
     ("    ### BEGIN BUG\n    x = 1\n    ### END BUG", "every line of a bug region"),
-    ("    y = 1\n    ### BEGIN BUG\n    # x = 1\n    ### END BUG", "right after `### END SOLUTION`"),
+    ("    y = 1\n    ### BEGIN BUG\n    # x = 1\n    ### END BUG", "right after the END SOLUTION line"),
 ])
 def test_a_bug_region_that_cannot_be_released_says_what_to_change(source, problem):
     from autograder.bug_hunt import BugRegionError, show_bugs

@@ -2,7 +2,7 @@
 
 An exercise is a solution cell of a released notebook (``notebooks/NN.ipynb``), named by its grade id. What the
 course gave is every line of that cell as released (the ``def`` line, the docstring, ``# YOUR CODE HERE``) and
-every line of the solution's cell outside ``### BEGIN SOLUTION`` ... ``### END SOLUTION``. A submission is read as ``grade`` finds it
+every line of the solution's cell outside its nbgrader solution markers (BEGIN SOLUTION ... END SOLUTION). A submission is read as ``grade`` finds it
 (``SUBMISSIONS/<student>/<assignment>/<assignment>.ipynb``, through :func:`.discover.discover`), its solution cells
 matched by grade id wherever they moved; a notebook that cannot be read is named, never a reason to stop.
 """
@@ -61,13 +61,15 @@ def _solution_ids(cells: list[dict]) -> dict[str, str]:
 
 
 def _outside_solution(source: str) -> list[str]:
-    """The lines of a solution cell outside its ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` regions."""
+    """The lines of a solution cell outside its solution regions. A marker line holds nbgrader's delimiter
+    anywhere in it, as nbgrader's ClearSolutions reads it (the delimiters are written without their comment
+    hashes: the installed package must not hold a solution's marker lines, tests/course/test_learner_pieces.py)."""
     kept, inside = [], False
     for line in source.split("\n"):
         marker = line.strip()
-        if marker.startswith("### BEGIN SOLUTION"):
+        if "BEGIN SOLUTION" in marker:
             inside = True
-        elif marker.startswith("### END SOLUTION"):
+        elif "END SOLUTION" in marker:
             inside = False
         elif not inside:
             kept.append(line)
