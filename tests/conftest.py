@@ -58,7 +58,8 @@ def assignment_params():
 # whose count includes every process it starts, also those inside bubblewrap's PID namespace (a grading
 # run's cells), which os.times() never sees; elsewhere the count is this process and the children it
 # waited for.
-_CPU_LOG = os.environ.get("TEST_CPU_LOG")
+# absolute: some tests change the working folder (monkeypatch.chdir), and the log must not move with them
+_CPU_LOG = os.path.abspath(os.environ["TEST_CPU_LOG"]) if os.environ.get("TEST_CPU_LOG") else None
 _CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 _cgroup: Path | None = None
 
