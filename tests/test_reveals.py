@@ -39,8 +39,12 @@ def verdict_of(text: str) -> str:
     """A reveal's printed words without its reason line: the verdict alone (a reason's words may say anything)."""
     return "\n".join(line for line in text.strip().splitlines() if not REASON.fullmatch(line))
 
-# A fresh run of 10 trains several TinyGPTs (about 30 s in this process); each other notebook takes under 2 s.
+# A fresh run of 10 trains several TinyGPTs and its experiments (about 40 s in this process); each other
+# notebook takes under 2 s. 10's reveals are judged in its stored outputs (the test above), and nbval proves a
+# fresh run of 10 prints exactly those outputs (tests/test_solutions_nbval.py, strict), so running it a third
+# time here proves nothing more: it runs with AUTOGRADER_FRESH_ALL=1.
 SLOW_TO_RUN = {"10_decoder_block"}
+FRESH = [p for p in assignment_params() if p.id not in SLOW_TO_RUN or os.environ.get("AUTOGRADER_FRESH_ALL") == "1"]
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,7 @@ def run_catching_reveals(assignment: str, monkeypatch) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("assignment", [pytest.param(*p.values, marks=[*p.marks, *([pytest.mark.slow] if p.id in
                                                                                     SLOW_TO_RUN else [])], id=p.id)
-                                        for p in assignment_params()])
+                                        for p in FRESH])
 def test_a_fresh_run_reveals_every_course_answer_as_right(assignment, monkeypatch):
     """Run now, each reveal judges the solution's own function against the truth its cell computes: right."""
     said = run_catching_reveals(assignment, monkeypatch)

@@ -142,7 +142,11 @@ def test_a_loop_costs_the_floor_and_says_what_the_course_takes(reference, tmp_pa
 
 def test_with_timeout_given_every_cell_gets_it(reference, tmp_path):
     """--timeout is stock's one limit for all: no course timings (time_policy None)."""
-    nb = solve(right_notebook(A), "dot", "def dot(a, b):\n    import time\n    time.sleep(2.5)\n"
+    # the first call sleeps 2.5 s (one test cell, not every cell that calls dot: this test stays short)
+    nb = solve(right_notebook(A), "dot", "def dot(a, b):\n    import time\n"
+                                        "    if not globals().get('_slept'):\n        globals()['_slept'] = True\n"
+                                        "        time.sleep(2.5)\n"
+                                        "    if len(a) != len(b):\n        raise ValueError('lengths differ')\n"
                                         "    return float(sum(x * y for x, y in zip(a, b)))\n")
     path = tmp_path / "given" / f"{A}.ipynb"
     path.parent.mkdir()
