@@ -212,21 +212,24 @@ def hint_lines(solution: str, min_chars: int = HINT_MIN_CHARS) -> list[str]:
     return found
 
 
+def printed_lines(assignment: str, solution_lines, text_of) -> dict[str, list[str]]:
+    """exercise -> the telling lines of its solution (``solution_lines`` of it) that ``text_of`` it holds."""
+    return {e.name: lines for e in _exercises(assignment)
+            if (lines := [line for line in telling(solution_lines(e.solution))
+                          if _squeezed(line) in _squeezed(text_of(e))])}
+
+
 @pytest.mark.parametrize("assignment", _params())
 def test_no_stub_docstring_prints_its_solution(assignment):
     """The stub states the contract; a docstring that holds the solution's line makes the exercise a copy."""
-    printed = {e.name: lines for e in _exercises(assignment)
-               if (lines := [line for line in telling(distinctive_lines(e.solution))
-                             if _squeezed(line) in _squeezed(stub_text(e))])}
+    printed = printed_lines(assignment, distinctive_lines, stub_text)
     assert not printed, f"{assignment}: the stub's own text (its docstring) prints its solution: {printed}"
 
 
 @pytest.mark.parametrize("assignment", _params())
 def test_no_second_hint_holds_a_solution_line(assignment):
     """Hint 2 names the shape, the axis or the one function to look up, never the line itself."""
-    printed = {e.name: lines for e in _exercises(assignment)
-               if (lines := [line for line in telling(hint_lines(e.solution))
-                             if _squeezed(line) in _squeezed(second_hints(e))])}
+    printed = printed_lines(assignment, hint_lines, second_hints)
     assert not printed, f"{assignment}: a second hint holds its solution's line: {printed}"
 
 
