@@ -71,9 +71,10 @@ def _squeezed(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def distinctive_lines(solution: str) -> list[str]:
+def distinctive_lines(solution: str, min_chars: int = MIN_CHARS) -> list[str]:
     """The lines between the solution markers that only a solution holds, each as a line, without its comment,
-    and also as what it returns or assigns: the forms a text could print (MIN_CHARS or more, spaces ignored)."""
+    and also as what it returns or assigns: the forms a text could print (``min_chars`` or more, spaces
+    ignored)."""
     block = SOLUTION.search(solution)
     if not block:
         return []
@@ -86,7 +87,7 @@ def distinctive_lines(solution: str) -> list[str]:
         assigned = ASSIGNED.match(code)
         if assigned:
             forms.add(assigned.group(1).strip())
-        found += sorted(f for f in forms if len(_squeezed(f)) >= MIN_CHARS and not re.fullmatch(r"[\w.]+", f))
+        found += sorted(f for f in forms if len(_squeezed(f)) >= min_chars and not re.fullmatch(r"[\w.]+", f))
     return found
 
 
@@ -196,20 +197,9 @@ def second_hints(exercise: ExerciseText) -> str:
     return "\n".join(HINT_2.findall(exercise.markdown))
 
 
-def hint_lines(solution: str, min_chars: int = HINT_MIN_CHARS) -> list[str]:
-    """The solution lines a second hint must not hold: as distinctive_lines, down to ``min_chars``."""
-    block = SOLUTION.search(solution)
-    if not block:
-        return []
-    found = []
-    for line in _without_comments(block.group(1)):
-        code = line.strip()
-        forms = {code, code[len("return "):].strip() if code.startswith("return ") else code}
-        assigned = ASSIGNED.match(code)
-        if assigned:
-            forms.add(assigned.group(1).strip())
-        found += sorted(f for f in forms if len(_squeezed(f)) >= min_chars and not re.fullmatch(r"[\w.]+", f))
-    return found
+def hint_lines(solution: str) -> list[str]:
+    """The solution lines a second hint must not hold: distinctive_lines, down to HINT_MIN_CHARS."""
+    return distinctive_lines(solution, HINT_MIN_CHARS)
 
 
 def printed_lines(assignment: str, solution_lines, text_of) -> dict[str, list[str]]:

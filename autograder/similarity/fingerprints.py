@@ -134,12 +134,19 @@ def _bound_names(code: str) -> set[str]:
     for m in _ASSIGNED.finditer(code):
         names.update(_NAME.findall(m.group(0).split("=")[0]))
     for pattern in (_INTRODUCED, _PARAMETERS, _LAMBDA):
-        for m in pattern.finditer(code):
-            for part in m.group(1).split(","):
-                head = _NAME.search(part.split(":")[0].split("=")[0])
-                if head:
-                    names.add(head.group())
+        names |= _listed(pattern, code)
     return names - BUILTINS
+
+
+def _listed(pattern: re.Pattern, code: str) -> set[str]:
+    """The names each match of ``pattern`` lists in its group 1 (``a, b: int = 1``: a and b)."""
+    names = set()
+    for m in pattern.finditer(code):
+        for part in m.group(1).split(","):
+            head = _NAME.search(part.split(":")[0].split("=")[0])
+            if head:
+                names.add(head.group())
+    return names
 
 
 _IDS: dict[str, int] = {}  # token text -> its id, for the life of the process
@@ -147,13 +154,7 @@ _IDS: dict[str, int] = {}  # token text -> its id, for the life of the process
 
 def _parameters(code: str) -> set[str]:
     """The parameters of every ``def`` in ``code`` (given or not)."""
-    names = set()
-    for m in _PARAMETERS.finditer(code):
-        for part in m.group(1).split(","):
-            head = _NAME.search(part.split(":")[0].split("=")[0])
-            if head:
-                names.add(head.group())
-    return names - BUILTINS
+    return _listed(_PARAMETERS, code) - BUILTINS
 
 
 def _token_id(text: str) -> int:

@@ -62,19 +62,25 @@ def submission_hash(sub: Submission) -> str:
 
 
 @lru_cache(maxsize=32)
+def _solution_and_release(source: str, hash_: str = "") -> tuple[object, object]:
+    """The solution notebook and its student version, read and released once per worker (keyed by the file's
+    hash): a class's every submission needs both."""
+    notebook = read_notebook(source)
+    return notebook, student_notebook(notebook, Path(source).name)
+
+
+@lru_cache(maxsize=32)
 def source_tests(source: str, hash_: str = "") -> tuple[object, list[sanitize.SourceTest]]:
     """The solution notebook and its graded test cells (cached per worker, keyed by the file's hash)."""
-    notebook = read_notebook(source)
-    released = student_notebook(notebook, Path(source).name)
+    notebook, released = _solution_and_release(source, hash_)
     return notebook, sanitize.source_tests(notebook, released)
 
 
 @lru_cache(maxsize=32)
 def released_bug_hunts(source: str, hash_: str = "") -> dict[str, str]:
     """grade_id -> the code a bug hunt's cell is released with (cached per worker, keyed by the file's hash)."""
-    notebook = read_notebook(source)
+    notebook, released = _solution_and_release(source, hash_)
     hunts = {grade_id(c) for c in notebook.cells if is_solution_cell(c) and bug_hunt.is_bug_hunt(c.source)}
-    released = student_notebook(notebook, Path(source).name)
     return {grade_id(c): c.source.strip() for c in released.cells if is_solution_cell(c) and grade_id(c) in hunts}
 
 
