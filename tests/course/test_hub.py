@@ -39,7 +39,7 @@ import nbformat
 import pytest
 
 from autograder import pieces
-from tests.browser.conftest import CHROMIUM_ARGS, require_chromium
+from tests.browser.conftest import CHROMIUM_ARGS, keep_shot, require_chromium
 from tests.builders import fill_in, free_port
 from tests.course.unix import python_every_user_can_run, remove_users_made_by_this_run
 
@@ -247,7 +247,8 @@ class Person:
         self.server_start = None
 
     def shot(self, name: str, page=None) -> None:
-        (page or self.page).screenshot(path=str(self.shots / f"{self.user}-{name}.png"), full_page=True)
+        """A screenshot of this step when $BROWSER_SCREENSHOTS asks for them (a failure keeps every page anyway)."""
+        keep_shot(page or self.page, self.shots / f"{self.user}-{name}.png", full_page=True)
 
     def log_in(self) -> None:
         """Log in on the Hub's page; the Hub starts this user's server (wait for it with :meth:`lab`)."""
@@ -387,6 +388,7 @@ def played(term, tmp_path_factory):
     course = term.folder / "term" / "course"
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(require_chromium()), headless=True, args=CHROMIUM_ARGS)
+        people: list[Person] = []
         try:
             people = teacher, first, second = [Person(browser, term, u, shots) for u in (TEACHER, FIRST, SECOND)]
             for person in people:  # three people log in at once: the Hub starts their servers side by side
@@ -558,6 +560,13 @@ def played(term, tmp_path_factory):
         except Exception:
             print("\nwhat the term showed before it stopped:\n" + "\n".join(
                 f"{k}: {str(v)[-3000:]}" for k, v in seen.items()), file=sys.stderr)
+            for person in people:  # each browser as it was when the term stopped
+                for i, page in enumerate(person.context.pages):
+                    try:
+                        page.screenshot(path=str(shots / f"failed-{person.user}-{i}.png"), full_page=True)
+                    except Exception as exc:  # a page that is gone: say so, keep the first error
+                        print(f"no screenshot of {person.user}'s page {i}: {exc}", file=sys.stderr)
+            print(f"screenshots of every page when it stopped: {shots}", file=sys.stderr)
             raise
         finally:
             browser.close()
