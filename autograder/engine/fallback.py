@@ -35,14 +35,19 @@ class _Client(SlicedWaits):
 def _answers(client: _Client) -> bool:
     """Whether the kernel runs a trivial cell again after an interrupt (a loop may ignore SIGINT)."""
     probe = nbformat.v4.new_code_cell("pass")
+    # nbclient stores an executed cell back at its index: the probe gets an index of its own, taken away after.
+    # (At index -1 it replaced the notebook's last cell, which then ran as `pass`, empty, after a time-out.)
+    client.nb.cells.append(probe)
     timeout, client.timeout = client.timeout, PROBE_SECONDS
     client.timed_out = False
     try:
-        client.execute_cell(probe, -1)
+        client.execute_cell(probe, len(client.nb.cells) - 1)
     except (CellTimeoutError, DeadKernelError):
         return False
     finally:
         client.timeout = timeout
+        if client.nb.cells and client.nb.cells[-1] is probe:
+            client.nb.cells.pop()
     return not client.timed_out
 
 
@@ -59,7 +64,7 @@ def run(request: RunRequest, *, label: str = "") -> RunResult:
     used). ``label`` names the scratch folder."""
     limits = request.limits
     cells = [nbformat.v4.new_code_cell(s) for s in request.sources]
-    nb = nbformat.v4.new_notebook(cells=cells)
+    nb = nbformat.v4.new_notebook(cells=list(cells))  # a list of its own: what nbclient does to it leaves `cells` be
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     results: list[CellResult] = []
     problems: list[str] = []

@@ -82,10 +82,24 @@ def test_the_engines_stop_a_cell_at_its_own_limit(engine):
                     assignment="02_demo", limits=limits, engine=engine)
     assert [c.status for c in run.cells[:2]] == ["ok", "timeout"]
     assert "interrupted after 1 s" in run.cells[1].detail
-    if engine == "engine":  # the nbclient fallback loses step after an interrupt (its next cell's reply comes at
-        # once, empty): a fault of the fallback's own, said in the issue's note, not of the limits
-        assert run.cells[2].status == "timeout" and "shorter limit" in run.cells[2].detail  # after a time-out
+    assert run.cells[2].status == "timeout" and "shorter limit" in run.cells[2].detail  # after a time-out
     assert time.monotonic() - start < 15, "the loop ran to the old 30 s"
+
+
+@pytest.mark.parametrize("engine", ["engine", "nbclient"])
+def test_every_cell_after_a_time_out_runs_and_keeps_its_output(engine):
+    """The fallback once ran the notebook's last cell as `pass` after a time-out, empty and "ok": its check
+    whether the kernel still answered was stored in the last cell's place."""
+    if engine == "engine":
+        default_pool().warm(1)
+    limits = Limits(cell_timeout=30, later_timeout=1.0, interrupt_grace=2, cell_timeouts={1: 1.0})
+    run = run_cells(["print('zero')", "while True:\n    pass", "print('two')",
+                     "import time\ntime.sleep(3)\nprint('three')", "print('four')"],
+                    assignment="02_demo", limits=limits, engine=engine)
+    assert [c.status for c in run.cells] == ["ok", "timeout", "ok", "timeout", "ok"]
+    said = ["".join(o.get("text", "") for o in c.outputs if o.get("output_type") == "stream") for c in run.cells]
+    assert said[0] == "zero\n" and said[2] == "two\n" and said[4] == "four\n", said
+    assert "three" not in said[3], said
 
 
 # ------------------------------------------------------------------------------ a notebook graded end to end
