@@ -21,7 +21,7 @@ from autograder.grade.submission.running import run_cells
 from autograder.grade.submission.timelimits import TimePolicy
 from autograder.nbio import is_solution_cell, is_test_cell
 from tests.builders import blank_notebook, gradable_assignments, right_notebook, solve, source_notebook
-from tests.slow_answers import FACTOR, KINDS, slow_notebook, written_slowly
+from tests.slow_answers import FACTOR, KINDS, slow_notebook, slowed, written_slowly
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_time_limits")]
 
@@ -124,6 +124,21 @@ def test_the_reference_times_every_code_cell(reference):
     assert all(s >= 0 for s in reference.seconds.values())
 
 
+def test_a_slowed_answer_takes_factor_times_as_long_and_gives_the_same_result():
+    """The slowed corpus's spin, on a call long enough to time: the grading test below cannot show it, since
+    the checks' small inputs make each call a few microseconds."""
+    space: dict = {}
+    exec(slowed("def work(n):\n    return sum(i * i for i in range(n))\n", "work"), space)
+    plain: dict = {}
+    exec("def work(n):\n    return sum(i * i for i in range(n))\n", plain)
+    start = time.perf_counter()
+    expected = plain["work"](200_000)
+    alone = time.perf_counter() - start
+    start = time.perf_counter()
+    assert space["work"](200_000) == expected
+    assert time.perf_counter() - start >= 0.8 * FACTOR * alone
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_right_answers_written_slowly_keep_every_point(reference, tmp_path, kind):
     """Loops where the course uses NumPy ("written"), or every answer ten times slower ("slowed")."""
@@ -133,9 +148,11 @@ def test_right_answers_written_slowly_keep_every_point(reference, tmp_path, kind
     right = graded(right_notebook(A), reference, tmp_path, "right")
     assert [s.status for s in result.scores if s.status != "passed"] == []
     assert [(s.grade_id, s.points) for s in result.scores] == [(s.grade_id, s.points) for s in right.scores]
-    if kind == "slowed":  # and it was slower: the spin really ran (an answer that is not slow proves nothing);
-        # loops on the checks' small inputs cost less than the grading's own noise
-        assert result.seconds > right.seconds
+    if kind == "slowed":  # and it was slower: the spin really ran (an answer that is not slow proves nothing).
+        # Measured as the cells' own CPU: the whole grading's wall time once came out the other way round
+        # (0.21 s slowed, 0.455 s right, 0.33 s of it writing the right one's autograded notebook). Loops on
+        # the checks' small inputs ("written") cost less than the grading's own noise.
+        assert result.costs["cells"] > right.costs["cells"], (result.costs, right.costs)
 
 
 def test_a_loop_costs_the_floor_and_says_what_the_course_takes(reference, tmp_path):
