@@ -70,11 +70,15 @@ def test_every_course_cell_of_a_released_notebook_finds_its_time_in_the_referenc
     assert own not in limits, "the learner's own cell must keep the cap"
 
 
+# Cell 1 has a limit of its own, 1 s; later cells get the 1 s limit that follows a time-out.
+LOOP_AT_CELL_1 = Limits(cell_timeout=30, later_timeout=1.0, interrupt_grace=2, cell_timeouts={1: 1.0})
+
+
 @pytest.mark.parametrize("engine", ["engine", "nbclient"])
 def test_the_engines_stop_a_cell_at_its_own_limit(engine):
     if engine == "engine":
         default_pool().warm(1)
-    limits = Limits(cell_timeout=30, later_timeout=1.0, interrupt_grace=2, cell_timeouts={1: 1.0})
+    limits = LOOP_AT_CELL_1
     start = time.monotonic()
     run = run_cells(["import time\ntime.sleep(1.5)\nprint('no own limit: the cap')",
                      "while True:\n    pass",
@@ -92,7 +96,7 @@ def test_every_cell_after_a_time_out_runs_and_keeps_its_output(engine):
     whether the kernel still answered was stored in the last cell's place."""
     if engine == "engine":
         default_pool().warm(1)
-    limits = Limits(cell_timeout=30, later_timeout=1.0, interrupt_grace=2, cell_timeouts={1: 1.0})
+    limits = LOOP_AT_CELL_1
     run = run_cells(["print('zero')", "while True:\n    pass", "print('two')",
                      "import time\ntime.sleep(3)\nprint('three')", "print('four')"],
                     assignment="02_demo", limits=limits, engine=engine)
@@ -127,10 +131,11 @@ def test_the_reference_times_every_code_cell(reference):
 def test_a_slowed_answer_takes_factor_times_as_long_and_gives_the_same_result():
     """The slowed corpus's spin, on a call long enough to time: the grading test below cannot show it, since
     the checks' small inputs make each call a few microseconds."""
-    space: dict = {}
-    exec(slowed("def work(n):\n    return sum(i * i for i in range(n))\n", "work"), space)
+    work = "def work(n):\n    return sum(i * i for i in range(n))\n"
     plain: dict = {}
-    exec("def work(n):\n    return sum(i * i for i in range(n))\n", plain)
+    exec(work, plain)
+    space: dict = {}
+    exec(slowed(work, "work"), space)
     start = time.perf_counter()
     expected = plain["work"](200_000)
     alone = time.perf_counter() - start
