@@ -5,8 +5,9 @@
   winnowed k-grams (copydetect's winnowing);
 - :mod:`.compare` - the pairs alike on one exercise, from an inverted index, and the chance of it;
 - :mod:`.run` - :func:`.run.find_similar`, the whole class, in parallel;
-- :mod:`.records` - what was found, as the report, CSV and JSON carry it (light: the class report reads it);
-- :mod:`.section` and :mod:`.pages` - the report's section, the side-by-side pages, the CSV.
+- :mod:`.pages` - the side-by-side pages, the CSV, ``similarity.html``.
 
-Nothing is imported here, so the class report loads :mod:`.records` without numpy or copydetect.
+What was found (the records saved as ``similarity.json``) and the section that shows it live below this
+package, in :mod:`autograder.grade.output.alike`: the class report reads them there without importing this
+package (numpy, copydetect), and no import runs from the grader up to here.
 """

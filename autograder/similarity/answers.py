@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import paths
 from ..grade.submission.discover import Refused, discover, read_regular
-from .records import Unread
+from ..grade.output.alike import Unread
 
 
 @dataclass(frozen=True)

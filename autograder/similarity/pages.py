@@ -14,10 +14,9 @@ from pathlib import Path
 from ..grade.output.classreport import scrolling_tables
 from ..grade.output.report import _csv
 from ..nbio import write_atomic
+from ..grade.output.alike import PAGES, SIMILARITY_STYLE, Pair, Similarity, caveat, e, save, section
 from .compare import ALIKE
-from .records import PAGES, Pair, Similarity, save
 from .run import SideBySide, side_by_side
-from .section import SIMILARITY_STYLE, caveat, e, section
 
 CSV_COLUMNS = ("student_a", "student_b", "exercises_alike", "both_answered", "expected_by_chance", "chance",
                "assignment_id", "grade_id", "score", "page")

@@ -17,7 +17,7 @@ from .. import paths
 from .answers import Answer, Exercise, course_exercises, read_answers
 from .compare import MIN_TOKENS, Alike, alike_pairs, chance_of_at_least
 from .fingerprints import Fingerprints, fingerprint, normalised_tokens, shared_spans
-from .records import ExerciseTally, Pair, SharedExercise, Similarity, Unread
+from ..grade.output.alike import ExerciseTally, Pair, SharedExercise, Similarity, Unread
 
 MIN_EXERCISES = 3  # a pair is listed when it shares at least this many exercises
 

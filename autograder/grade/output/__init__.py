@@ -6,5 +6,6 @@
 - :mod:`.feedback` - each learner's feedback page;
 - :mod:`.classreport` - the class report page (with :mod:`.classrows`: its per-student rows and troubles);
 - :mod:`.items` - each test's item analysis;
+- :mod:`.alike` - what ``similarity`` found (its saved records) and the report's section on it;
 - :mod:`.costs` - where a run's CPU went (``--profile``).
 """

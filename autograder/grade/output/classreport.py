@@ -18,8 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ...nbio import write_atomic
-from ...similarity.records import load as load_similarity
-from ...similarity.section import SIMILARITY_STYLE, section as similarity_section
+from .alike import SIMILARITY_STYLE, load as load_similarity, section as similarity_section
 from .classrows import (STUDENT_COLUMNS, StudentRow, Trouble, _num, e, error_causes, feedback_link, flagged,  # noqa: F401
                         student_rows, students_table, troubles)
 from .items import NEAR_ZERO, ItemStats, item_analysis
