@@ -345,18 +345,21 @@ def is_causal(hidden, rng):
 
 HUNT_VARIANTS = ("as_given", "after_softmax", "small_negative", "inverted", "no_mask")
 
-HUNT_MESSAGES = {
-    "as_given": "This is still the code as given: multiplying the scores by the mask turns a blocked score into 0, "
-                "and the softmax gives it the weight e^0 = 1 like any other, so every query reads its future (your "
-                "is_causal says False). A blocked score must reach the softmax as -inf.",
-    "after_softmax": "Causal now, but the mask comes after the softmax: the blocked weights are 0, and the weights "
-                     "left no longer sum to 1, so every output but the last shrinks (query 0's output is not x[0]). "
-                     "Mask the scores with -inf before the softmax.",
-    "small_negative": "The blocked scores are a small negative number: e to that power is small, not 0, so the future "
-                      "still leaks in a little. Use -inf, or a huge negative such as -1e9.",
-    "inverted": "The mask is inverted: True means allowed, so the blocked scores are where causal_mask is False (the "
-                "last query, left with no key, gives NaN).",
-    "no_mask": "No mask at all: every query reads every key, the future included.",
+HUNT_MESSAGES = {  # the symptom each version shows, never the line to write (this is a bug hunt)
+    "as_given": "This is what the code as given does: query 0, which may read only key 0, does not output x[0] (on "
+                "x = [[1, 0], [0, 1], [1, 1]] it gives [0.752, 0.497], not [1, 0]), and changing a later row moves "
+                "the earlier outputs: every query still reads its future (is_causal says False). Follow one blocked "
+                "key, from its score to its weight.",
+    "after_softmax": "Progress: the blocked weights are exactly 0 now. But what is left of a row is not a "
+                     "distribution (the weights sum to less than 1: on x = [[1, 0], [0, 1], [1, 1]] query 0 outputs "
+                     "[0.401, 0], 0.401 times x[0]), and it was computed with the future keys inside the softmax's "
+                     "sum, so changing a later row still moves the earlier outputs (is_causal says False).",
+    "small_negative": "Progress: the future's weights are small now, but not 0, so changing a later row still moves "
+                      "the earlier outputs a little (on x = [[1, 0], [0, 1], [1, 1]] query 0 outputs [0.991, 0.018], "
+                      "not [1, 0]). How small must a blocked score be for its weight to be exactly 0?",
+    "inverted": "Each query reads the wrong keys: its future, and neither its past nor itself (the last query, left "
+                "with no key at all, outputs nan).",
+    "no_mask": "No key is blocked: every query reads every key, its future included (query 0 mixes every row).",
 }
 
 

@@ -1,7 +1,7 @@
 """Does every check of 08_causality_and_masking reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, answer, exercise_suite, returns
+from tests.harness import Mistake, answer, exercise_suite, returns, run_exercise, stub_of
 from tests.variants import variant
 
 pytestmark = pytest.mark.nb08
@@ -165,13 +165,13 @@ def masked_softmax(scores, allowed):
             "    scores = np.where(causal_mask(T), scores, -np.inf)",
             "    pass"), name="the mask moved after the softmax").replace(
         "    return weights @ x", "    weights = weights * causal_mask(T)\n    return weights @ x"),
-        "after the softmax"),
+        "not a distribution"),
     Mistake("causal_self_attention", "small_negative_fill", variant(
-        A, "causal_self_attention", replace=("-np.inf)", "-4.0)"), name="a small negative fill"), "leaks in"),
+        A, "causal_self_attention", replace=("-np.inf)", "-4.0)"), name="a small negative fill"), "small now, but not 0"),
     Mistake("causal_self_attention", "mask_inverted", variant(
         A, "causal_self_attention", replace=("np.where(causal_mask(T), scores, -np.inf)",
                                              "np.where(causal_mask(T), -np.inf, scores)"), name="the mask inverted"),
-        "inverted"),
+        "the wrong keys"),
 ]
 
 ALTERNATIVES = {
@@ -221,3 +221,26 @@ def is_causal(fn, x):
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+
+
+def _first_message(exercise, source):
+    """What the visible check says first about ``source``: the message a learner reads."""
+    local = run_exercise(A, exercise, source)[0].local
+    assert local is not None, f"{exercise} passed its visible check:\n{source}"
+    return str(local).split("\n")[0]
+
+
+def test_bug_hunt_shows_progress_with_symptoms():
+    """The bug hunt hunts: the code as released and each half-fix get different messages, each true of what it
+    sees (masking after the softmax is not called causal: it is not), and none says which line to write."""
+    mistakes = {m.label: m.source for m in MISTAKES if m.exercise == "causal_self_attention"}
+    said = {"released": _first_message("causal_self_attention", stub_of(A, "causal_self_attention")),
+            **{label: _first_message("causal_self_attention", mistakes[label])
+               for label in ("half_fix_mask_after_the_softmax", "small_negative_fill", "mask_inverted")}}
+    assert len(set(said.values())) == len(said), said
+    assert "code as given" in said["released"] and "Progress" not in said["released"], said["released"]
+    assert "still moves the earlier outputs" in said["half_fix_mask_after_the_softmax"]
+    assert "Causal now" not in said["half_fix_mask_after_the_softmax"]
+    for message in said.values():
+        for fix in ("-inf", "-1e9", "np.where", "masked_fill", "before the softmax", "Mask the scores"):
+            assert fix not in message, (fix, message)

@@ -5,7 +5,7 @@ import pytest
 from autograder.checks import nb10
 from autograder.checks.models import numpy_gpt, torch_gpt, training
 from tests.checks import test_nb10_gpt2 as gpt2
-from tests.harness import Mistake, answer, exercise_suite, indent, returns
+from tests.harness import Mistake, answer, exercise_suite, indent, returns, run_exercise, stub_of
 from tests.variants import variant
 
 pytestmark = pytest.mark.nb10
@@ -141,23 +141,23 @@ MISTAKES = [
 mu = x.mean(-1, keepdim=True)
 var = x.var(-1, keepdim=True, unbiased=False)
 return (x - mu) / (torch.sqrt(var) + self.eps) * self.weight + self.bias
-'''), "where does eps enter"),  # a half-fix of the bug hunt: the variance mended, eps still outside
+'''), "what decides the output"),  # a half-fix of the bug hunt: the variance mended, eps still outside
     Mistake("LayerNorm", "unbiased_variance", ln('''
 mu = x.mean(-1, keepdim=True)
 return (x - mu) / torch.sqrt(x.var(-1, keepdim=True) + self.eps) * self.weight + self.bias
-'''), "the divisor of the variance"),  # the other half-fix: eps under the root, the variance unbiased
+'''), "close to nn.LayerNorm's now"),  # the other half-fix: eps under the root, the variance unbiased
     Mistake("LayerNorm", "torch_std", ln('''
 return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + self.eps) * self.weight + self.bias
-'''), "both bugs are still there"),  # the bug as released (test_nb10_bughunt reads the released cell)
+'''), "in two ways"),  # the bug as released (test_nb10_bughunt reads the released cell)
     Mistake("LayerNorm", "normalises_over_batch", ln('''
 mu = x.mean(0, keepdim=True)
 var = x.var(0, keepdim=True, unbiased=False)
 return (x - mu) / torch.sqrt(var + self.eps) * self.weight + self.bias
-'''), "wrong axis"),
+'''), "other rows of the batch"),
     Mistake("LayerNorm", "no_weight_and_bias", ln('''
 mu = x.mean(-1, keepdim=True)
 return (x - mu) / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + self.eps)
-'''), "scale and shift"),
+'''), "ignores weight and bias"),
     Mistake("FeedForward", "tanh_gelu", FF.format(body="self.fc2(F.gelu(self.fc1(x), approximate='tanh'))"),
             "tanh approximation"),
     Mistake("FeedForward", "relu", FF.format(body="self.fc2(torch.relu(self.fc1(x)))"), "this is relu"),
@@ -736,6 +736,29 @@ return pairs
 """, 4))
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+
+
+def _first_message(exercise: str, source: str) -> str:
+    """What the visible check says first about ``source``: the message a learner reads."""
+    local = run_exercise(A, exercise, source)[0].local
+    assert local is not None, f"{exercise} passed its visible check:\n{source}"
+    return str(local).split("\n")[0]
+
+
+def test_layernorm_bug_hunt_shows_progress_with_symptoms():
+    """The bug hunt hunts: the code as released, each half-fix and the fix get different messages, each true of
+    what it sees (the released code is not called nearly right on rows it gets wrong), and none says the fix."""
+    mistakes = {m.label: m.source for m in MISTAKES if m.exercise == "LayerNorm"}
+    said = {"released": _first_message("LayerNorm", stub_of(A, "LayerNorm")),
+            "variance_mended": _first_message("LayerNorm", mistakes["eps_outside_sqrt"]),
+            "eps_mended": _first_message("LayerNorm", mistakes["unbiased_variance"])}
+    assert len(set(said.values())) == 3, said
+    assert "two ways" in said["released"] and "Progress" not in said["released"], said["released"]
+    assert "clear spread match" in said["variance_mended"] and "nearly equal still" in said["variance_mended"]
+    assert "nearly equal is close" in said["eps_mended"] and "clear spread still" in said["eps_mended"]
+    for message in said.values():
+        for fix in ("unbiased", "correction", "d - 1", "inside", "sqrt(var", "divisor"):
+            assert fix not in message, (fix, message)
 
 
 def test_known_wrong_variants_come_from_a_closed_set():
