@@ -180,15 +180,33 @@ def make_lm_pairs(hidden, rng):
 
 # ---------------------------------------------------------- bug hunt: split, then window
 
+def _ids(arrays):
+    return {int(v) for a in arrays for v in np.asarray(getattr(a, "data", a)).ravel()}
+
+
 def _no_leak(got, want):
-    """The symptom first: ids shared by the two parts (the stream's ids are distinct), then the exact arrays."""
+    """The symptom first: which arrays hold ids of the other part (the stream's ids are distinct, so the right
+    answer's two parts name each part's ids), then the exact arrays. Never the line to write: a bug hunt."""
     if not (isinstance(got, tuple) and len(got) == 4 and all(isinstance(a, Array) for a in got)):
         return f"expected a tuple of four arrays (X_train, Y_train, X_val, Y_val), got {type(got).__name__}."
-    shared = sorted({int(v) for a in got[:2] for v in a.data.ravel()} & {int(v) for a in got[2:] for v in a.data.ravel()})
-    if shared:
-        return (f"the training and validation arrays share the ids {shared[:8]}{' ...' if len(shared) > 8 else ''}: "
-                "windows that straddle the cut carry one part's text into the other, so a validation loss would "
-                "measure memory, not generalisation. No window or target may cross the cut.")
+    train_part, val_part = _ids(want[:2]), _ids(want[2:])
+    into_val = sorted(_ids(got[:2]) & val_part)  # validation ids inside the training arrays
+    into_train = sorted(_ids(got[2:]) & train_part)  # training ids inside the validation arrays
+
+    def some(ids):
+        return f"{ids[:6]}{' ...' if len(ids) > 6 else ''}"
+
+    if into_val and into_train:
+        return (f"the training arrays hold ids of the validation part, {some(into_val)}, and the validation arrays "
+                f"hold ids of the training part, {some(into_train)}: the two sides overlap both ways, so a "
+                "validation loss would measure memory, not generalisation.")
+    if into_val:
+        return (f"progress: the validation arrays hold validation ids alone now, but the training arrays still hold "
+                f"ids of the validation part, {some(into_val)}: the model would train on text it is then "
+                "validated on.")
+    if into_train:
+        return (f"progress: the training arrays hold training ids alone now, but the validation arrays hold ids of "
+                f"the training part, {some(into_train)}: some validation windows read, or predict, training text.")
     return close(dtype="iu").mismatch(got, want)
 
 

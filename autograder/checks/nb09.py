@@ -338,22 +338,25 @@ def MultiHeadAttention(hidden, rng):
 
 # ------------------------------------------------------------------ bug hunt: heads_self_attention
 
-HEADS_MESSAGES = {
-    "as_given": "This is still the code as given: it reads the future under the causal mask (the split by a reshape "
-                "alone mixes later positions into earlier rows) and its weights are too sharp (no 1/sqrt(D)). Fix "
-                "both lines.",
-    "split_only": "The scale is fixed, but the split is not: a reshape straight to (B, H, T, D) re-reads the numbers in "
-                  "memory order, so a row of a head holds features of other positions and position t reads the "
-                  "future. Cut the last axis into (H, D) first, then move the head axis in front of the positions.",
-    "scale_only": "The split is fixed (the output is causal now), but the scores are still not divided by sqrt(D): "
-                  "every softmax is sharper than scaled attention, and more so the wider the heads.",
-    "scale_d_model": "The scores are divided by sqrt(d_model): each head's scores are dot products over its own D "
-                     "features, so divide by sqrt(D), D = d_model // n_heads.",
-    "scale_by_D": "The scores are divided by D: divide them by sqrt(D), the standard deviation of a dot product of D "
-                  "unit-variance features.",
-    "merge_by_reshape": "The merge back was changed to a reshape alone: (B, H, T, D) read straight as (B, T, d_model) "
-                        "mixes positions and heads again. The code as given put the heads side by side, position by "
-                        "position; keep it.",
+HEADS_MESSAGES = {  # the symptoms each version shows, never the line to write (this is a bug hunt)
+    "as_given": "This is what the code as given does, and it shows two symptoms with two causes. Under the causal "
+                "mask it reads the future: changing a later position moves an earlier row of the output (is_causal "
+                "says False). And even with no mask its output is not scaled attention's: its weights are sharper, "
+                "more so the wider the heads.",
+    "split_only": "Progress: the weights are as sharp as scaled attention's now. But under the causal mask the "
+                  "output still reads the future, and row t of a head does not hold position t's features. Follow "
+                  "one number, feature 0 of position 1: in which head and which row does it land?",
+    "scale_only": "Progress: the output is causal now, and every head reads its own slice of each position. What is "
+                  "left: every softmax is sharper than scaled attention's, more so the wider the heads.",
+    "scale_d_model": "The output is causal and the heads are cut right, but the weights are flatter than scaled "
+                     "attention's: the scores are shrunk too much. Over how many features is one head's dot "
+                     "product summed?",
+    "scale_by_D": "The output is causal and the heads are cut right, but the weights are flatter than scaled "
+                  "attention's, more so the wider the heads: the scores are shrunk too much. How fast does the "
+                  "spread of a sum of D products grow with D?",
+    "merge_by_reshape": "The output's rows mix positions and heads after the attention: the heads' outputs no longer "
+                        "sit side by side, position by position, as the code as given put them (that line was "
+                        "right).",
 }
 
 

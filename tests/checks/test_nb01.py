@@ -1,7 +1,7 @@
 """Does every check of 01_tokens_and_ids reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, answer, exercise_suite, returns
+from tests.harness import Mistake, answer, exercise_suite, returns, run_exercise, stub_of
 
 pytestmark = pytest.mark.nb01
 A = "01_tokens_and_ids"
@@ -376,26 +376,26 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
     X, Y = make_lm_pairs(ids, context_len)
     n_val = int(len(X) * val_frac)
     return X[:-n_val], Y[:-n_val], X[-n_val:], Y[-n_val:]
-''', "share the ids"),
+''', "overlap both ways"),
     Mistake("train_val_pairs", "half_fix_validation_borrows_context", '''
 def train_val_pairs(ids, context_len, val_frac=0.3):
     cut = len(ids) - int(len(ids) * val_frac)
     X_train, Y_train = make_lm_pairs(ids[:cut], context_len)
     X_val, Y_val = make_lm_pairs(ids[cut - context_len:], context_len)  # "so the first target has context"
     return X_train, Y_train, X_val, Y_val
-''', "straddle the cut"),
+''', "the validation arrays hold ids of the training part"),
     Mistake("train_val_pairs", "half_fix_only_validation", '''
 def train_val_pairs(ids, context_len, val_frac=0.3):
     cut = len(ids) - int(len(ids) * val_frac)
     X, Y = make_lm_pairs(ids, context_len)
     X_val, Y_val = make_lm_pairs(ids[cut:], context_len)
     return X[:cut], Y[:cut], X_val, Y_val
-''', "share the ids"),
+''', "the training arrays still hold"),
     Mistake("train_val_pairs", "cut_rounded_the_other_way", '''
 def train_val_pairs(ids, context_len, val_frac=0.3):
     cut = int(len(ids) * (1 - val_frac)) - 1
     return (*make_lm_pairs(ids[:cut], context_len), *make_lm_pairs(ids[cut:], context_len))
-''', "wrong shape"),
+''', "ids of the training part, [23]"),
     returns("predict_param_counts", "only_selected_rows", "(80, 80), 'only the rows we use'",
             "whether or not this prompt selects them"),
     returns("predict_param_counts", "swapped", "(80, 16000)", "Swapped"),
@@ -526,3 +526,24 @@ def bpe_decode(ids, merges):
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+
+
+def _first_message(exercise, source):
+    """What the visible check says first about ``source``: the message a learner reads."""
+    local = run_exercise(A, exercise, source)[0].local
+    assert local is not None, f"{exercise} passed its visible check:\n{source}"
+    return str(local).split("\n")[0]
+
+
+def test_bug_hunt_shows_progress_with_symptoms():
+    """The bug hunt hunts: the code as released and each half-fix get different messages, each naming the ids
+    that leak and which way, and none says which line to write (split first, window each part)."""
+    mistakes = {m.label: m.source for m in MISTAKES if m.exercise == "train_val_pairs"}
+    said = {"released": _first_message("train_val_pairs", stub_of(A, "train_val_pairs")),
+            **{label: _first_message("train_val_pairs", mistakes[label])
+               for label in ("half_fix_validation_borrows_context", "half_fix_only_validation")}}
+    assert len(set(said.values())) == len(said), said
+    assert "both ways" in said["released"] and "[24]" in said["released"] and "[22, 23]" in said["released"], said
+    for message in said.values():
+        for fix in ("split the stream", "split first", "before you window", "cross the cut", "make_lm_pairs("):
+            assert fix not in message, (fix, message)

@@ -5,7 +5,7 @@ import pytest
 from autograder.checks import nb09
 from autograder.checks.models import numpy_attention
 from autograder.checks.models import numpy_heads
-from tests.harness import Mistake, answer, exercise_suite, indent, returns
+from tests.harness import Mistake, answer, exercise_suite, indent, returns, run_exercise, stub_of
 from tests.variants import variant
 
 pytestmark = pytest.mark.nb09
@@ -245,17 +245,17 @@ MISTAKES += [
         name="the scale left out") .replace(SPLIT_FIXED, "heads = x.reshape(B, n_heads, T, D)"), "code as given"),
     Mistake("heads_self_attention", "half_fix_split_only", variant(
         A, "heads_self_attention", replace=(SCALE_FIXED, "scores = heads @ heads.transpose(-2, -1)"),
-        name="the split fixed, not the scale"), "split is fixed"),
+        name="the split fixed, not the scale"), "causal now"),
     Mistake("heads_self_attention", "half_fix_scale_only", variant(
         A, "heads_self_attention", replace=(SPLIT_FIXED, "heads = x.reshape(B, n_heads, T, D)"),
-        name="the scale fixed, not the split"), "scale is fixed, but the split is not"),
+        name="the scale fixed, not the split"), "still reads the future"),
     Mistake("heads_self_attention", "scale_by_d_model", variant(
         A, "heads_self_attention", replace=("/ math.sqrt(D)", "/ math.sqrt(d_model)"),
-        name="scaled by the model's width"), "sqrt(d_model)"),
+        name="scaled by the model's width"), "shrunk too much"),
     Mistake("heads_self_attention", "merge_by_reshape_too", variant(
         A, "heads_self_attention", replace=("return torch.cat(out.unbind(dim=1), dim=-1)",
                                             "return out.reshape(B, T, d_model)"),
-        name="the merge changed to a reshape alone"), "merge back"),
+        name="the merge changed to a reshape alone"), "that line was right"),
 ]
 
 # -------------------------------------------------------------- the manual backward pass: head_backward
@@ -370,6 +370,27 @@ def head_backward(ids, E, W_q, W_k, W_v, grad_out):
 })
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+
+
+def _first_message(exercise, source):
+    """What the visible check says first about ``source``: the message a learner reads."""
+    local = run_exercise(A, exercise, source)[0].local
+    assert local is not None, f"{exercise} passed its visible check:\n{source}"
+    return str(local).split("\n")[0]
+
+
+def test_bug_hunt_shows_progress_with_symptoms():
+    """The bug hunt hunts: the code as released and each half-fix get different messages, and none says which
+    line to write (no reshape order, no transpose, no sqrt(D) to divide by)."""
+    mistakes = {m.label: m.source for m in MISTAKES if m.exercise == "heads_self_attention"}
+    said = {"released": _first_message("heads_self_attention", stub_of(A, "heads_self_attention")),
+            **{label: _first_message("heads_self_attention", mistakes[label])
+               for label in ("half_fix_split_only", "half_fix_scale_only")}}
+    assert len(set(said.values())) == len(said), said
+    assert "code as given" in said["released"] and "Progress" not in said["released"], said["released"]
+    for message in said.values():
+        for fix in ("(B, T, H, D)", "(H, D)", "transpose", "view", "Fix both", "divide", "1/sqrt", "reshape"):
+            assert fix not in message, (fix, message)
 
 
 def test_known_wrong_variants_come_from_a_closed_set():
