@@ -13,6 +13,7 @@ from .engine.kernel_client import SlicedWaits
 from .checks.core import Prediction
 from .checks.questions import is_question
 from .grade.submission import grade_one as submission
+from .grade.submission import manual
 from .grade.submission.discover import read_regular
 from .grade.submission.repair import Local, local_cells
 from .engine import Limits
@@ -36,8 +37,14 @@ def recorded(t: GradedTest, assignment: str) -> bool:
 
 
 def shown_status(ex: Exercise, assignment: str) -> str:
-    """The exercise's status (the one rule), said "recorded" for a prediction that passed."""
+    """The exercise's status (the one rule), said "recorded" for a prediction that passed and "read by your
+    instructor" for a written answer (a person scores it: it neither passed nor failed)."""
+    if ex.status == "manual":
+        return manual.READ
     return "recorded" if ex.passed and any(recorded(t, assignment) for t in ex.tests) else ex.status
+
+
+OK = ("passed", "recorded", "not attempted", manual.READ)  # what leaves validate's exit status 0
 
 
 def prediction_line(ex: Exercise) -> str:
@@ -93,7 +100,7 @@ def run_notebook(path: Path, *, timeout: float = 120, local: Local | None = None
 
 def in_notebook_order(nb, tests: list[GradedTest]) -> list[Exercise]:
     """The exercises with a visible test, in the order of their solution cells, then of their first tests."""
-    order = {grade_id(c): i for i, c in enumerate(c for c in nb.cells if is_solution_cell(c))}
+    order = {grade_id(c): i for i, c in enumerate(c for c in nb.cells if is_solution_cell(c) or manual.is_manual_cell(c))}
     found = group(tests)
     return sorted(found, key=lambda ex: order.get(ex.name, len(order)))
 
@@ -139,7 +146,11 @@ def report(nb, nb_name: str = "") -> list[Exercise]:
     tests: list[GradedTest] = []
     stubbed: set[str] = set()
     for cell in nb.cells:
-        if is_solution_cell(cell):
+        if manual.is_manual_cell(cell):  # a written answer: read by a person, never run here
+            written = manual.written(cell.source, manual.TEXT_STUB)
+            points = float(nbgrader_meta(cell).get("points", 0))
+            tests.append(test(grade_id(cell), points, "manual" if written else "not attempted"))
+        elif is_solution_cell(cell):
             if "raise NotImplementedError()" in cell.source:
                 stubbed.add(grade_id(cell))
         elif is_test_cell(cell) and not is_hidden_only(cell):
@@ -198,12 +209,17 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
         raise LocalOnly(f"the grader's sandbox could not run it here ({not_run[0]})")
     _, tests = submission.source_tests(reference.source_path, reference.source_hash)
     visible = {t.grade_id for t in tests if has_code(t.released)}
+    written = {a.grade_id for a in submission.source_answers(reference.source_path, reference.source_hash)}
     stubbed = {grade_id(c) for c in nb.cells if is_solution_cell(c) and "raise NotImplementedError()" in c.source}
     seen: list[GradedTest] = []
     for s in result.scores:
+        if s.grade_id in written:  # a written answer: a person reads it (or it is not written yet, or missing)
+            seen.append(test(s.grade_id, s.max_points, s.status, s.message))
+            continue
         if s.grade_id not in visible:
             continue
-        if s.points > 0:
+        # the grader's status decides, never the points: a visible test worth 0 points that passed passed
+        if s.status == "passed" or (s.status == "tampered" and s.points > 0):
             status = "passed"
         elif exercise_of(s.grade_id) in stubbed or s.status == "not attempted":
             status = "not attempted"
@@ -259,8 +275,9 @@ def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:
 def _print_report(path: Path, exercises: list[Exercise], hidden: float, problem: str | None, start: float,
                   out, cannot_run: list[str] = ()) -> int:
     assignment = Path(path.name).stem
-    earned = sum(t.points for e in exercises for t in e.tests)
-    total = sum(t.max_points for e in exercises for t in e.tests)
+    earned = sum(t.points for e in exercises for t in e.tests if not t.manual)
+    total = sum(t.max_points for e in exercises for t in e.tests if not t.manual)
+    read = sum(t.max_points for e in exercises for t in e.tests if t.manual)
     out(f"{path.name}  ({time.perf_counter() - start:.1f} s)")
     waiting = []
     for ex in exercises:
@@ -270,6 +287,9 @@ def _print_report(path: Path, exercises: list[Exercise], hidden: float, problem:
             continue
         pts = ex.points[1]
         out(f"  {status:<13} {ex.name}  [{pts:g} pt{'s' if pts != 1 else ''}]")
+        if status == manual.READ:  # neither passed nor failed: a person gives its points after the due date
+            out("      your written answer; your instructor reads it and gives its points")
+            continue
         if status == "recorded" and prediction_line(ex):
             out(f"      {prediction_line(ex)}")
         for t in ex.tests:
@@ -278,11 +298,12 @@ def _print_report(path: Path, exercises: list[Exercise], hidden: float, problem:
     if waiting:
         out(f"  not attempted yet ({len(waiting)}): {', '.join(waiting)}")
     out(f"  visible checks: {earned:g} of {total:g} points"
-        + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else ""))
+        + (f"; hidden tests worth {hidden:g} more run when your work is graded" if hidden else "")
+        + (f"; written answers worth {read:g} more are read by your instructor" if read else ""))
     if cannot_run:
         out(f"  cannot run here: {len(cannot_run)} visible test{'s' * (len(cannot_run) > 1)} ({', '.join(cannot_run)}), "
             f"said above; grading runs {'them' if len(cannot_run) > 1 else 'it'}")
     if problem:
         out(f"  problem: {problem}")
-    failed = any(shown_status(ex, assignment) not in ("passed", "recorded", "not attempted") for ex in exercises)
+    failed = any(shown_status(ex, assignment) not in OK for ex in exercises)
     return 1 if problem or failed or not exercises else 0

@@ -3,11 +3,12 @@
     python tools/build_solution.py draft.py solutions/04_softmax_and_probability.ipynb
     python tools/build_solution.py --execute-only solutions/04_softmax_and_probability.ipynb
 
-A draft is jupytext's percent format with three cell markers of ours:
+A draft is jupytext's percent format with four cell markers of ours:
 
     # %% tags=["setup"]     imports; also run when another notebook imports this one
     # %% solution=true      one exercise: defines one function or class, its grade_id
     # %% test=2             a graded test cell worth 2 points; grade_id from the check it calls
+    # %% [markdown] manual=1   a written answer a person grades, worth 1 point: the bug hunt's "why"
 
 A solution cell holds the reference between ``### BEGIN SOLUTION`` and ``### END SOLUTION``; the
 student's version has nbgrader's stub there. A **bug hunt** (the learner gets code that runs and is
@@ -26,6 +27,22 @@ sees instead of the stub, each commented out with ``# `` at the region's indenta
 
 The reference runs the fix; ``python -m autograder release`` and ``nbgrader generate_assignment``
 both show the bug, uncommented, where the solution was (autograder/bug_hunt.py).
+
+The learner explains the bug in a **manually graded answer** (nbgrader's markdown cell with ``solution`` and
+``grade``), right after the bug hunt's test cells; its grade_id is ``why_`` and the exercise's (here
+``why_head_scores``). Its whole text is a solution region holding the model answer and the mark scheme, which
+the grader shows the person who scores it in formgrader, and the learner with their feedback; the release says
+``YOUR ANSWER HERE`` (the question goes in a plain markdown cell above it)::
+
+    # %% [markdown]
+    # **Why was it wrong?** In two or three sentences of your own: what the code did, and the symptom.
+
+    # %% [markdown] manual=1
+    # ### BEGIN SOLUTION
+    # **Model answer.** ...
+    #
+    # **Mark scheme (1 point).** 1: names the cause and the symptom. 0.5: one of them. 0: blank.
+    # ### END SOLUTION
 
 The ``.ipynb`` is the source of truth once written; review it with
 ``jupytext --to py:percent --output - solutions/NN_slug.ipynb``.
@@ -63,18 +80,41 @@ def test_id(source: str) -> str:
     return f"test_{match.group(1)}" + ("_hidden" if hidden else "")
 
 
+MANUAL_PREFIX = "why_"  # autograder.grade.submission.manual.PREFIX: the grader knows a written answer by it
+
+
+def manual_answer(cell: nbformat.NotebookNode, exercise: str | None) -> dict:
+    """A ``manual=N`` markdown cell's nbgrader metadata: a written answer worth N points about ``exercise``."""
+    points = cell.metadata.pop("manual")
+    if exercise is None:
+        raise SystemExit(f"a manual=... answer must come after the solution cell it explains:\n{cell.source}")
+    if "BEGIN SOLUTION" not in cell.source or "END SOLUTION" not in cell.source:
+        raise SystemExit("a manual=... answer holds its model answer and mark scheme between ### BEGIN SOLUTION and "
+                         f"### END SOLUTION (the release shows YOUR ANSWER HERE in their place):\n{cell.source}")
+    return {"solution": True, "grade": True, "locked": False, "task": False,
+            "grade_id": MANUAL_PREFIX + exercise, "points": points}
+
+
 def build(draft: Path) -> nbformat.NotebookNode:
     nb = jupytext.read(draft, fmt="py:percent")
     seen: set[str] = set()
+    exercise = None  # the last solution cell's grade_id: what a manual answer below it explains
     for i, cell in enumerate(nb.cells):
         meta = cell.metadata
         cell.id = f"cell-{i:02d}"
         if cell.cell_type != "code":
+            grade = manual_answer(cell, exercise) if "manual" in meta else None
             meta.clear()
+            if grade:
+                if grade["grade_id"] in seen:
+                    raise SystemExit(f"duplicate grade_id {grade['grade_id']}")
+                seen.add(grade["grade_id"])
+                meta["nbgrader"] = {**grade, "schema_version": 3}
+                cell.id = grade["grade_id"].replace("_", "-")
             continue
         grade = None
         if meta.pop("solution", False):
-            gid = defined_name(cell.source)
+            gid = exercise = defined_name(cell.source)
             grade = {"solution": True, "grade": False, "locked": False, "task": False, "grade_id": gid}
         elif "test" in meta:
             points = meta.pop("test")

@@ -17,6 +17,7 @@ import pytest
 
 from autograder.grade.output import classreport, report
 from autograder.grade.submission.results import SubmissionResult
+from autograder.grade.submission.manual import is_manual_id
 from autograder.nbio import exercise_of
 from tests import builders
 
@@ -38,6 +39,7 @@ class Report(HTMLParser):
         self._li: tuple[str, int, set[str]] | None = None
         self.links: list[str] = []
         self.items: dict[tuple[str, str], dict[str, str]] = {}  # (assignment, grade_id) -> the row's data
+        self.written: dict[tuple[str, str], tuple[int, int]] = {}  # (assignment, answer) -> (waiting, scored)
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -49,6 +51,10 @@ class Report(HTMLParser):
             self.rates[self.assignment, self.exercise] = {}
         if tag == "h4" and "data-exercise" in a:
             self.exercise = a["data-exercise"]
+        if tag == "tr" and "data-written-answer" in a:  # a written answer's row: counts of waiting and scored
+            self.exercise = a["data-written-answer"]
+        if "data-waiting" in a and "data-scored" in a:
+            self.written[self.assignment, self.exercise] = (int(a["data-waiting"]), int(a["data-scored"]))
         for kind in ("visible", "hidden"):
             if f"data-{kind}-passed" in a:
                 self.rates[self.assignment, self.exercise][kind] = int(a[f"data-{kind}-passed"])
@@ -79,6 +85,8 @@ def csv_pass_counts(scores: list[dict]) -> dict[tuple[str, str], dict[str, int]]
     """From scores.csv: per exercise, submissions passing all visible / all hidden tests, and how many had them."""
     per: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)  # (a, ex, student) -> kind -> all passed
     for r in scores:
+        if is_manual_id(r["grade_id"]):  # a written answer a person scores: no pass rate (its own counts)
+            continue
         kind = "hidden" if r["grade_id"].endswith("_hidden") else "visible"
         key = (r["assignment_id"], exercise_of(r["grade_id"]), r["student_id"])
         per[key][kind] = per[key].get(kind, True) and r["status"] == "passed"
@@ -101,6 +109,8 @@ def csv_item_counts(scores: list[dict]) -> dict[tuple[str, str], tuple[int, int]
         if {r["status"] for r in rows} in ({"not attempted"}, {"missing"}):
             continue
         for r in rows:
+            if is_manual_id(r["grade_id"]):  # not an item: the grader gives it no verdict
+                continue
             out[a, r["grade_id"]][0] += r["status"] == "passed"
             out[a, r["grade_id"]][1] += 1
     return {k: tuple(v) for k, v in out.items()}
@@ -111,6 +121,12 @@ def assert_report_matches_csvs(out: Path) -> Report:
     scores, grades, problems, items = (builders.read_rows(out / f"{name}.csv")
                                        for name in ("scores", "grades", "problems", "items"))
     assert page.rates == csv_pass_counts(scores), "pass rates per exercise differ from scores.csv"
+    written: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # a person's: waiting, scored
+    for r in scores:
+        if r["status"] == "manual":
+            written[r["assignment_id"], r["grade_id"]][r["overridden"] == "yes"] += 1
+    assert {k: v for k, v in page.written.items() if any(v)} == {k: tuple(v) for k, v in written.items()}, \
+        "written answers waiting for a person differ from scores.csv"
     counts = {(i["assignment_id"], i["grade_id"]): (int(i["passed"]), int(i["students"])) for i in items}
     assert counts == csv_item_counts(scores), "items.csv's difficulty differs from scores.csv"
     assert {k: (int(v["data-passed"]), int(v["data-students"])) for k, v in page.items.items()} == counts, (

@@ -62,6 +62,9 @@ class ExerciseTally:
     hidden: list[bool] = field(default_factory=list)
     not_attempted: int = 0
     failed: set[str] = field(default_factory=set)  # students who failed a test of it
+    manual: bool = False  # a written answer a person grades (the bug hunt's "why"): never passed nor failed here
+    waiting: int = 0  # written answers no person has scored yet
+    scored: int = 0  # written answers a person has scored
     mistakes: dict[str, set[str]] = field(default_factory=dict)  # mistake text -> students
 
     def unnamed(self) -> set[str]:
@@ -116,6 +119,12 @@ def summarise(finals: list[SubmissionResult]) -> dict[str, Assignment]:
         tally_predictions(a, exercises)
         for ex in exercises:
             tally = a.exercises.setdefault(ex.name, ExerciseTally(ex.name))
+            if ex.manual:  # read by a person: counted as waiting or scored, never as passed or failed
+                tally.manual = True
+                tally.waiting += ex.waiting
+                tally.scored += ex.status == "manual" and not ex.waiting
+                tally.not_attempted += ex.status == "not attempted"
+                continue
             visible, hidden = ex.visible, ex.hidden
             if visible:
                 tally.visible.append(Exercise(name=ex.name, tests=visible).passed)
@@ -233,10 +242,17 @@ def _rate(k: int, n: int, kind: str) -> str:
             f'<span class="{kind}" style="width:{100 * k / n:.1f}%"></span></span>{k} of {n} ({_pct(k, n)})</td>')
 
 
+def _manual_cells(ex: ExerciseTally) -> str:
+    """A written answer's row: how many wait for a person and how many a person scored, never a pass rate."""
+    return (f'<td colspan="2" data-waiting="{ex.waiting}" data-scored="{ex.scored}">written answer, read by a '
+            f"person: {ex.waiting} waiting for a person, {ex.scored} scored in formgrader</td>")
+
+
 def pass_rates(a: Assignment) -> str:
     rows = "".join(
-        f'<tr data-exercise="{e(ex.name)}"><td>{e(ex.name)}</td>'
-        + _rate(sum(ex.visible), len(ex.visible), "visible") + _rate(sum(ex.hidden), len(ex.hidden), "hidden")
+        f'<tr data-{"written-answer" if ex.manual else "exercise"}="{e(ex.name)}"><td>{e(ex.name)}</td>'
+        + (_manual_cells(ex) if ex.manual else
+           _rate(sum(ex.visible), len(ex.visible), "visible") + _rate(sum(ex.hidden), len(ex.hidden), "hidden"))
         + f'<td class="num">{ex.not_attempted}</td></tr>'
         for ex in a.exercises.values())
     return ("<table><caption class=\"muted\">Submissions passing every test of the exercise, "

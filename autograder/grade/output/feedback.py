@@ -17,14 +17,15 @@ from dataclasses import dataclass
 
 from ... import paths
 from ...checks.questions import is_question
-from ...nbio import NotebookError, notebook_title, read_notebook
+from ...nbio import NotebookError, grade_id, notebook_title, read_notebook
+from ..submission import manual
 from ..submission.results import Exercise, SubmissionResult, GradedTest, untouched
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
 section{border:1px solid #ddd;border-radius:.4rem;padding:.6rem 1rem;margin:1rem 0}
 h2{font-size:1.1rem;margin:.2rem 0}.badge{font-weight:600;padding:0 .4rem;border-radius:.3rem}
 .passed{color:#005a3c}.failed,.error,.missing{color:#a03000}.timeout{color:#7a4b00}.not-attempted{color:#555}
-.tampered{color:#0a4f8a}.recorded,.right{color:#005a3c}.wrong{color:#a03000}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.88em}
+.tampered,.manual{color:#0a4f8a}.recorded,.right{color:#005a3c}.wrong{color:#a03000}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.88em}
 .msg{font-family:ui-monospace,monospace;font-size:.9em;white-space:pre-wrap}.note{background:#fff8e1;padding:.4rem .6rem}
 table{border-collapse:collapse}td,th{padding:.2rem .6rem .2rem 0;text-align:left}
 .summary{border-left:4px solid #a03000;padding:.2rem .8rem;margin:1rem 0}.summary.full{border-color:#005a3c}
@@ -50,7 +51,7 @@ NEXT = {
     "tampered": "A test cell was changed in your notebook; it was graded from the original. Leave test cells as "
                 "they are.",
 }
-SHOWN = {"timeout": "timed out", "missing": "did not run"}  # a status as the learner reads it (the CSVs keep the code)
+SHOWN = {"timeout": "timed out", "missing": "did not run", "manual": manual.WAITING}  # a status as the learner reads it (the CSVs keep the code)
 
 
 def shown(status: str) -> str:
@@ -65,6 +66,52 @@ def assignment_title(assignment: str) -> str:
         return notebook_title(read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")) or assignment
     except NotebookError:
         return assignment
+
+
+@functools.cache
+def mark_schemes(assignment: str) -> dict[str, str]:
+    """grade id -> the mark scheme of each written answer of the course's solution ({} when there is none)."""
+    try:
+        nb = read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")
+    except NotebookError:
+        return {}
+    return {grade_id(c): manual.mark_scheme(c.source) for c in nb.cells if manual.is_manual_cell(c)}
+
+
+def manual_status(ex: Exercise) -> str:
+    """A written answer's status as the learner reads it: waiting for a person, scored, or not written."""
+    if ex.status != "manual":
+        return shown(ex.status)
+    return manual.WAITING if ex.waiting else "scored by your instructor"
+
+
+def manual_section(ex: Exercise, result: SubmissionResult) -> str:
+    """A written answer (the bug hunt's "why"): the learner's words, the score a person gave or that one is awaited,
+    their comment, and the course's mark scheme."""
+    e = html.escape
+    got, of = ex.points
+    label = manual_status(ex)
+    css = "manual" if ex.status == "manual" else ex.status.replace(" ", "-")
+    body = [f'<h2 id="ex-{e(ex.name)}">{e(ex.name)} <span class="badge {e(css)}">{e(label)}</span> '
+            + (f"<span>{e(_num(of))} point(s), waiting for a person</span></h2>" if ex.waiting else
+               f"<span>{e(_num(got))} / {e(_num(of))} points</span></h2>")]
+    answer = result.answers.get(ex.name, "")
+    if ex.status == "manual":
+        body.append(f'<p>Your written answer{", read and scored by your instructor" if not ex.waiting else ""}'
+                    f'{": your instructor reads it and gives its points" if ex.waiting else ""}:</p>')
+        body.append(code_box(answer, f"Your answer: {ex.name}"))
+    elif ex.status == "not attempted":
+        body.append("<p><b>What to try next:</b> Write your answer in the cell under the bug hunt's check, where it "
+                    "says <code>YOUR ANSWER HERE</code>: what was wrong, and the symptom that gave it away.</p>")
+    elif ex.tests and ex.tests[0].message:
+        body.append(f'<p class="msg">{e(without_ids(ex.tests[0].message))}</p>')
+    if result.comments.get(ex.name):
+        body.append(f'<p class="note"><b>Your instructor:</b> {e(result.comments[ex.name])}</p>')
+    scheme = mark_schemes(result.assignment_id).get(ex.name, "")
+    if scheme:
+        body.append(f"<details><summary>The course's mark scheme</summary>{code_box(scheme, f'Mark scheme: {ex.name}')}"
+                    "</details>")
+    return f'<section aria-label="{e(ex.name)}" data-manual="{e(label)}">{"".join(body)}</section>'
 
 
 def stopped_note(ex: Exercise) -> str:
@@ -195,6 +242,8 @@ def next_step(ex: Exercise, cause: str, broken: dict[str, CompileError] | None =
 
 def cause_word(ex: Exercise, cause: str) -> str:
     """A few words for the summary: why these points were lost."""
+    if ex.manual:
+        return manual_status(ex)
     if cause:
         return "SyntaxError" if "SyntaxError" in cause.split(":")[0] or "did not compile" in cause else "error"
     if ex.traced_to:
@@ -208,17 +257,22 @@ def lost_summary(exs: tuple[Exercise, ...], broken: dict[str, CompileError], sco
                  max_score: float) -> str:
     """The page's first block: where the points went, largest loss first."""
     e = html.escape
-    lost = [(of - got, ex) for ex in exs for got, of in [ex.points] if got < of]
-    if not lost and all(ex.passed for ex in exs):
+    lost = [(of - got, ex) for ex in exs for got, of in [ex.points] if got < of and not ex.waiting]
+    waiting = sum(ex.points[1] for ex in exs if ex.waiting)
+    pending = (f'<p class="note" data-waiting="{_num(waiting)}">{e(_num(waiting))} point(s) wait for your instructor '
+               "to read your written answer(s); they are not lost.</p>" if waiting else "")
+    if not lost and all(ex.passed or ex.waiting for ex in exs):
+        if pending:
+            return f'<div class="summary full"><p>Every check passed. Nothing to fix.</p>{pending}</div>'
         return '<div class="summary full"><p>Every exercise passed. Nothing to fix.</p></div>'
     if not lost:  # full points, yet an exercise did not pass (a test cell changed, graded from the original)
-        return '<div class="summary"><p>No points lost; the exercises below say what else was noticed.</p></div>'
+        return f'<div class="summary"><p>No points lost; the exercises below say what else was noticed.</p>{pending}</div>'
     rows = "".join(
         f'<li><a href="#ex-{e(ex.name)}">{e(ex.name)}</a>: {e(_num(n))} point(s) lost '
         f'<span class="cause">({e(cause_word(ex, root_cause(ex, broken)))})</span></li>'
         for n, ex in sorted(lost, key=lambda p: -p[0]))
-    return (f'<div class="summary" aria-label="Points lost"><p><b>{e(_num(max_score - score))} of '
-            f"{e(_num(max_score))} points lost</b>, in {len(lost)} exercise(s):</p><ul>{rows}</ul></div>")
+    return (f'<div class="summary" aria-label="Points lost"><p><b>{e(_num(max_score - score - waiting))} of '
+            f"{e(_num(max_score))} points lost</b>, in {len(lost)} exercise(s):</p><ul>{rows}</ul>{pending}</div>")
 
 
 TEST_ID = re.compile(r"\b(?:test cell )?test_(\w+?)(_hidden)?\b")
@@ -283,6 +337,8 @@ def test_row(t: GradedTest, question: bool = False) -> str:
 def section(ex: Exercise, result: SubmissionResult, broken: dict[str, CompileError], advice: bool = True) -> str:
     """One exercise: its status and points, the root cause or the check's message, and what to try next."""
     e = html.escape
+    if ex.manual:
+        return manual_section(ex, result)
     code, comments = result.code, result.comments
     got, of = ex.points
     status = ex.status
@@ -341,6 +397,9 @@ def page(result: SubmissionResult) -> str:
                 + (f'; late penalty: {e(_num(result.late_penalty))} points.' if result.late_penalty
                    else ".") + "</p>")
     submitted = f" Submitted {e(result.submitted_at)}." if result.submitted_at else ""
+    waiting = sum(t.max_points for t in result.tests if t.waiting)
+    if waiting:
+        submitted = f" {e(_num(waiting))} of them wait for your instructor to read your written answer." + submitted
     score, max_score = result.score, result.max_score
     exs = result.exercises
     summary = lost_summary(exs, compile_errors(result), score, max_score) if exs and not untouched(exs) else ""

@@ -189,7 +189,8 @@ class GradebookWriter:
                 grade = grades.get(test.grade_id) if test.grade_id in self.known[assignment] else None
                 if grade is None:
                     continue
-                grade.auto_score = float(test.auto_points)
+                # a written answer has no automatic score, as nbgrader's determine_grade gives none (a person's)
+                grade.auto_score = None if test.status == "manual" else float(test.auto_points)
                 # SaveAutoGrades' rule: a manual score or no auto score needs a person
                 grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             self._assign_late_penalty(submission, notebook, student, grades.values())

@@ -14,7 +14,8 @@ students, which usually means the test or the text that explains it is wrong. Bo
 saying what to check. When the numbers cannot be computed honestly (too few students, everyone or nobody
 passed, everyone scored the same elsewhere) the record says so and carries no number, never a NaN.
 
-Both numbers read the grader's verdicts (``status`` and ``auto_points``), not a person's overrides: they judge
+Written answers that a person grades (the bug hunts' "why", status ``manual``) are not items here: the grader
+gives them no verdict. Both numbers read the grader's verdicts (``status`` and ``auto_points``), not a person's overrides: they judge
 the tests, and a person's override is often a correction of the very test being judged. Submissions that could
 not be graded and blank ones (nothing attempted, most often the wrong file) are left out: they fail every test
 alike and would make every test look discriminating.
@@ -79,6 +80,8 @@ def item_analysis(finals: Iterable[SubmissionResult]) -> tuple[ItemStats, ...]:
             continue
         total = r.auto_score
         for t in r.tests:
+            if t.manual:  # a written answer: a person scores it, there is no verdict of the grader's to judge
+                continue
             # rounded so that float sums in another order do not make equal scores look different
             rest = round(total - t.auto_points, 9)
             taken.setdefault((r.assignment_id, t.grade_id), []).append((t.status == "passed", rest))

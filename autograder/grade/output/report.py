@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 SCORES = ("student_id", "assignment_id", "grade_id", "points", "max_points", "status", "auto_points", "overridden",
           "comment")
 GRADES = ("student_id", "assignment_id", "score", "max_score", "auto_score", "overridden", "submitted_at",
-          "seconds_late", "late_penalty")
+          "seconds_late", "late_penalty", "needs_manual_grade")
 PROBLEMS = ("student_id", "assignment_id", "problem", "detail")
 ITEMS = ("assignment_id", "grade_id", "students", "passed", "difficulty", "discrimination", "upper_lower", "verdict",
          "reading")  # one row per test of each assignment: .items.ItemStats
@@ -187,11 +187,12 @@ def write_outputs(out: Path, results: list[SubmissionResult], recorded: "dict | 
             comment = "" if t.exercise in commented else r.comments.get(t.exercise, "")
             commented.add(t.exercise)
             scores.append((s, a, t.grade_id, _num(t.points), _num(t.max_points), t.status,
-                           _num(t.auto_points), "yes" if t.overridden else "", comment))
+                           "" if t.status == "manual" else _num(t.auto_points),  # a written answer has none
+                           "yes" if t.overridden else "", comment))
         if r.tests:
             grades.append((s, a, _num(r.score), _num(r.max_score), _num(r.auto_score),
                            "yes" if r.overridden else "", r.submitted_at, _num(r.seconds_late),
-                           _num(r.late_penalty)))  # overridden: "yes" as in scores.csv
+                           _num(r.late_penalty), "yes" if r.needs_manual_grade else ""))  # "yes" as overridden
             lms.setdefault(s, {})[a] = r.score
         for p in r.problems:
             problems.append((s, a, p.problem, p.detail))
@@ -227,6 +228,8 @@ def pass_rates(results: list[SubmissionResult]) -> list[tuple[str, str, int, int
     counts: dict[tuple[str, str], list[int]] = {}
     for r in results:
         for ex in r.exercises:
+            if ex.manual:  # a written answer is read by a person: it has no pass rate (the summary counts them apart)
+                continue
             c = counts.setdefault((r.assignment_id, ex.name), [0, 0])
             c[0] += ex.passed
             c[1] += 1
@@ -243,6 +246,10 @@ def summary(results: list[SubmissionResult], *, graded: int, reused: int, failed
         lines.append("Pass rate per exercise (hardest first):")
         for a, ex, p, n in rates:
             lines.append(f"  {p / n:6.0%}  {a}  {ex}  ({p}/{n})")
+    waiting = sum(t.waiting for r in results for t in r.tests)
+    if waiting:
+        lines.append(f"Written answers waiting for a person: {waiting} (grade them in formgrader, then run `grade` "
+                     "again to put the scores in the CSVs and feedback pages).")
     if isolation:
         lines.append("Isolation in force: " + " | ".join(isolation))
         if not_isolated:

@@ -20,7 +20,7 @@ from ... import bug_hunt, paths
 from ...checks import core
 from ...nbio import NotebookError, exercise_of, grade_id, is_solution_cell, is_test_cell, parse_notebook, read_notebook
 from ...release import student_notebook
-from . import judge, running, sanitize, timelimits
+from . import judge, manual, running, sanitize, timelimits
 from .autograded import autograded_notebook
 from .discover import Refused, Submission, files_beside, read_regular
 from ...engine import Limits, RunResult
@@ -74,6 +74,13 @@ def source_tests(source: str, hash_: str = "") -> tuple[object, list[sanitize.So
     """The solution notebook and its graded test cells (cached per worker, keyed by the file's hash)."""
     notebook, released = _solution_and_release(source, hash_)
     return notebook, sanitize.source_tests(notebook, released)
+
+
+@lru_cache(maxsize=32)
+def source_answers(source: str, hash_: str = "") -> list[manual.SourceAnswer]:
+    """The solution notebook's manually graded answers (the bug hunts' written "why"), cached like its tests."""
+    notebook, released = _solution_and_release(source, hash_)
+    return manual.source_answers(notebook, released)
 
 
 @lru_cache(maxsize=32)
@@ -216,10 +223,14 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
         scores = judge.score(run, plan, tests, reference.evidence, seed=seed)
         as_released_is_not_attempted(scores, nb, released_bug_hunts(reference.source_path, reference.source_hash))
         judge.trace_causes(scores, {grade_id(c): c.source for c in nb.cells if is_solution_cell(c)})
+        answers = source_answers(reference.source_path, reference.source_hash)
+        written, result.answers = manual.score_answers(nb.cells, answers)  # read by a person, never run
+        scores = manual.in_source_order(scores + written, source) if answers else scores
     with thread_timer(result.costs, "autograded"):
         solution_ids = {grade_id(c) for c in source.cells if is_solution_cell(c)}
         # for formgrader and generate_feedback: the class run writes it beside the saved result
-        result.autograded = nbformat.writes(autograded_notebook(nb, plan, run, tests, scores, solution_ids))
+        result.autograded = nbformat.writes(manual.with_mark_schemes(
+            autograded_notebook(nb, plan, run, tests, scores, solution_ids), answers))
     unfinished = {exercise_of(s.grade_id) for s in scores if s.status not in ("passed", "not attempted")}
     result.code = {grade_id(c): c.source for c in nb.cells  # the learner's own code, for their feedback
                    if is_solution_cell(c) and grade_id(c) in unfinished}
@@ -256,8 +267,10 @@ def _unscorable(reference: Reference, result: SubmissionResult) -> bool:
 
 def _all_missing(reference: Reference, why: str) -> list[judge.TestScore]:
     """Every test of the solution at zero, status missing, with the reason the learner reads."""
-    _, tests = source_tests(reference.source_path, reference.source_hash)
-    return [judge.TestScore(t.grade_id, 0.0, t.points, "missing", why) for t in tests]
+    source, tests = source_tests(reference.source_path, reference.source_hash)
+    answers = source_answers(reference.source_path, reference.source_hash)
+    return manual.in_source_order([judge.TestScore(t.grade_id, 0.0, t.points, "missing", why) for t in tests]
+                                  + [judge.TestScore(a.grade_id, 0.0, a.points, "missing", why) for a in answers], source)
 
 
 def grade_job(job: Job) -> SubmissionResult:

@@ -15,8 +15,9 @@ from ...engine import RunResult
 from .interrupted import StoppedAt, stopped_at
 from .sanitize import Plan, SourceTest
 
-Status = Literal["passed", "failed", "not attempted", "error", "timeout", "missing", "tampered"]  # a test's, as saved
-WORST_FIRST = ("failed", "error", "timeout", "missing", "tampered", "not attempted", "passed")
+# a test's, as saved; "manual": a written answer a person scores in formgrader (.manual), never a verdict of ours
+Status = Literal["passed", "failed", "not attempted", "error", "timeout", "missing", "tampered", "manual"]
+WORST_FIRST = ("failed", "error", "timeout", "missing", "tampered", "manual", "not attempted", "passed")
 
 
 def exercise_status(statuses) -> Status:

@@ -23,6 +23,7 @@ from ...engine import Isolation
 from .interrupted import StoppedAt
 from .isolation import from_saved, to_saved
 from .judge import Status, TestScore, exercise_status
+from .manual import is_manual_id
 from .records import RESULT_VERSION, problem_from_json
 
 
@@ -70,6 +71,16 @@ class GradedTest:
     def hidden(self) -> bool:
         return is_hidden(self.grade_id)
 
+    @property
+    def manual(self) -> bool:
+        """A written answer a person grades (the bug hunt's "why"), not a test the grader judges."""
+        return is_manual_id(self.grade_id)
+
+    @property
+    def waiting(self) -> bool:
+        """A written answer no person has scored yet: it waits for a person, it did not fail."""
+        return self.status == "manual" and not self.overridden
+
     @classmethod
     def of(cls, score: TestScore) -> "GradedTest":
         """The grader's score, as nobody has changed it yet."""
@@ -102,6 +113,16 @@ class Exercise:
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @property
+    def manual(self) -> bool:
+        """A written answer a person grades (its tests are the one answer cell), not an exercise the grader judges."""
+        return any(t.manual for t in self.tests)
+
+    @property
+    def waiting(self) -> bool:
+        """Written, and no person has scored it yet."""
+        return any(t.waiting for t in self.tests)
 
     @property
     def points(self) -> tuple[float, float]:
@@ -147,7 +168,7 @@ def untouched(exercises_: Iterable[Exercise]) -> bool:
 
 
 _SAVED = ("assignment_id", "source_hash", "seed", "student_id", "notebook", "submission_hash", "engine", "isolation",
-          "code", "seconds", "started_at", "finished_at", "submitted_at", "version")  # beside scores and problems
+          "code", "answers", "seconds", "started_at", "finished_at", "submitted_at", "version")  # beside scores and problems
 
 
 @dataclass(kw_only=True)
@@ -175,6 +196,7 @@ class SubmissionResult:
     tests: tuple[GradedTest, ...] = ()  # saved as "scores"
     problems: list[Problem] = field(default_factory=list)
     code: Mapping[str, str] = field(default_factory=dict)  # the learner's code of unfinished exercises
+    answers: Mapping[str, str] = field(default_factory=dict)  # grade id -> a written answer a person grades (.manual)
     seconds: float = 0.0
     started_at: float = 0.0
     finished_at: float = 0.0
@@ -235,6 +257,11 @@ class SubmissionResult:
     def overridden(self) -> bool:
         return any(t.overridden for t in self.tests)
 
+    @property
+    def needs_manual_grade(self) -> bool:
+        """A written answer waits for a person's score (nbgrader's ``needs_manual_grade``)."""
+        return any(t.waiting for t in self.tests)
+
     def with_gradebook(self, recorded: Recorded | None) -> "SubmissionResult":
         """This result as the gradebook has it: each test's score that counts (its status stays the grader's), the
         comments, lateness and its penalty; this result itself when the gradebook has no record of it."""
@@ -250,7 +277,7 @@ class SubmissionResult:
         """The saved record: the grader's scores (a person's live in the gradebook); never what travels beside it
         (``autograded``, ``costs``) or what the gradebook says (``comments``, lateness)."""
         data = {name: getattr(self, name) for name in _SAVED}
-        data.update(isolation=to_saved(self.isolation), code=dict(self.code), scores=[s.to_json() for s in self.scores],
+        data.update(isolation=to_saved(self.isolation), code=dict(self.code), answers=dict(self.answers), scores=[s.to_json() for s in self.scores],
                     problems=[dataclasses.asdict(p) for p in self.problems])
         return data
 
