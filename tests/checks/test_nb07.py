@@ -28,15 +28,15 @@ def rotate_complex(z, theta):
     Mistake("rotate_complex", "adds_instead_of_multiplying", '''
 def rotate_complex(z, theta):
     return z + np.exp(1j * theta)
-''', "a rotation multiplies"),
+''', "only a product can"),
     Mistake("rotate_complex", "forgot_i", '''
 def rotate_complex(z, theta):
     return z * np.exp(theta)
-''', "exp(1j * theta)"),
+''', "two coordinates"),
     Mistake("rotate_complex", "sin_without_i", '''
 def rotate_complex(z, theta):
     return z * (np.cos(theta) + np.sin(theta))
-''', "missing the i"),
+''', "the i is missing"),
     Mistake("rotation_matrix", "transposed", '''
 def rotation_matrix(theta):
     c, s = np.cos(theta), np.sin(theta)
@@ -60,7 +60,7 @@ def rotate_complex(z, theta):
 def rotation_matrix(theta):
     c, s = np.cos(theta), np.sin(theta)
     return np.array([[c, s], [s, c]])
-''', "minus sign"),
+''', "not a rotation"),
     Mistake("rotation_matrix", "sin_on_diagonal", '''
 def rotation_matrix(theta):
     c, s = np.cos(theta), np.sin(theta)
@@ -120,11 +120,11 @@ def apply_rope(x, positions=None, base=10000.0):
     Mistake("pair_score", "no_conjugate", '''
 def pair_score(q, k, m, n, omega):
     return float(np.real(rotate_complex(q, m * omega) * rotate_complex(k, n * omega)))
-''', "without the conjugate"),
+''', "ac - bd"),
     Mistake("pair_score", "imaginary_part", '''
 def pair_score(q, k, m, n, omega):
     return float(np.imag(rotate_complex(q, m * omega) * np.conj(rotate_complex(k, n * omega))))
-''', "imaginary part"),
+''', "cross product"),
     Mistake("pair_score", "length_not_dot", '''
 def pair_score(q, k, m, n, omega):
     return float(abs(rotate_complex(q, m * omega) * np.conj(rotate_complex(k, n * omega))))
@@ -136,7 +136,7 @@ def pair_score(q, k, m, n, omega):
     Mistake("pair_score", "no_rotation", '''
 def pair_score(q, k, m, n, omega):
     return float(np.real(q * np.conj(k)))
-''', "score with no rotation"),
+''', "unturned"),
     Mistake("pair_score", "positions_swapped", '''
 def pair_score(q, k, m, n, omega):
     return float(np.real(rotate_complex(q, n * omega) * np.conj(rotate_complex(k, m * omega))))
@@ -147,7 +147,13 @@ def pair_score(q, k, m, n, omega):
         "code as given"),
     Mistake("new_token_scores", "half_fix_one_position_early", variant(
         A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([T - 1])"),
-        name="turned at T - 1"), "one too early"),
+        name="turned at T - 1"), "one position short"),
+    Mistake("new_token_scores", "half_fix_one_position_late", variant(
+        A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([T + 1])"),
+        name="turned at T + 1"), "one too long"),
+    Mistake("new_token_scores", "query_unturned_keys_turned_again", variant(
+        A, "new_token_scores", replace=("return cached_keys @ turned", "return apply_rope(cached_keys) @ q_new"),
+        name="the kept keys turned again, the query not at all"), "at the start of the text"),
     Mistake("new_token_scores", "keys_turned_a_second_time", variant(
         A, "new_token_scores", replace=("return cached_keys @ turned", "return apply_rope(cached_keys) @ turned"),
         name="the kept keys turned again"), "second time"),
@@ -186,7 +192,7 @@ def pair_score(q, k, m, n, omega):
     "predict_swapped_score": answer("predict_swapped_score", '"different"'),
     "rotate_complex": '''
 def rotate_complex(z, theta):
-    return z * (np.cos(theta) + 1j * np.sin(theta))
+    return z * np.exp(1j * np.asarray(theta))  # Euler's name for the point at angle theta
 ''',
     "rotation_matrix": '''
 def rotation_matrix(theta):
@@ -208,3 +214,29 @@ def apply_rope(x, positions=None, base=10000.0):
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+
+
+# ------------------------------------------- the bug hunt hunts: symptoms, one message per stage, no fix in them
+
+def test_each_stage_of_the_hunt_gets_its_own_message_and_none_dictates_the_fix():
+    from autograder.checks import nb07
+
+    messages = [nb07.HUNT_MESSAGES[v] for v in nb07.HUNT_VARIANTS]
+    assert len(set(messages)) == len(messages) == 5
+    for message in messages:  # the fix is a position argument of T = len(cached_keys): never spelled out
+        for fix in ("positions=", "len(cached_keys)", "position T", "at T ", "apply_rope("):
+            assert fix not in message, (fix, message)
+
+
+def test_the_hunt_variants_are_told_apart_on_the_visible_cases():
+    """Each stage must be a different array on the checks' inputs, or two stages would share one message."""
+    import numpy as np
+    from autograder.checks import nb07
+
+    rng = np.random.default_rng(0)
+    q_new, keys = rng.normal(size=8), nb07._rope(rng.normal(size=(5, 8)))
+    outs = {v: nb07._hunt(q_new, keys, v) for v in (None, *nb07.HUNT_VARIANTS)}
+    names = list(outs)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert not np.allclose(outs[a], outs[b]), (a, b)
