@@ -2,7 +2,7 @@
 import pytest
 
 from tests.checks.bug_hunts import stub_test
-from tests.harness import Mistake, exercise_suite, returns
+from tests.harness import Mistake, assert_accepted, exercise_suite, returns, run_exercise, stub_of
 
 pytestmark = pytest.mark.nb04
 A = "04_softmax_and_probability"
@@ -44,7 +44,7 @@ def softmax_temperature(z, tau):
     if tau <= 0:
         raise ValueError("tau must be positive")
     return softmax(np.asarray(z) * tau)
-''', "divide the logits by the temperature"),
+''', "wrong way round"),
     Mistake("softmax_temperature", "no_validation", '''
 def softmax_temperature(z, tau):
     return softmax(np.asarray(z) / tau)
@@ -138,7 +138,7 @@ def kl_divergence(q, p):
     q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
     keep = p > 0
     return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
-''', "arguments are swapped"),
+''', "swapped roles"),
     Mistake("kl_divergence", "no_zero_log_zero", '''
 def kl_divergence(q, p):
     q, p = np.asarray(q, dtype=float), np.asarray(p, dtype=float)
@@ -165,7 +165,7 @@ def kl_divergence(q, p):
     Mistake("sequence_probability", "sum_not_product", '''
 def sequence_probability(cond_probs):
     return float(np.sum(cond_probs))
-''', "multiplies"),
+''', "can exceed 1"),
     Mistake("sequence_probability", "returns_log_probability", '''
 def sequence_probability(cond_probs):
     return float(np.sum(np.log(cond_probs)))
@@ -176,7 +176,7 @@ def sequence_probability(cond_probs):
     for i, c in enumerate(cond_probs):
         total = c if i == 0 else total * c
     return total
-''', "empty product is 1"),
+''', "no tokens is certain"),
     # -------------------------------------------------------------- expectation
     Mistake("expectation", "no_validation", '''
 def expectation(values, probs):
@@ -202,7 +202,7 @@ def variance(values, probs):
     if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):
         raise ValueError("not a distribution")
     return float(np.sum(probs * values ** 2))
-''', "E[X^2] - E[X]^2"),
+''', "average of the squared values"),
     Mistake("variance", "no_validation", '''
 def variance(values, probs):
     values, probs = np.asarray(values, dtype=float), np.asarray(probs, dtype=float)
@@ -234,19 +234,19 @@ def next_token_loss(logits, targets):
     B, T, V = logits.shape
     probs = torch.softmax(logits, dim=-1)
     return F.cross_entropy(probs.reshape(B * T, V), targets.reshape(B * T))
-''', "softmax of a softmax"),
+''', "lost their spread"),
     Mistake("next_token_loss", "half_fix_log_of_probabilities", '''
 def next_token_loss(logits, targets):
     B, T, V = logits.shape
     probs = torch.softmax(logits, dim=-1)
     return F.cross_entropy(torch.log(probs).reshape(B * T, V), targets.reshape(B * T))
-''', "underflows"),
+''', "infinite for a target far below"),
     Mistake("next_token_loss", "half_fix_nll_of_probabilities", '''
 def next_token_loss(logits, targets):
     B, T, V = logits.shape
     probs = torch.softmax(logits, dim=-1)
     return F.nll_loss(probs.reshape(B * T, V), targets.reshape(B * T))
-''', "expects log-probabilities"),
+''', "The loss is negative"),
     Mistake("next_token_loss", "graph_cut_with_item", '''
 def next_token_loss(logits, targets):
     B, T, V = logits.shape
@@ -297,12 +297,12 @@ def sample_token(logits, rng, temperature=1.0):
 def sample_token(logits, rng, temperature=1.0):
     p = softmax(logits)
     return int(rng.choice(len(p), p=p))
-''', "divide the logits by the temperature"),
+''', "temperature was ignored"),
     Mistake("sample_token", "multiplies_temperature", '''
 def sample_token(logits, rng, temperature=1.0):
     p = softmax(np.asarray(logits) * temperature)
     return int(rng.choice(len(p), p=p))
-''', "do not multiply"),
+''', "wrong way round"),
     Mistake("sample_token", "global_random_state", '''
 def sample_token(logits, rng, temperature=1.0):
     p = softmax(np.asarray(logits) / temperature)
@@ -469,3 +469,29 @@ def predict_score_variance():
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
 globals().update(stub_test(A))  # next_token_loss is a bug hunt: its released cell is the bug, proven rejected
+
+
+def _first_message(exercise, source):
+    """What the visible check says first about ``source``: the line a learner reads."""
+    local = run_exercise(A, exercise, source)[0].local
+    assert local is not None, f"{exercise} passed its visible check:\n{source}"
+    return str(local).split("\n")[0]
+
+
+def test_the_bug_hunt_shows_progress_with_symptoms_not_the_fix():
+    """next_token_loss hunts: the code as released and each half-fix (log of the probabilities, nll_loss of the
+    probabilities) get different first messages, each naming what the loss measured (a floor far above 0, an
+    infinite loss, a negative loss), none saying what to write; the fix passes."""
+    mistakes = {m.label: m.source for m in MISTAKES if m.exercise == "next_token_loss"}
+    said = {"released": _first_message("next_token_loss", stub_of(A, "next_token_loss")),
+            **{label: _first_message("next_token_loss", mistakes[label])
+               for label in ("half_fix_log_of_probabilities", "half_fix_nll_of_probabilities")}}
+    assert len(set(said.values())) == len(said), said
+    assert "0.551" in said["released"] and "lost their spread" in said["released"], said
+    assert "infinite" in said["half_fix_log_of_probabilities"], said
+    assert "negative" in said["half_fix_nll_of_probabilities"], said
+    for message in said.values():
+        for fix in ("pass the logits", "softmax of a softmax", "log_softmax", "takes logits", "remove the softmax",
+                    "F.cross_entropy(logits", "on the logits"):
+            assert fix.lower() not in message.lower(), (fix, message)
+    assert_accepted(A, "next_token_loss")

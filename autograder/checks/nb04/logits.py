@@ -26,13 +26,13 @@ def _softmax_hints(z, axis=-1):
                                                      f"every slice along axis {ax} must sum to 1.")
                   for k in range(z.ndim) if k != ax]
     candidates.append((lambda: np.exp(z - z.max()) / np.exp(z - z.max()).sum(),
-                       "You normalized over the whole array: normalize along the axis only "
-                       "(sum with axis=axis, keepdims=True)."))
+                       "You normalized over the whole array: the whole array sums to 1, not each slice "
+                       "along the axis."))
     return [
         # its 0 / 0 in the slices far below the global max is the clue, so nan must match nan
-        known_mistakes((global_max, "You subtracted the max of the whole array: subtract each slice's own max "
-                                    f"(z.max(axis={axis}, keepdims=True)); a slice far below the global max "
-                                    "underflows to 0 / 0."), rtol=1e-5, equal_nan=True),
+        known_mistakes((global_max, "You subtracted the max of the whole array: a slice far below it underflows "
+                                    "to 0 / 0 (nan). Each slice along the axis is its own distribution."),
+                       rtol=1e-5, equal_nan=True),
         known_mistakes(*candidates),
         nonfinite_hint("Did you subtract the max? exp(1000) overflows to inf, and inf / inf is nan.",
                        np.abs(z).max() > 700),
@@ -82,7 +82,8 @@ def _temperature_case(label, z, tau):
     z = np.asarray(z, dtype=float)
 
     hint = known_mistakes(
-        (lambda: stable_softmax(z * tau), "This is softmax(z * tau): divide the logits by the temperature, z / tau."),
+        (lambda: stable_softmax(z * tau), "This is softmax(z * tau): the temperature acts the wrong way round "
+                                           "(below 1 must sharpen, above 1 flatten)."),
         (lambda: stable_softmax(z), "This is the plain softmax(z): the temperature was ignored."),
     )
     return Case(label, call_with(z, tau), lambda: _torch_softmax(z / tau)(), close(dtype="f"), hints=[hint])
@@ -177,23 +178,28 @@ def _ce_of(log_p, targets):
 
 
 def _loss_hints(logits, targets):
+    """Symptoms, never the fix: what the learner's loss did on this case, in the words of what it measures. The
+    untouched bug and each half-fix (log of the probabilities; nll_loss of the probabilities) get their own."""
     flat, t = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
     p = stable_softmax(flat)
     v = flat.shape[-1]
+    floor = math.log(1 + (v - 1) / math.e)
     return [
         known_mistakes(
             (lambda: _ce_of(_log_sm(p), t),
-             "Still the bug: F.cross_entropy applies log-softmax itself, so it was given a softmax of a softmax. "
-             f"Every row looks almost uniform, and even a perfect model scores ln(1 + {v - 1}/e) or more: pass "
-             "the logits."),
+             f"This loss disagrees with your cross_entropy on these logits. Every row it scores looks "
+             f"almost uniform to it: even a model that is right and sure of every token would cost "
+             f"ln(1 + {v - 1}/e) = {floor:.3f} nats or more here, never about 0. Somewhere before the log, the "
+             f"logits lost their spread."),
             (lambda: -float(p[np.arange(len(t)), t].mean()),
-             "F.nll_loss expects log-probabilities: given probabilities it returns minus their mean, a "
-             "negative loss. F.cross_entropy on the logits does the log-softmax for you."),
+             "The loss is negative: minus the average probability of the targets. A loss in nats is a mean of "
+             "-log p, never below 0; what reached the final function is not what it expects."),
             (lambda: -float(_log_sm(flat)[np.arange(len(t)), t].sum()),
-             f"That is the sum over the {len(t)} positions: the loss is their mean."),
+             f"That is {len(t)} times the right loss: the sum over the {len(t)} positions, not their mean."),
         ),
-        nonfinite_hint("Right on moderate logits, but the log of a softmax underflows to log(0) = -inf for a token "
-                       "far below the top: pass the logits to F.cross_entropy, which stays on the log scale.",
+        nonfinite_hint("Right on moderate logits now, but infinite for a target far below its row's top logit, "
+                       "where your cross_entropy gives a finite loss: a probability below the smallest float64 "
+                       "became exactly 0 on the way, and its log -inf.",
                        np.ptp(flat) > 700),
     ]
 
@@ -218,8 +224,8 @@ def _loss_grad_case(label, logits, targets):
         z = _t(logits).requires_grad_(True)
         loss = fn(z, torch.as_tensor(targets, dtype=torch.int64))
         if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
-            raise TypeError("the loss is not connected to the logits: return the tensor F.cross_entropy gives, "
-                            "without .item(), .detach() or NumPy in between")
+            raise TypeError("the loss is not connected to the logits: backward() cannot reach them, so nothing "
+                            "would train (an .item(), a .detach() or a trip through NumPy cuts the graph)")
         loss.backward()
         return z.grad
 
@@ -228,8 +234,10 @@ def _loss_grad_case(label, logits, targets):
     want[np.arange(len(t)), t] -= 1.0
     return Case(label, call, const((want / len(t)).reshape(logits.shape)), close(),
                 hints=[known_mistakes((lambda: _probs_twice_grad(flat, t).reshape(logits.shape),
-                                       "Still the bug: this is the gradient through a softmax of a softmax, "
-                                       "much smaller than (p - onehot) / N. Pass the logits."))])
+                                       "The gradient that reaches the logits is several times smaller than "
+                                       "(softmax(logits) - onehot) / N: this loss barely responds to the "
+                                       "logits, so a model trained on it learns slowly, towards the wrong "
+                                       "place."))])
 
 
 def _probs_twice_grad(flat, t):
@@ -243,10 +251,10 @@ def _probs_twice_grad(flat, t):
 def next_token_loss(hidden, rng):
     if not hidden:
         return [
-            _loss_case("next_token_loss of logits (1, 2, 3) [[[2, 1, 0], [0, 3, 1]]], targets [[0, 2]]",
-                       [[[2.0, 1.0, 0.0], [0.0, 3.0, 1.0]]], [[0, 2]]),
             _loss_case("next_token_loss([[[10, -10, -10]]], [[0]]): a confident right model scores near 0",
                        [[[10.0, -10.0, -10.0]]], [[0]]),
+            _loss_case("next_token_loss of logits (1, 2, 3) [[[2, 1, 0], [0, 3, 1]]], targets [[0, 2]]",
+                       [[[2.0, 1.0, 0.0], [0.0, 3.0, 1.0]]], [[0, 2]]),
             _loss_case("next_token_loss([[[1000, 0, -1000]]], [[2]]) is 2000 nats, not inf",
                        [[[1000.0, 0.0, -1000.0]]], [[2]]),
             _loss_grad_case("the gradient of next_token_loss with respect to logits [[[2, 1, 0], [0, 3, 1]]]",
@@ -272,7 +280,7 @@ def _greedy_case(label, logits):
     def hint(got, want):
         g = getattr(got, "data", got)
         if isinstance(g, (float, np.ndarray)) and np.isclose(np.max(logits), g):
-            return "That is the largest logit itself; greedy decoding returns its position (np.argmax)."
+            return "That is the largest logit itself; greedy decoding returns its position, a token id."
         if g == int(np.argmin(logits)):
             return "That is the position of the smallest logit: greedy picks the largest."
         if 0 <= g < len(logits) and logits[int(g)] == logits.max():
@@ -343,11 +351,12 @@ def _sample_case(label, logits, seed, n=2000, temperature=None):
         msg = (f"the frequencies of {n} draws, {np.round(freq, 3).tolist()}, do not follow the softmax "
                f"{np.round(p, 3).tolist()} (chi-square {stat:.1f} > {CHI2_LIMIT:g}).")
         if counts.max() == counts.sum():
-            msg += " Every draw gave the same token: that is greedy decoding; draw with rng.choice(len(p), p=p)."
+            msg += (" Every draw gave the same token: that is greedy decoding, not a draw at random with the "
+                    "softmax's probabilities.")
         elif tau != 1.0 and _chi2(counts, stable_softmax(z)) <= CHI2_LIMIT:
-            msg += " They follow softmax(z) at temperature 1: divide the logits by the temperature."
+            msg += " They follow softmax(z) at temperature 1: the temperature was ignored."
         elif tau != 1.0 and _chi2(counts, stable_softmax(z * tau)) <= CHI2_LIMIT:
-            msg += " They follow softmax(z * temperature): divide by the temperature, do not multiply."
+            msg += " They follow softmax(z * temperature): the temperature acts the wrong way round."
         return msg
 
     def want():

@@ -47,9 +47,10 @@ def _entropy_case(label, p):
             (lambda: -np.mean(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0)),
              "Entropy is a sum over the outcomes, not a mean."),
         ),
-        nonfinite_hint("0 log 0 counts as 0: leave out the zero probabilities (p[p > 0]) or use np.where.",
+        nonfinite_hint("Not finite: an outcome with probability 0 reached the log, and 0 * log 0 is nan in "
+                       "floating point. Here 0 log 0 counts as 0: an outcome that never happens adds no surprise.",
                        (p == 0).any()),
-        sign_hint("The sign is flipped: H(p) = -sum p log p is never negative."),
+        sign_hint("The sign is flipped: an average surprise is never negative, and no outcome's surprise is."),
     ]
     return Case(label, call_with(p), want, close(), hints=hints)
 
@@ -63,11 +64,12 @@ def _kl_case(label, q, p):
 
     hints = [
         known_mistakes(
-            (lambda: np.sum(p * np.log(p / q)), "That is KL(p || q): the arguments are swapped. "
-                                                "kl_divergence(q, p) = sum q log(q / p)."),
+            (lambda: np.sum(p * np.log(p / q)), "That is KL(p || q): the two distributions have swapped roles. "
+                                                "The outcomes come from q, the first argument, and p scores them."),
             (lambda: np.sum(q[q > 0] * np.log2(q[q > 0] / p[q > 0])), "Nats use the natural log (np.log), not log2."),
         ),
-        nonfinite_hint("0 log 0 counts as 0: leave out the outcomes where q is 0.", (q == 0).any()),
+        nonfinite_hint("Not finite: an outcome with q = 0 reached the log. Here 0 log 0 counts as 0: an outcome "
+                       "the data never produces adds nothing, whatever p gives it.", (q == 0).any()),
         _ruled_out_hint,
     ]
     return Case(label, call_with(q, p), want, close(), hints=hints)
@@ -126,13 +128,15 @@ def kl_divergence(hidden, rng):
 def _sequence_case(label, cond):
     c = np.asarray(cond, dtype=float)
     if c.size == 0:
-        hint = lambda got, want: "An empty product is 1: start the running product at 1.0."
+        hint = lambda got, want: "A sequence of no tokens is certain: with no step to fail, its probability is 1."
     else:
         hint = known_mistakes(
-            (lambda: c.sum(), "The chain rule multiplies the conditional probabilities; it does not add them."),
+            (lambda: c.sum(), "That is the sum of the steps' probabilities, which can exceed 1: the sequence needs "
+                              "the first step AND then the second, and so on."),
             (lambda: np.log(c).sum(), "That is the log-probability (a sum of logs); return the probability "
                                       "itself, the product."),
-            (lambda: c.mean(), "The chain rule multiplies the conditional probabilities; it does not average them."),
+            (lambda: c.mean(), "That is the average of the steps' probabilities: one impossible step would not make "
+                               "the whole sequence impossible, and it must."),
         )
     return Case(label, call_with(list(cond)), lambda: math.prod(cond), close(), hints=[hint])
 
@@ -141,7 +145,7 @@ def _sequence_case(label, cond):
 def sequence_probability(hidden, rng):
     if not hidden:
         return [
-            _sequence_case("sequence_probability([0.2, 0.4]): P(cat, sleeps) = P(cat) P(sleeps | cat) = 0.08",
+            _sequence_case("sequence_probability([0.2, 0.4]): 'cat sleeps' comes out 8 times in 100",
                            [0.2, 0.4]),
             _sequence_case("sequence_probability([0.5])", [0.5]),
             _sequence_case("sequence_probability([0.9, 0.5, 0.1, 1.0])", [0.9, 0.5, 0.1, 1.0]),
@@ -161,14 +165,15 @@ def _moment_case(label, name, values, probs):
     want = mean if name == "expectation" else float(np.sum(probs * (values - mean) ** 2))
 
     hint = known_mistakes(
-        (lambda: float(np.sum(probs * values ** 2)), "That is E[X^2]: the variance is E[X^2] - E[X]^2."),
+        (lambda: float(np.sum(probs * values ** 2)), "That is the average of the squared values, E[X^2]: a spread "
+                                                      "is measured from the mean, not from 0."),
         (lambda: float(np.mean(values)), "That is the plain average of the values: weight each value by its "
                                          "probability."),
         (lambda: float(np.var(values)), "That is the unweighted variance of the values: weight each squared "
                                         "deviation by its probability."),
     )
     return Case(label, call_with(values, probs), const(want), close(),
-                hints=[hint, sign_hint("The sign is flipped: the variance is E[X^2] - E[X]^2, never negative.")])
+                hints=[hint, sign_hint("The sign is flipped: an average of squares is never negative.")])
 
 
 def _far_variance_case(shift):
@@ -178,7 +183,8 @@ def _far_variance_case(shift):
 
     def cancelled(got, want):
         return (f"At values near {shift:.0e}, E[X^2] is near {shift * shift:.0e} and float64 keeps about 16 digits, "
-                "so E[X^2] - E[X]^2 loses every digit of the answer: square the distances from the mean instead.")
+                "so a route that squares these values and then subtracts loses every digit of the answer: keep "
+                "the numbers small before anything is squared.")
 
     return Case(f"variance([1, 2, 3] + {shift:.0e}, [0.5, 0.3, 0.2]) is still 0.61: moving every value moves the "
                 "mean, not the spread", call_with(values, [0.5, 0.3, 0.2]), const(0.61), close(atol=1e-6, rtol=1e-6),
@@ -187,7 +193,7 @@ def _far_variance_case(shift):
 
 def _moment_checks(name, hidden, rng):
     v, p = [1.0, 2.0, 3.0], [0.5, 0.3, 0.2]
-    worked = "1.7" if name == "expectation" else "3.5 - 1.7^2 = 0.61"
+    worked = "1.7" if name == "expectation" else "0.61"
     bad_sum = Case(f"{name}([1, 2, 3], [0.5, 0.3, 0.1]): probs sum to 0.9, not 1",
                    call_with(v, [0.5, 0.3, 0.1]), raises("probs must sum to 1, got 0.9"))
     bad_neg = Case(f"{name}([0, 1], [1.2, -0.2]): a negative probability (although they sum to 1)",
