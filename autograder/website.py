@@ -31,6 +31,9 @@ from nbconvert.filters import markdown2html
 
 from . import paths
 from .checks.core import EVIDENCE_MIME
+from . import learner_work
+from .checks.causes import parsed
+from .checks.questions import is_question
 from .learner_work import learners_cells
 from .nbio import grade_id, is_solution_cell, notebook_title, read_notebook, write_atomic, write_atomic_bytes
 
@@ -94,7 +97,7 @@ font-family:system-ui,sans-serif;line-height:1.45;color:#222}
 border:1px solid #eee}.site-page ol.contents li{margin:.5rem 0}.site-page table{border-collapse:collapse}
 .site-page td,.site-page th{border:1px solid #ddd;padding:.2rem .5rem;text-align:left}
 .site-page h1,.site-nav a{overflow-wrap:anywhere}
-.site-box figure img{max-width:min(100%,34rem)}figcaption{font-size:.92em;color:#333}.site-page a.anchor-link{display:none}
+.site-box figure img{max-width:min(100%,34rem)}figcaption{font-size:.92em;color:#333}.site-drawn{margin:0 0 .6rem}.site-page a.anchor-link{display:none}
 .site-boxes{margin:1rem 0}.site-boxes .site-box{margin:.8rem 0;max-width:none}
 /* in line with the text column, which sits beside the input prompts */
 @media (min-width:40rem){.site-boxes{margin:1rem 32px 1rem 86px}}
@@ -298,6 +301,54 @@ def figures_page(notebooks: list[Notebook], figures: list[Figure], sources: dict
 NOT_THE_LEARNERS = "the course's solutions"
 
 
+DRAWN = "site_drawn_with"  # an image output's metadata key: the exercises whose course versions drew it
+OWN_PIECES = "use_pieces"  # the set-up's hand-out of the earlier notebooks' pieces (the course's, in its run)
+
+
+def drawn_with(student, solution, assignment: str = "") -> dict[int, list[str]]:
+    """Position -> the names of the learner's work that code cell reads, directly or through what it computed from
+    them (:func:`.learner_work.depends_on`, one name at a time in notebook order), for every given cell that reads
+    any. A figure such a cell drew in the reference run was drawn with the course's versions of exactly these."""
+    names = learner_work.exercise_names(student, assignment)
+    names |= learner_work.exercise_names(solution, assignment) if solution is not None else set()
+    trees = {i: parsed(c.source) for i, c in enumerate(student.cells)
+             if c.cell_type == "code" and not is_solution_cell(c) and not grade_id(c)}
+    imported = learner_work.imported_names(t for t in trees.values() if t is not None)
+    found: dict[int, list[str]] = {}
+    for name in sorted(names):
+        tainted = {name}
+        for i, tree in trees.items():
+            if tree is not None and learner_work.depends_on(tree, tainted, imported):
+                found.setdefault(i, []).append(name)
+    return found
+
+
+def drawn_figures(ran, names: list[str], assignment: str) -> list:
+    """The images ``ran`` (a cell of the reference run) drew, each marked with the exercises it was drawn with, or
+    [] when any of them is a prediction's answer (a figure of it would be the answer) or the cell drew none. Only
+    the images travel: a printed line under the cell would be the course's result, never the learner's."""
+    if any(is_question(assignment, name) for name in names):
+        return []
+    figures = []
+    for output in ran.get("outputs", []):
+        data = {k: v for k, v in output.get("data", {}).items() if k in IMAGE_MIMES}
+        if output.get("output_type") in ("display_data", "execute_result") and data:
+            figures.append(nbformat.from_dict({"output_type": "display_data", "data": data,
+                                               "metadata": {**copy.deepcopy(output.get("metadata", {})),
+                                                            DRAWN: list(names)}}))
+    return figures
+
+
+def drawn_caption(names: list[str]) -> str:
+    """The caption under a figure the course's code drew in place of the learner's (HTML)."""
+    own = [n for n in names if n != OWN_PIECES]
+    listed = [f"<code>{e(n)}</code>" for n in own]
+    listed += ["the earlier notebooks' pieces"] if OWN_PIECES in names or not own else []
+    said = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+    return (f"Drawn with the course's own {said}, not with your work: in the notebook this cell draws it with "
+            f"{'yours' if len(own) == len(listed) == 1 else 'your code'}.")
+
+
 def given_outputs(student, solution, assignment: str = "") -> int:
     """Decide, cell by cell, what ``student``'s page shows under each code cell, and give each given cell that
     keeps its outputs the ones it had in the reference run (``solution`` with its stored outputs); returns how
@@ -306,19 +357,28 @@ def given_outputs(student, solution, assignment: str = "") -> int:
     The page is the learner's before they have written anything, so an output shows only where it does not
     depend on their work (:func:`.learner_work.learners_cells`): never under an exercise or a check, never
     under a cell that calls an exercise's function or uses what one returned, never the set-up cell's lines on
-    whose earlier pieces the notebook runs, nothing under a cell whose code cannot be read. A kept cell is
-    matched by id and must hold the same source in both, so an output always belongs to the code above it;
+    whose earlier pieces the notebook runs, nothing under a cell whose code cannot be read. One exception:
+    a given cell that draws a figure with an exercise's function (04's temperature plot calls the learner's
+    softmax) shows the figures the reference run drew, and only those, each captioned with the course's code
+    that drew it (:func:`drawn_figures`, :data:`DRAWN`); never one drawn from a prediction's answer. A kept cell
+    is matched by id and must hold the same source in both, so an output always belongs to the code above it;
     only outputs travel, never the solution's code. The grader's evidence records and widgets (which need a
     running kernel) are left out."""
     reference = {c.get("id"): c for c in solution.cells if c.cell_type == "code"}
     theirs = learners_cells(student, assignment, solution)
+    drawn = drawn_with(student, solution, assignment)
     filled = 0
     for i, cell in enumerate(student.cells):
         if cell.cell_type != "code":
             continue
         ran = reference.get(cell.get("id"))
-        if i in theirs or ran is None or ran.source != cell.source or is_solution_cell(ran) or grade_id(ran):
+        if ran is None or ran.source != cell.source or is_solution_cell(ran) or grade_id(ran):
             cell.outputs, cell.execution_count = [], None
+            continue
+        if i in theirs:  # the learner's work: at most the figures the course's code drew, said so
+            cell.outputs = drawn_figures(ran, drawn[i], assignment) if drawn.get(i) else []
+            cell.execution_count = ran.get("execution_count") if cell.outputs else None
+            filled += bool(cell.outputs)
             continue
         outputs = [o for o in (shown_output(o) for o in ran.get("outputs", [])) if o is not None]
         if any(NOT_THE_LEARNERS in "".join(o.get("text", "")) for o in outputs):
@@ -446,9 +506,15 @@ def describe_figures(nb) -> int:
 
 
 def with_alt(img_html: str, output) -> str:
-    """nbconvert's <img> of ``output`` with the alt text :func:`describe_figures` gave it (a Jinja filter)."""
+    """nbconvert's <img> of ``output`` with the alt text :func:`describe_figures` gave it (a Jinja filter), and a
+    figure the course's code drew (:func:`drawn_figures`) in a <figure> whose caption says so."""
     alt = (output.get("metadata") or {}).get(ALT)
-    return img_html.replace("<img ", f'<img alt="{e(alt)}" ', 1) if alt else img_html
+    img_html = img_html.replace("<img ", f'<img alt="{e(alt)}" ', 1) if alt else img_html
+    names = (output.get("metadata") or {}).get(DRAWN)
+    if names:
+        img_html = re.sub(r"<img\b[^>]*>", lambda m: f'<figure class="site-drawn">{m.group(0)}<figcaption>'
+                          f"{drawn_caption(list(names))}</figcaption></figure>", img_html, count=1)
+    return img_html
 
 
 def keyboard_scrolling(page: str) -> str:

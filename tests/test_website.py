@@ -17,6 +17,7 @@ import nbformat
 import pytest
 
 from autograder import learner_work, paths, website
+from autograder.checks import questions
 from autograder.nbio import is_solution_cell, read_notebook
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
@@ -204,6 +205,100 @@ def test_no_page_says_whose_pieces_the_set_up_took(built):
     for path in built.out.glob("*.html"):
         text = html.unescape(path.read_text(encoding="utf-8"))
         assert "the course's solutions" not in text and "the course's:" not in text, path.name
+
+
+DRAWN = re.compile(r'<figure class="site-drawn"><img\b[^>]*\bsrc="data:image/(?:png|jpeg);base64,[^"]+"[^>]*>'
+                   r"<figcaption>(.*?)</figcaption></figure>", re.S)
+
+
+def figure_cells_calling(n: str, names: set[str]) -> list[str]:
+    """The given cells of notebook ``n`` that call one of ``names`` by name (a plain oracle: the name followed by
+    "(") and drew a figure in the reference run, as the same code in both notebooks: the first line of each."""
+    solution = {c.get("id"): c for c in read_notebook(paths.solutions_dir() / f"{n}.ipynb").cells}
+    found = []
+    for cell in read_notebook(paths.notebooks_dir() / f"{n}.ipynb").cells:
+        ran = solution.get(cell.get("id"))
+        if cell.cell_type != "code" or cell.metadata.get("nbgrader") or ran is None or ran.source != cell.source:
+            continue
+        drew = any(k.startswith("image/") for o in ran.get("outputs", []) for k in o.get("data", {}))
+        if drew and any(re.search(rf"\b{re.escape(name)}\(", cell.source) for name in names):
+            found.append(cell.source.splitlines()[0])
+    return found
+
+
+def test_04s_figures_are_on_its_page_drawn_with_the_courses_softmax_and_captioned_so(built):
+    """04's figure cells call the learner's softmax, which the released notebook only stubs: its page shows the
+    figures the course's own softmax drew (the reference run's images, never its code nor a line it printed), and
+    says so under each. Once, 04's page had no figure at all."""
+    n = "04_softmax_and_probability"
+    page = (built.out / f"{n}.html").read_text(encoding="utf-8")
+    solution = read_notebook(paths.solutions_dir() / f"{n}.ipynb")
+    exercises = {c.metadata["nbgrader"]["grade_id"] for c in solution.cells if is_solution_cell(c)}
+    cells = figure_cells_calling(n, {name for name in exercises if name.startswith("softmax")})
+    assert cells, "the guard: 04 has a given figure cell that calls its softmax"
+    captions = DRAWN.findall(page)
+    assert len(captions) >= len(cells), f"04's page shows {len(captions)} figures for the {len(cells)} cells {cells}"
+    assert any("the course's own <code>softmax" in c for c in captions), captions
+    assert all(c.startswith("Drawn with the course's own") and "not with your work" in c for c in captions), captions
+
+
+def test_a_figure_drawn_with_an_exercise_is_the_courses_on_every_page_and_never_a_predictions(built):
+    """Any notebook's given cell that draws with an exercise's function shows the reference run's figure, captioned
+    with the names it was drawn with; a figure drawn from a prediction's answer stays off the page (it would be
+    the answer), as does everything else the cell printed."""
+    shown = 0
+    for n in NOTEBOOKS:
+        page = (built.out / f"{n}.html").read_text(encoding="utf-8")
+        student = read_notebook(paths.notebooks_dir() / f"{n}.ipynb")
+        solution = read_notebook(paths.solutions_dir() / f"{n}.ipynb")
+        website.given_outputs(student, solution, n)
+        drawn = [o for c in student.cells if c.cell_type == "code" for o in c.outputs if website.DRAWN in o.get("metadata", {})]
+        assert len(DRAWN.findall(page)) == len(drawn), n
+        for output in drawn:
+            assert set(output.data) <= set(website.IMAGE_MIMES), f"{n}: more than the figure travelled"
+            assert not [name for name in output.metadata[website.DRAWN] if questions.is_question(n, name)], n
+        shown += len(drawn)
+    assert shown >= 5, f"only {shown} figures drawn with an exercise across the course"
+
+
+def test_a_figure_drawn_from_a_prediction_or_from_changed_code_is_left_out():
+    """The rule alone, on a small notebook: the figure of a cell that calls the exercise travels with its names
+    and without its printed line; the same cell edited, or one drawing a prediction's answer, shows nothing."""
+    def notebook(stub: str, outputs: bool):
+        nb = nbformat.v4.new_notebook()
+        exercise = nbformat.v4.new_code_cell(stub)
+        exercise.metadata["nbgrader"] = {"grade_id": "softmax", "solution": True, "grade": False, "locked": False}
+        question = nbformat.v4.new_code_cell("def predict_argmax():\n    return 0")
+        question.metadata["nbgrader"] = {"grade_id": "predict_argmax", "solution": True, "grade": False,
+                                         "locked": False}
+        cells = [nbformat.v4.new_code_cell("import numpy as np\nimport matplotlib.pyplot as plt"), exercise, question,
+                 nbformat.v4.new_code_cell("p = softmax(np.zeros(3))\nplt.plot(p)\nprint('sums to', p.sum())"),
+                 nbformat.v4.new_code_cell("plt.plot([predict_argmax()])"),
+                 nbformat.v4.new_code_cell("plt.plot(softmax(np.ones(2)))")]
+        for i, cell in enumerate(cells):
+            cell["id"] = f"c{i}"
+            if outputs and i >= 3:
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="sums to 1.0\n"),
+                                nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "<Figure>"})]
+        nb.cells = cells
+        return nb
+
+    solution = notebook("def softmax(z):\n    e = np.exp(z - z.max())\n    return e / e.sum()", outputs=True)
+    student = notebook("def softmax(z):\n    raise NotImplementedError", outputs=False)
+    student.cells[5].source += "  # mine"
+    asked = []
+    real = website.is_question
+    try:
+        website.is_question = lambda assignment, name: asked.append(name) or name.startswith("predict_")
+        website.given_outputs(student, solution, "04_softmax_and_probability")
+    finally:
+        website.is_question = real
+    figure = student.cells[3].outputs
+    assert [o.data for o in figure] == [{"image/png": "iVBOR"}], "the figure alone, not its printed line"
+    assert figure[0].metadata[website.DRAWN] == ["softmax"]
+    assert "Drawn with the course's own <code>softmax</code>" in website.with_alt('<div><img src="x"></div>', figure[0])
+    assert student.cells[4].outputs == [] and "predict_argmax" in asked, "a prediction's answer, drawn"
+    assert student.cells[5].outputs == [], "changed code borrows no output"
 
 
 # --------------------------------------------------------------------------- which cells are the learner's work
