@@ -409,3 +409,70 @@ def new_token_scores(hidden, rng):
                        lambda: R("new_token_scores")(q_new, _rope(keys))),
             _hunt_case("new_token_scores with one kept key, D = 4",
                        np.array([0.5, -1.0, 2.0, 1.0]), _rope(np.array([[1.0, 2.0, -1.0, 0.5]])))]
+
+
+# ------------------------------------------------------------- half_layout_permutation
+
+def _half_perm(D):
+    """Evens first, then odds: where rotate-half looks for the interleaved pair k, (k, k + D/2)."""
+    return np.concatenate([np.arange(0, D, 2), np.arange(1, D, 2)])
+
+
+def _perm_hint(D):
+    right = _half_perm(D)
+    return known_mistakes(
+        (lambda: np.argsort(right), "That is the reordering the other way round: it takes the rotate-half layout "
+                                    "back to neighbours. x[..., perm] puts at place j the feature number perm[j], so "
+                                    "perm[j] must be the feature that rotate-half expects at place j."),
+        (lambda: np.concatenate([np.arange(1, D, 2), np.arange(0, D, 2)]),
+         "The right pairs, but each turns the wrong way: rotate-half takes the first half of the places as the pairs' "
+         "first members (the cosine part), and your first members are the even features."),
+        (lambda: np.arange(D), "That leaves the features where they are: rotate-half then turns features j and "
+                               "j + D/2 together, which apply_rope never pairs, and the scores differ."),
+        (lambda: np.arange(D)[::-1], "That reverses the features: rotate-half then pairs features that apply_rope "
+                                     "never pairs, and the frequencies come in the wrong order."),
+        **MATCH,
+    )
+
+
+def _same_rotation(D):
+    """The student's perm used as the notebook uses it: rotate-half of the reordered x against RoPE reordered."""
+    x = np.random.default_rng(D).normal(size=(5, D))
+
+    def call(fn):
+        perm = np.asarray(fn(D))
+        return _rope(x[..., perm], layout="half") - _rope(x)[..., perm]  # all zeros for the right perm
+    return call
+
+
+def _all_zero(got, want):
+    g, w = numbers(got), numbers(want)
+    if g is None or w is None or g.shape != w.shape:
+        return f"expected a difference of shape {None if w is None else w.shape}, got {describe(got)}."
+    if not np.allclose(g, 0.0, atol=1e-9):
+        rows = int(np.sum(~np.all(np.isclose(g, 0.0, atol=1e-9), axis=-1)))
+        return (f"with your perm the two layouts disagree on {rows} of the 5 positions (largest difference "
+                f"{np.max(np.abs(g)):.4f}; position 0, where nothing turns, always agrees): rope_rotate_half turns "
+                "other features together than apply_rope, or turns a pair the other way.")
+    return None
+
+
+@check
+def half_layout_permutation(hidden, rng):
+    ints = close(atol=0, rtol=0, dtype="iu")
+    if not hidden:
+        return [
+            Case("half_layout_permutation(2): one pair, nothing to reorder", call_with(2), const(np.array([0, 1])), ints,
+                 hints=[_perm_hint(2)]),
+            Case("half_layout_permutation(8), then rope_rotate_half(x[..., perm]) - apply_rope(x)[..., perm] for x of "
+                 "shape (5, 8): all zeros", _same_rotation(8), const(np.zeros((5, 8))), predicate(_all_zero)),
+            Case("half_layout_permutation(8)", call_with(8), const(_half_perm(8)), ints, hints=[_perm_hint(8)]),
+            Case("half_layout_permutation(5): D = 5 cannot be split into pairs", call_with(5),
+                 raises("D must be even"), close()),
+        ]
+    D = int(rng.choice([6, 12, 64]))
+    return [Case(f"half_layout_permutation({D})", call_with(D), lambda: R("half_layout_permutation")(D), ints,
+                 hints=[_perm_hint(D)]),
+            Case("half_layout_permutation(16) used on x of shape (5, 16): the same rotation", _same_rotation(16),
+                 const(np.zeros((5, 16))), predicate(_all_zero)),
+            Case("half_layout_permutation(7): odd", call_with(7), lambda: R("half_layout_permutation")(7), close())]

@@ -141,6 +141,35 @@ def pair_score(q, k, m, n, omega):
 def pair_score(q, k, m, n, omega):
     return float(np.real(rotate_complex(q, n * omega) * np.conj(rotate_complex(k, m * omega))))
 ''', "each other's angles"),
+    # ------------------------------------------- half_layout_permutation: the reordering to rotate-half
+    Mistake("half_layout_permutation", "the_inverse_reordering", '''
+def half_layout_permutation(D):
+    if D % 2:
+        raise ValueError("odd D")
+    return np.arange(D).reshape(2, D // 2).T.ravel()  # place 2k <- k: the way back
+''', "other way round"),
+    Mistake("half_layout_permutation", "odds_first", '''
+def half_layout_permutation(D):
+    if D % 2:
+        raise ValueError("odd D")
+    return np.concatenate([np.arange(1, D, 2), np.arange(0, D, 2)])
+''', "turns the wrong way"),
+    Mistake("half_layout_permutation", "no_reordering", '''
+def half_layout_permutation(D):
+    if D % 2:
+        raise ValueError("odd D")
+    return np.arange(D)
+''', "leaves the features where they are"),
+    Mistake("half_layout_permutation", "no_check_for_odd_D", '''
+def half_layout_permutation(D):
+    return np.concatenate([np.arange(0, D, 2), np.arange(1, D, 2)])
+''', "should raise ValueError"),
+    Mistake("half_layout_permutation", "float_indices", '''
+def half_layout_permutation(D):
+    if D % 2:
+        raise ValueError("odd D")
+    return np.concatenate([np.arange(0.0, D, 2), np.arange(1.0, D, 2)])
+''', "float"),
     # ------------------------------------------- the bug hunt: the bug as given, a half-fix, other slips
     Mistake("new_token_scores", "the_bug_as_given", variant(
         A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([0])"), name="turned at 0"),
@@ -175,6 +204,12 @@ def rotation_matrix(theta):
 ]
 
 ALTERNATIVES = {
+    "half_layout_permutation": '''
+def half_layout_permutation(D):
+    if D % 2 != 0:
+        raise ValueError(f"{D} features cannot form pairs")
+    return np.arange(D).reshape(D // 2, 2).T.reshape(-1)  # rows are pairs; read the first members, then the second
+''',
     "new_token_scores": '''
 def new_token_scores(q_new, cached_keys):
     T, D = cached_keys.shape
