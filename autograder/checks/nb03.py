@@ -67,10 +67,10 @@ def dot(hidden, rng):
 
 def _outer_hints(a, b):
     return [known_mistakes(
-        (lambda: np.outer(b, a), "This is b a^T, the transpose: rows follow a and columns follow b, "
-                                 "entry [i, j] = a[i] * b[j]."),
-        (lambda: a * b, "That is the elementwise product a_i b_i; the outer product pairs every a_i with every "
-                        "b_j: a[:, None] * b[None, :]."),
+        (lambda: np.outer(b, a), "This is b a^T, the transpose: rows must follow a (the queries) and columns "
+                                 "follow b (the keys)."),
+        (lambda: a * b, "That is the elementwise product a_i b_i, one number per position; the table pairs every "
+                        "a_i with every b_j. What does NumPy do with a column times a row?"),
         (lambda: np.dot(a, b), "That is the dot product, one number; the outer product is the whole table."),
         **MATCH)]
 
@@ -121,8 +121,8 @@ def _score_hints(Q, K, from_outer=False):
     if from_outer:
         candidates += [
             (lambda: sum(np.outer(Q[i], K[i]) for i in range(len(Q))),
-             "That sums outer products of rows (positions), which gives Q.T @ K, a (d, d) table over features. Sum "
-             "over the feature columns instead: outer(Q[:, r], K[:, r])."),
+             "That sums outer products of rows (positions), which gives Q.T @ K, a (d, d) table over features, "
+             "not the (n_q, n_k) table of scores. Which numbers does one feature touch?"),
             (lambda: np.outer(Q[:, -1], K[:, -1]), "That is only the last feature's table: add up the tables "
                                                    "of all d features."),
             (lambda: np.outer(Q[:, 0], K[:, 0]), "That is only the first feature's table: add up the tables "
@@ -255,12 +255,12 @@ def _legal_cosine(sign, got, want):
 def _project_hints(u, v):
     d, vv = float(np.dot(u, v)), float(np.dot(v, v))
     return [known_mistakes(
-        (lambda: d / np.sqrt(vv), "That is the length of the projection, a number; return the vector: "
-                                  "(u . v / v . v) * v."),
+        (lambda: d / np.sqrt(vv), "That is the length of the projection, a number; return the vector, along v."),
         (lambda: d / np.sqrt(vv) * v, "That divides by |v| instead of |v|^2 = v . v: one |v| for the length, one "
                                       "to make v a unit vector."),
         (lambda: d / vv, "That is the coefficient u . v / v . v; multiply it by v to get the vector."),
-        (lambda: d / float(np.dot(u, u)) * u, "That projects v onto u; project u onto v: (u . v / v . v) * v."),
+        (lambda: d / float(np.dot(u, u)) * u, "That projects v onto u; the projection of u lies on the line "
+                                              "through v."),
         (lambda: u - d / vv * v, "That is the part of u perpendicular to v, u - proj; return the projection."),
         (lambda: d * v, "That forgets to divide by v . v: the projection must not grow when v is scaled."),
         **MATCH)]
@@ -306,12 +306,12 @@ def _autograd_weight_grad(g, x):
 
 def _grad_hints(g, x):
     return [known_mistakes(
-        (lambda: np.outer(x, g), "This is outer(x, g), the transpose: dL/dW has the shape of W, (d_out, d_in), "
-                                 "with entry [i, j] = g[i] * x[j], so outer(g, x)."),
-        (lambda: g * x, "That is the elementwise product; each weight W[i, j] gets g[i] * x[j], a whole "
-                        "(d_out, d_in) table: outer(g, x)."),
-        (lambda: np.dot(g, x), "That is a dot product, one number; the gradient has one entry per weight: "
-                               "outer(g, x)."),
+        (lambda: np.outer(x, g), "This is the transpose: dL/dW has the shape of W, (d_out, d_in), rows for the "
+                                 "outputs and columns for the inputs."),
+        (lambda: g * x, "That is the elementwise product, one number per position; the gradient has one entry per "
+                        "weight W[i, j], a whole (d_out, d_in) table."),
+        (lambda: np.dot(g, x), "That is a dot product, one number; the gradient has one entry per weight, a "
+                               "(d_out, d_in) table."),
         **MATCH)]
 
 
@@ -335,10 +335,16 @@ def linear_weight_grad(hidden, rng):
 # ------------------------------------------------------------- bug hunt: a batch
 
 def _batch_grad_hints(G, X):
+    d_out, d_in = G.shape[1], X.shape[1]
     return [known_mistakes(
-        (lambda: X.T @ G, "This is X.T @ G, the row layout's gradient (d_in, d_out), for y = x W (notebook 02): the "
-                          "transpose of dL/dW for y = W x. Entry [i, j] must add G[n, i] * X[n, j] over the batch, "
-                          "so the rows of the result come from G."),
+        (lambda: X.T @ G, f"Your gradient has shape {(d_in, d_out)}, but W, and so dL/dW, has shape "
+                          f"(d_out, d_in) = {(d_out, d_in)}." if d_in != d_out else
+                          "The shape is W's, but the numbers are not the sum of linear_weight_grad(G[n], X[n]) over "
+                          "the examples: the right numbers, in the wrong places."),
+        (lambda: (X.T @ G).reshape(d_out, d_in),
+         "The shape is W's now, but the numbers still disagree with the loop of linear_weight_grad(G[n], X[n]) "
+         "over the examples, on the square layer too, where the shape was never the problem. A reshape reads the "
+         "same numbers in another order; it does not put them where they belong."),
         (lambda: G.T @ X / len(G), "That is the mean over the batch: L is the sum of the examples' losses, so its "
                                    "gradient is the sum of their tables, not their average."),
         (lambda: np.outer(G.sum(axis=0), X.sum(axis=0)), "That multiplies the sum of the g's by the sum of the x's; "
@@ -363,9 +369,8 @@ def batch_weight_grad(hidden, rng):
     if not hidden:
         G2 = F([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
         X2 = F([[1.0, 2.0], [3.0, 0.0], [0.0, 1.0]])
-        return [case(G2, X2, "a square layer, d_out = d_in = 2: here even the transposed gradient has the right "
-                              "shape, so read the numbers (expected [[1, 3], [6, 1]])"),
-                case(rng.normal(size=(4, 2)), rng.normal(size=(4, 3)), "4 examples, d_out = 2, d_in = 3"),
+        return [case(rng.normal(size=(4, 2)), rng.normal(size=(4, 3)), "4 examples, d_out = 2, d_in = 3"),
+                case(G2, X2, "the teammate's square layer, d_out = d_in = 2 (expected [[1, 3], [6, 1]])"),
                 case(F([[1.0, 2.0]]), F([[3.0, 4.0, 5.0]]), "one example: linear_weight_grad's [[3, 4, 5], [6, 8, 10]]")]
     return [case(rng.normal(size=(n, m)), rng.normal(size=(n, k)), f"{n} examples, d_out = {m}, d_in = {k}")
             for n, m, k in [(5, 3, 3), (2, 4, 1), (6, 2, 5), (1, 3, 3)]]
@@ -389,14 +394,21 @@ predict_outer_sum = ask(
     otherwise="Row i of a b^T is a_i b, which adds up to a_i (1 + 4) = 5 a_i; the three rows give "
               "(1 + 2 + 3) * 5 = 30: the sum of an outer product is (sum of a) * (sum of b).")
 
+COS_AB = 11 / np.sqrt(125)  # cosine_similarity([1, 2], [3, 4]), printed above the prediction
 predict_scaled_scores = ask(
-    "predict_scaled_scores", 
+    "predict_scaled_scores",
     form=described("a tuple of two numbers", scalar_tuple(2, (int, float))), compare=close(atol=2e-3, rtol=0), mistakes=[
-     ((11.0, 11 / np.sqrt(125)), "The dot product grows with the lengths: 10a . 0.5b = 10 * 0.5 * (a . b) = 55. "
-                                 "Only the cosine divides the lengths out."),
-     ((55.0, 5 * 11 / np.sqrt(125)), "The cosine divides by both lengths, which grew by 10 and 0.5 too: it stays "
-                                     "11 / (sqrt(5) * 5) = 0.9839."),
-     ((55.0, 55.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: 0.9839.")])
+     ((-55.0, COS_AB), "Right for the dot product. The cosine divides out both lengths, which are never negative: "
+                       "the minus sign of -0.5 b survives them, and b now points the other way: -0.9839."),
+     ((55.0, COS_AB), "Both numbers lost the sign: -0.5 b points the other way, so every product a_i b_i changes "
+                      "sign: 10 * (-0.5) * 11 = -55, and the cosine becomes -0.9839."),
+     ((55.0, -COS_AB), "The dot product lost the sign: every product a_i b_i is multiplied by 10 * (-0.5) = -5, "
+                       "so 11 becomes -55."),
+     ((-11.0, -COS_AB), "The dot product grows with the lengths: 10 a . (-0.5 b) = 10 * (-0.5) * (a . b) = -55. "
+                        "Only the cosine divides the lengths out."),
+     ((-55.0, -5 * COS_AB), "The cosine divides by both lengths, which grew by 10 and 0.5 too: only the sign is "
+                            "left, -0.9839."),
+     ((-55.0, -55.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: -0.9839.")])
 
 predict_score_rank = ask(
     "predict_score_rank", form=described("a tuple of two ints, (rank with d = 2, rank with d = 8)", int_tuple(2)),

@@ -154,7 +154,7 @@ def project(u, v):
     Mistake("linear_weight_grad", "outer_x_g_transposed", '''
 def linear_weight_grad(g, x):
     return np.outer(x, g)
-''', "outer(x, g)"),
+''', "This is the transpose: dL/dW has the shape of W"),
     Mistake("linear_weight_grad", "elementwise_product", '''
 def linear_weight_grad(g, x):
     return g * x
@@ -171,7 +171,11 @@ def linear_weight_grad(g, x):
     Mistake("batch_weight_grad", "the_bug_row_layout", '''
 def batch_weight_grad(G, X):
     return X.T @ G
-''', "row layout"),
+''', "but W, and so dL/dW, has shape (d_out, d_in) = (2, 3)"),
+    Mistake("batch_weight_grad", "half_fix_reshape", '''
+def batch_weight_grad(G, X):
+    return (X.T @ G).reshape(G.shape[1], X.shape[1])
+''', "A reshape reads the same numbers in another order"),
     Mistake("batch_weight_grad", "half_fix_mean_not_sum", '''
 def batch_weight_grad(G, X):
     return (X.T @ G).T / len(X)
@@ -188,12 +192,17 @@ def batch_weight_grad(G, X):
     returns("predict_outer_sum", "dot_of_the_first_two", "9", "a dot product of the first two entries"),
     returns("predict_outer_sum", "counts_entries", "6", "the number of entries"),
     returns("predict_outer_sum", "the_shape", "(3, 2)", "answer with a number"),
-    returns("predict_scaled_scores", "dot_ignores_length", "(11.0, 0.984), 'lengths do not matter'",
+    returns("predict_scaled_scores", "dot_ignores_length", "(-11.0, -0.984), 'lengths do not matter'",
             "grows with the lengths"),
-    returns("predict_scaled_scores", "cosine_scales_too", "(55.0, 4.92)",
+    returns("predict_scaled_scores", "cosine_scales_too", "(-55.0, -4.92)",
             "divides by both lengths"),
-    returns("predict_scaled_scores", "cosine_is_the_dot", "(55, 55)",
+    returns("predict_scaled_scores", "cosine_is_the_dot", "(-55, -55)",
             "between -1 and 1"),
+    returns("predict_scaled_scores", "the_old_question", "(55.0, 0.984), 'stretching only'",
+            "Both numbers lost the sign"),
+    returns("predict_scaled_scores", "cosine_ignores_the_sign", "(-55.0, 0.984), 'the cosine ignores scaling'",
+            "are never negative"),
+    returns("predict_scaled_scores", "dot_ignores_the_sign", "(55.0, -0.984)", "The dot product lost the sign"),
     returns("predict_score_rank", "full_rank", "(6, 6), 'every entry is its own dot product'", "at most 2"),
     returns("predict_score_rank", "features_cap_only", "(2, 8)", "only 6 rows"),
     returns("predict_score_rank", "rank_one", "(1, 1)", "pointing different ways"),
@@ -247,7 +256,7 @@ def linear_weight_grad(g, x):
     return g.reshape(-1, 1) @ x.reshape(1, -1)
 ''',
     "predict_outer_sum": answer("predict_outer_sum", "float(sum([1, 2, 3]) * sum([1, 4]))"),  # no reason: same point
-    "predict_scaled_scores": answer("predict_scaled_scores", "[5 * 11, 11 / (5 * 5 ** 0.5)], 'scaled, then divided out'"),
+    "predict_scaled_scores": answer("predict_scaled_scores", "[-5 * 11, -11 / (5 * 5 ** 0.5)], 'scaled, then divided out'"),
     "predict_score_rank": answer("predict_score_rank", "[2, 6], 'min(d, 6)'"),
     "batch_weight_grad": '''
 def batch_weight_grad(G, X):
@@ -257,3 +266,29 @@ def batch_weight_grad(G, X):
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+
+
+def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix():
+    """The released bug and every half-fix each get their own first message, none of them states the fixed line,
+    and the fix passes (the learner sees progress as the messages change)."""
+    import numpy as np
+
+    from autograder.checks import nb03
+    from autograder.checks.compare import CheckFailure
+
+    attempts = {
+        "the bug as released": lambda G, X: X.T @ G,
+        "reshaped to W's shape": lambda G, X: (X.T @ G).reshape(G.shape[1], X.shape[1]),
+        "the mean, not the sum": lambda G, X: G.T @ X / len(G),
+        "a product of sums": lambda G, X: np.outer(G.sum(axis=0), X.sum(axis=0)),
+        "the first example only": lambda G, X: np.outer(G[0], X[0]),
+    }
+    first_lines = {}
+    for name, attempt in attempts.items():
+        with pytest.raises(CheckFailure) as failure:
+            nb03.batch_weight_grad(attempt)
+        first_lines[name] = str(failure.value).splitlines()[0]
+        assert "G.T @ X" not in str(failure.value) and "G.T@X" not in str(failure.value), name
+    assert len(set(first_lines.values())) == len(attempts), first_lines
+    assert "shape" in first_lines["the bug as released"] and "X.T" not in first_lines["the bug as released"]
+    nb03.batch_weight_grad(lambda G, X: G.T @ X)  # the fix passes
