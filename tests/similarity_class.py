@@ -9,8 +9,12 @@ inlined into one expression or kept apart, and sometimes two helper functions. S
 share what the task forces and often a step or two, as honest answers do.
 
 A planted copy re-renders the source's very choices with what copying changes: other names (all of them),
-other comments (or none), helpers in the other order, lines split over two or joined with ``;``, one step
-rewritten in another form half of the time, and one of the copied exercises written afresh. Predictions
+other comments (or none), helpers in the other order, lines split over two or joined with ``;``, about half
+of its steps split off into a temporary or a temporary folded back into the next line, a constant put in a
+temporary of its own (``scale = 0.5`` ... ``x * scale``) or taken out of one, the terms of sums and products
+in the other order (``b * a``), ``x = x + y`` written ``x += y``, a docstring added to the helpers, sometimes
+one step rewritten in another form, and one of the copied exercises written afresh. Students who work alone
+make the same choices, each their own way. Predictions
 (``predict_...``) and a share of one-line exercises are answered in one short line: too short to tell apart.
 """
 from __future__ import annotations
@@ -51,6 +55,10 @@ class Style:
     helpers: bool
     helpers_swapped: bool = False
     layout: str = "plain"  # "plain", "split" (long lines over two) or "joined" (pairs of lines with ;)
+    hoist: frozenset[int] = frozenset()  # steps whose constant is first put in a temporary of its own
+    commute: bool = False  # sums and products written with their terms the other way round
+    augmented: bool = False  # the first step that adds or multiplies onto the running value written `x += y`
+    documented: bool = False  # helpers carry a docstring
 
 
 @dataclass
@@ -72,9 +80,14 @@ def _fn(op: str) -> str:
     return {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}[op]
 
 
-def _expr(step: Step, form: int, a: str, b: str) -> str:
-    """One step's expression, in one of its forms (``a`` the previous value, ``b`` an input)."""
-    k, p = step.kind, step.param
+def _expr(step: Step, form: int, a: str, b: str, *, commute: bool = False, const: str | None = None) -> str:
+    """One step's expression, in one of its forms (``a`` the previous value, ``b`` an input; ``commute``: a sum or
+    product the other way round; ``const``: the name of a temporary holding the step's constant)."""
+    k, p = step.kind, const or step.param
+    if commute and ((k == "binary" and step.param in "+*" and form % 8 in (0, 2)) or (k == "scale" and form % 6 in (0, 1))):
+        a, b = (b, a) if k == "binary" else (a, b)
+        if k == "scale":
+            return f"{p} * {a}" if form % 6 == 0 else f"{a} * {p}"
     options = {  # lazily: only this step's kind is built
         "binary": lambda: [f"{a} {p} {b}", f"np.{_fn(p)}({a}, {b})", f"({a}) {p} ({b})", f"{a}.__{_dunder(p)}__({b})",
                            f"np.asarray({a}) {p} np.asarray({b})", f"{a} {p} {b}.reshape({a}.shape)"]
@@ -124,11 +137,14 @@ def new_style(rng: random.Random, steps: int) -> Style:
                  comments=[rng.choice(COMMENTS) if rng.random() < 0.3 else None for _ in range(steps)],
                  checks=rng.sample(range(4), k=rng.choice((0, 0, 1, 2))),
                  inline=[rng.random() < 0.3 for _ in range(steps)], helpers=rng.random() < 0.3 and steps >= 4,
-                 layout=rng.choice(("plain", "plain", "split", "joined")))
+                 layout=rng.choice(("plain", "plain", "split", "joined")),
+                 hoist=frozenset(i for i in range(steps) if rng.random() < 0.15), commute=rng.random() < 0.3,
+                 augmented=rng.random() < 0.2, documented=rng.random() < 0.2)
 
 
 def copy_style(rng: random.Random, style: Style, rewrite: float = 0.3) -> Style:
-    """What copying changes: every name, the comments, the helpers' order, the layout, sometimes one step's form."""
+    """What copying changes: every name, the comments, the helpers' order, the layout, temporaries split off or
+    folded back, the order of a product's terms, ``+=``, docstrings, sometimes one step's form."""
     forms = list(style.forms)
     if rng.random() < rewrite:  # beyond what the check must see through: a copier who rewrites one step
         i = rng.randrange(len(forms))
@@ -136,9 +152,12 @@ def copy_style(rng: random.Random, style: Style, rewrite: float = 0.3) -> Style:
     names = rng.sample([n for n in NAMES if n not in style.names], k=len(style.names))
     return Style(forms=forms, names=names,
                  comments=[rng.choice(COMMENTS) if rng.random() < 0.3 else None for _ in forms],
-                 checks=list(style.checks), noise=dict(style.noise), inline=list(style.inline), helpers=style.helpers,
+                 checks=list(style.checks), noise=dict(style.noise), helpers=style.helpers,
+                 inline=[not inlined if rng.random() < 0.5 else inlined for inlined in style.inline],
                  helpers_swapped=not style.helpers_swapped,
-                 layout={"plain": "split", "split": "joined", "joined": "plain"}[style.layout])
+                 layout={"plain": "split", "split": "joined", "joined": "plain"}[style.layout],
+                 hoist=style.hoist ^ frozenset(i for i in range(len(forms)) if rng.random() < 0.3),
+                 commute=not style.commute, augmented=not style.augmented, documented=not style.documented)
 
 
 def render(steps: list[Step], style: Style, params: list[str], indent: str) -> str:
@@ -150,24 +169,43 @@ def render(steps: list[Step], style: Style, params: list[str], indent: str) -> s
     value = inputs[0]
     pending: str | None = None  # an inlined expression not yet given a name
     helpers: list[list[str]] = []
+    augmented = style.augmented
     for i, step in enumerate(steps):
         b = inputs[(i + 1) % len(inputs)]
-        expr = _expr(step, style.forms[i], pending or value, b)
+        twice = _expr(step, style.forms[i], "\0", b).count("\0") > 1  # nobody writes a long expression twice
+        if i in style.noise or (twice and pending):  # a line of one's own habits is kept, whatever a copy folds
+            if pending:  # the value so far is needed by name
+                value = style.names[(i - 1) % len(style.names)]
+                lines.append(f"{value} = {pending}")
+                pending = None
+            if i in style.noise:
+                lines += _noise(style.noise[i], value, style.names[-5])
+        const = None
+        if i in style.hoist and step.kind in ("scale", "clip") and not (style.helpers and i in (1, 2)):
+            const = f"{style.names[-6]}{i}"
+            lines.append(f"{const} = {step.param}")
+        expr = _expr(step, style.forms[i], pending or value, b, commute=style.commute, const=const)
         if style.helpers and i in (1, 2):
             name = f"_{style.names[-1 - i]}"
-            helpers.append([f"def {name}({style.names[-3]}, {style.names[-4]}):",
-                            f"    return {_expr(step, style.forms[i], style.names[-3], style.names[-4])}"])
+            doc = [f'    """{step.kind} step."""'] if style.documented else []
+            helpers.append([f"def {name}({style.names[-3]}, {style.names[-4]}):", *doc,
+                            f"    return {_expr(step, style.forms[i], style.names[-3], style.names[-4], commute=style.commute)}"])
             expr = f"{name}({pending or value}, {b})"
-        if i in style.noise and not pending:
-            lines += _noise(style.noise[i], value, style.names[-5])
         if style.inline[i] and i < len(steps) - 1:
             pending = expr
             continue
-        pending = None
-        value = style.names[i % len(style.names)]
+        target = style.names[i % len(style.names)]
         if style.comments[i]:
             lines.append(style.comments[i])
-        lines.append(f"{value} = {expr}")
+        op = step.param if step.kind == "binary" and step.param in "+*" else None
+        if augmented and op and not pending and style.forms[i] % 8 == 0 and target != value:
+            # `y = x + b` as `y = x` then `y += b`
+            lines += [f"{target} = {value}", f"{target} {op}= {b}"]
+            augmented = False
+        else:
+            lines.append(f"{target} = {expr}")
+        pending = None
+        value = target
     lines.append(f"return {pending or value}")
     if style.helpers_swapped:
         helpers.reverse()

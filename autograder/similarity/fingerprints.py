@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .normalise import undo_rewrites
+
 try:  # copydetect's package imports matplotlib.pyplot for its own report; none of it draws anything here
     from copydetect.utils import get_copied_slices, winnow
 except ImportError as exc:  # pragma: no cover - said to the instructor, never a traceback
@@ -40,6 +42,7 @@ except ImportError as exc:  # pragma: no cover - said to the instructor, never a
 
 K = 6  # tokens in a k-gram: a shared run shorter than this is noise
 WINDOW = 3  # winnowing window: every shared run of K + WINDOW - 1 = 8 tokens is caught
+REWRITE_FROM = 12  # tokens from which an answer is read as a syntax tree too (:mod:`.normalise`)
 _MASK = (1 << 52) - 1  # copydetect's winnowing compares hashes as float64: keep them exact there
 _BASE = np.uint64(1_000_003)
 
@@ -110,7 +113,8 @@ def normalised_tokens(code: str, *, given: frozenset[str] = frozenset()) -> list
             text = "V"
         out.append((text, start, end))
         previous = text
-    return out
+    # a line or two: nothing to undo that could make it long enough to compare (and the tree costs 1 ms)
+    return undo_rewrites(code, out) if len(out) >= REWRITE_FROM else out
 
 
 def _is_keyword_argument(code: str, end: int) -> bool:
@@ -195,9 +199,24 @@ def _blocks(tokens: list[Token]) -> list[tuple[int, int]]:
 
 
 def shared_spans(fp: Fingerprints, hashes: frozenset[int] | set[int]) -> list[tuple[int, int]]:
-    """Character spans of ``fp``'s answer covered by k-grams whose hash is in ``hashes``, merged, in order."""
+    """Character spans of ``fp``'s answer covered by k-grams whose hash is in ``hashes``, merged, in order.
+
+    The tokens as compared are not always in the answer's order (a temporary inlined where it is used), so
+    each covered token is marked where it stands, and tokens next to each other in the answer are merged."""
     idx = np.array([i for h in hashes for i in fp.positions.get(h, ())], dtype=np.int64)
     if not len(idx):
         return []
     starts, ends = get_copied_slices(idx, K)  # token slices, copydetect's own merging
-    return [(fp.tokens[a][1], fp.tokens[b - 1][2]) for a, b in zip(starts.tolist(), ends.tolist())]
+    covered = {fp.tokens[i][1:] for a, b in zip(starts.tolist(), ends.tolist()) for i in range(a, b)
+               if fp.tokens[i][0] != BOUNDARY}
+    order = sorted({t[1:] for t in fp.tokens if t[0] != BOUNDARY})  # every token, in the answer's order
+    spans: list[tuple[int, int]] = []
+    follows = False
+    for span in order:
+        if span in covered:
+            if follows and span[0] >= spans[-1][1]:
+                spans[-1] = (spans[-1][0], span[1])
+            else:
+                spans.append(span)
+        follows = span in covered
+    return spans

@@ -1,0 +1,234 @@
+"""What copying rewrites without changing the code: read from the syntax tree, undone on the answer's tokens.
+
+:mod:`.fingerprints` sets aside names, comments and layout token by token. Some disguises move or split code,
+and only the syntax tree sees them; each is undone here, on the token list itself, so that every token keeps
+its place in the answer (the side-by-side page marks what is shared where the student wrote it):
+
+- **a temporary used once** is put back where it is used: ``scale = d ** 0.5`` then ``return s / scale``
+  reads as ``return s / d ** 0.5``, and ``out = f(x)`` then ``return out`` as ``return f(x)``. Both answers are
+  read with every such temporary inlined, so an answer split over temporaries and one written as a single
+  expression read the same, whichever the copy did. A temporary is a name assigned once (by a plain ``=``, not
+  in a loop's target, not a parameter) and read once, after it, in the same function (or in a comprehension,
+  lambda or function inside it); never one read inside an f-string, where the name is not a token. One that
+  holds a constant, a name or an attribute (``eps = 1e-9``, ``lo = -1``, ``d = x.ndim``) is put back wherever
+  it is read, however often;
+- **the order of a sum's or a product's terms**: ``a * b`` and ``b * a``, ``x + y + z`` and ``z + x + y`` read
+  the same (the terms sorted by their tokens; ``@``, ``-`` and ``/`` keep their order);
+- **an augmented assignment**: ``x += y`` reads as ``x = x + y``;
+- **a string standing alone as a statement** (a docstring added to a helper) is left out, as comments are.
+
+An answer that does not parse (a notebook's ``%magic``, a syntax error) keeps its tokens as they are.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+
+Token = tuple[str, int, int]  # as in .fingerprints: (text as compared, start, end in the answer)
+
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp, ast.ClassDef)
+_SCOPE_TYPES = frozenset(_SCOPES)
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_CONTEXTS = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)  # no place, nothing inside
+_COMMUTATIVE = (ast.Add, ast.Mult)
+_AUGMENTED = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+              ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+              ast.LShift: "<<", ast.RShift: ">>"}
+
+
+def undo_rewrites(code: str, tokens: list[Token]) -> list[Token]:
+    """``tokens`` (of ``code``, in order) with temporaries inlined, terms ordered, ``+=`` spelt out and lone
+    strings left out; the tokens as they are when ``code`` does not parse."""
+    if not tokens:
+        return tokens
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return tokens
+    try:
+        return _Rewriter(code, tokens, tree).emit(tree)
+    except RecursionError:  # pragma: no cover - an expression nested thousands deep
+        return tokens
+
+
+def _plain(value: ast.expr) -> bool:
+    """A constant (``eps = 1e-9``, ``lo = -1``) or a name or attribute (``d = x.ndim``): put back wherever it is
+    read, however often, as a copy that names its constants reads like one that writes them out."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, (ast.Constant, ast.Name))
+
+
+class _Rewriter:
+    def __init__(self, code: str, tokens: list[Token], tree: ast.Module):
+        self.tokens = tokens
+        self.starts = [t[1] for t in tokens]
+        lines = code.split("\n")
+        self.line_starts = [0]
+        for line in lines:
+            self.line_starts.append(self.line_starts[-1] + len(line) + 1)
+        self.lines = lines
+        self.removed: set[int] = set()  # ids of statements left out (inlined temporaries, lone strings)
+        self.replaced: dict[int, ast.expr] = {}  # id of a Name read -> the value it is replaced by
+        self.dirty: set[int] = set()  # ids of nodes with a rewrite inside (the others are copied as they are)
+        parents: dict[int, ast.AST] = {}
+        marks: list[ast.AST] = []
+        self._scan(tree, parents, marks)
+        for node in marks:
+            while node is not None and id(node) not in self.dirty:
+                self.dirty.add(id(node))
+                node = parents.get(id(node))
+
+    # -- where a node is, in characters of the answer
+
+    def _offset(self, line: int, col: int) -> int:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if not text.isascii():  # the tree counts columns in UTF-8 bytes
+            col = len(text.encode("utf-8")[:col].decode("utf-8", "ignore"))
+        return self.line_starts[line - 1] + col
+
+    def _span(self, node: ast.AST) -> tuple[int, int] | None:
+        if getattr(node, "end_lineno", None) is None or not hasattr(node, "lineno"):
+            return None
+        return self._offset(node.lineno, node.col_offset), self._offset(node.end_lineno, node.end_col_offset)
+
+    def _slice(self, start: int, end: int) -> list[Token]:
+        return self.tokens[bisect.bisect_left(self.starts, start):bisect.bisect_left(self.starts, end)]
+
+    def _children(self, node: ast.AST) -> list[tuple[int, int, ast.AST]]:
+        """The nearest descendants with a place in the answer (an ``arguments`` or ``comprehension`` has none
+        of its own: its parts stand in for it), in the answer's order."""
+        found = []
+        for child in ast.iter_child_nodes(node):
+            span = self._span(child)
+            if span is None:
+                found += self._children(child)
+            else:
+                found.append((span[0], span[1], child))
+        found.sort(key=lambda c: c[0])
+        return found
+
+    # -- what to rewrite
+
+    def _scan(self, tree: ast.Module, parents: dict[int, ast.AST], marks: list[ast.AST]) -> None:
+        stores: dict[tuple[int, str], int] = {}
+        loads: dict[tuple[int, str], list[ast.Name]] = {}
+        assigned: dict[tuple[int, str], ast.Assign] = {}
+        blocked: set[tuple[int, str]] = set()
+
+        # one pass over the tree, without recursion: (node, the scopes around it, inside an f-string)
+        todo: list[tuple[ast.AST, tuple[int, ...], bool]] = [(tree, (id(tree),), False)]
+        Name, Load, Store, Assign, Expr, Constant, AugAssign, BinOp, arg = (
+            ast.Name, ast.Load, ast.Store, ast.Assign, ast.Expr, ast.Constant, ast.AugAssign, ast.BinOp, ast.arg)
+        while todo:
+            node, scopes, in_fstring = todo.pop()
+            scope = scopes[-1]
+            kind = type(node)
+            if kind is Name:
+                if type(node.ctx) is Load:
+                    for s in scopes:  # a read in a function inside counts for every function around it
+                        loads.setdefault((s, node.id), []).append(node)
+                        if in_fstring:
+                            blocked.add((s, node.id))
+                else:
+                    stores[scope, node.id] = stores.get((scope, node.id), 0) + (1 if type(node.ctx) is Store else 2)
+                continue  # a name has nothing inside but its context
+            if kind is arg:
+                stores[scope, node.arg] = stores.get((scope, node.arg), 0) + 2
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                blocked.update((scope, name) for name in node.names)
+            elif kind is Assign and len(node.targets) == 1 and type(node.targets[0]) is Name:
+                assigned[scope, node.targets[0].id] = node
+            elif in_fstring:  # an f-string is one token: nothing inside it is rewritten
+                pass
+            elif kind is Expr and type(node.value) is Constant and isinstance(node.value.value, str):
+                self.removed.add(id(node))
+                marks.append(node)
+            elif kind is AugAssign and type(node.target) is Name and type(node.op) in _AUGMENTED:
+                marks.append(node)
+            elif kind is BinOp and isinstance(node.op, _COMMUTATIVE):
+                marks.append(node)
+            inner = scopes + (id(node),) if kind in _SCOPE_TYPES and node is not tree else scopes
+            if kind in _DEFINITIONS:
+                stores[scope, node.name] = stores.get((scope, node.name), 0) + 2  # its name is bound outside
+            fstring = in_fstring or kind is ast.JoinedStr
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    for child in value:
+                        if isinstance(child, ast.AST) and not isinstance(child, _CONTEXTS):
+                            parents[id(child)] = node
+                            todo.append((child, inner, fstring))
+                elif isinstance(value, ast.AST) and not isinstance(value, _CONTEXTS):
+                    parents[id(value)] = node
+                    todo.append((value, inner, fstring))
+        for key, statement in assigned.items():
+            read = loads.get(key, [])
+            if stores.get(key) != 1 or not read or key in blocked or (len(read) > 1 and not _plain(statement.value)):
+                continue
+            where, uses = self._span(statement), [self._span(r) for r in read]
+            if where is None or not self._slice(*where) or any(u is None or u[0] < where[1] for u in uses):
+                continue  # read before it is assigned (in a loop), or assigned on a line the course gave
+            self.removed.add(id(statement))
+            for r in read:
+                self.replaced[id(r)] = statement.value
+            marks += [statement, *read]
+
+    # -- the tokens, rewritten
+
+    def emit(self, node: ast.AST) -> list[Token]:
+        if id(node) in self.removed:
+            return []
+        if id(node) in self.replaced:
+            return self.emit(self.replaced[id(node)])
+        span = self._span(node) or (0, self.starts[-1] + 1)
+        if id(node) not in self.dirty:
+            return self._slice(*span)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _COMMUTATIVE):
+            return self._terms(node, span)
+        if isinstance(node, ast.AugAssign) and id(node) not in self.removed and type(node.op) in _AUGMENTED:
+            return self._augmented(node, span)
+        out: list[Token] = []
+        at = span[0]
+        for start, end, child in self._children(node):
+            out += self._slice(at, start) if start > at else []
+            out += self.emit(child)
+            at = max(at, end)
+        return out + self._slice(at, span[1])
+
+    def _terms(self, node: ast.BinOp, span: tuple[int, int]) -> list[Token]:
+        """A sum's or product's terms (however nested: ``a + b + c``), sorted by their tokens."""
+        terms: list[ast.AST] = []
+        todo: list[ast.AST] = [node]
+        while todo:  # left to right: the right term first onto the stack, so the left is taken first
+            item = todo.pop()
+            if isinstance(item, ast.BinOp) and type(item.op) is type(node.op) and self._span(item) is not None:
+                todo += [item.right, item.left]
+            else:
+                terms.append(item)
+        spans = [self._span(t) for t in terms]
+        if any(s is None for s in spans):
+            return self._slice(*span)
+        emitted = [self.emit(t) for t in terms]
+        between = [self._slice(spans[i][1], spans[i + 1][0]) for i in range(len(terms) - 1)]  # the operators
+        ordered = sorted(emitted, key=lambda ts: [t[0] for t in ts])
+        out = self._slice(span[0], spans[0][0])
+        for i, tokens in enumerate(ordered):
+            out += tokens + (between[i] if i < len(between) else [])
+        return out + self._slice(spans[-1][1], span[1])
+
+    def _augmented(self, node: ast.AugAssign, span: tuple[int, int]) -> list[Token]:
+        """``x += y`` as ``x = x + y``, the new ``=`` and operator at the place of the ``+=``."""
+        target, value = self._span(node.target), self._span(node.value)
+        if target is None or value is None:
+            return self._slice(*span)
+        name = self._slice(*target)
+        operator = self._slice(target[1], value[0])
+        if len(operator) != 1:
+            return self._slice(*span)
+        _, start, end = operator[0]
+        return (name + [("=", start, end)] + name + [(_AUGMENTED[type(node.op)], start, end)]
+                + self.emit(node.value) + self._slice(value[1], span[1]))
