@@ -211,14 +211,27 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
     visible = {t.grade_id for t in tests if has_code(t.released)}
     written = {a.grade_id for a in submission.source_answers(reference.source_path, reference.source_hash)}
     stubbed = {grade_id(c) for c in nb.cells if is_solution_cell(c) and "raise NotImplementedError()" in c.source}
+    seen = as_validated(result.scores, visible=visible, written=written, stubbed=stubbed)
+    problems = [p.detail for p in result.problems if p.problem in SHOWN_PROBLEMS]
+    hidden = sum(t.points for t in tests if t.grade_id not in visible)
+    return hidden, in_notebook_order(nb, seen), problems
+
+
+def as_validated(scores, *, visible: set[str], written: set[str] = frozenset(), stubbed: set[str] = frozenset()
+                 ) -> list[GradedTest]:
+    """The grader's scores of a notebook as validate shows them: its visible tests and its written answers.
+
+    The grader's status decides, never the points: a visible test worth 0 points that passed (notebook 10's
+    predictions: their point is in the hidden test) passed; a test changed in the notebook that earned its points
+    when graded from the original counts as passed (its problem is said apart); a written answer keeps its status
+    (``manual``: read by the instructor)."""
     seen: list[GradedTest] = []
-    for s in result.scores:
+    for s in scores:
         if s.grade_id in written:  # a written answer: a person reads it (or it is not written yet, or missing)
             seen.append(test(s.grade_id, s.max_points, s.status, s.message))
             continue
         if s.grade_id not in visible:
             continue
-        # the grader's status decides, never the points: a visible test worth 0 points that passed passed
         if s.status == "passed" or (s.status == "tampered" and s.points > 0):
             status = "passed"
         elif exercise_of(s.grade_id) in stubbed or s.status == "not attempted":
@@ -226,9 +239,7 @@ def through_pipeline(path: Path, *, timeout: float = 120) -> tuple[float, list[E
         else:
             status = "failed"
         seen.append(test(s.grade_id, s.max_points, status, s.message, s.prediction))
-    problems = [p.detail for p in result.problems if p.problem in SHOWN_PROBLEMS]
-    hidden = sum(t.points for t in tests if t.grade_id not in visible)
-    return hidden, in_notebook_order(nb, seen), problems
+    return seen
 
 
 def validate(*, notebooks: list[Path], timeout: float = 120, out=print) -> int:

@@ -16,7 +16,9 @@ import pytest
 from autograder.checks import core
 from autograder.checks.questions import Question, is_question
 from autograder.grade.output import classreport, feedback
-from autograder import validate
+from autograder import paths, validate
+from autograder.grade.submission import manual
+from autograder.nbio import exercise_of, is_test_cell, nbgrader_meta, read_notebook
 from autograder.grade.submission import judge
 from autograder.grade.submission.results import Exercise, SubmissionResult, GradedTest
 from tests.harness import answer, reveal_text, run_exercise
@@ -120,6 +122,69 @@ def test_validate_says_recorded_and_right_or_wrong_never_passed():
     right = validate.test(f"test_{Q}", 1.0, "passed", "", core.Prediction("(16000, 80)", True))
     assert "your prediction (16000, 80): right." in printed_report([right])
     assert "passed" not in printed_report([validate.test(f"test_{Q}", 1.0, "passed")])  # run locally: no verdict
+
+
+# --------------------------------------------------------------------------- a visible test worth 0 points
+
+def full_marks_scores(assignment: str) -> list[judge.TestScore]:
+    """What ``grade`` gives a fully right submission of ``assignment``: every test cell passed with its points (0 for
+    notebook 10's visible prediction tests), each prediction recorded right; its written answers not written yet."""
+    source = read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")
+    scores = []
+    for cell in source.cells:
+        meta = nbgrader_meta(cell)
+        if manual.is_manual_cell(cell):
+            scores.append(judge.TestScore(meta["grade_id"], 0.0, float(meta["points"]), "not attempted"))
+        elif is_test_cell(cell):
+            question = is_question(assignment, exercise_of(meta["grade_id"]))
+            scores.append(judge.TestScore(meta["grade_id"], float(meta["points"]), float(meta["points"]), "passed",
+                                          prediction=core.Prediction("1", True) if question else None))
+    return scores
+
+
+def validated(assignment: str, scores: list[judge.TestScore]) -> tuple[int, str]:
+    """validate's exit status and words for these grader's scores of ``assignment`` (its visible tests and answers)."""
+    written = {s.grade_id for s in scores if manual.is_manual_id(s.grade_id)}
+    visible = {s.grade_id for s in scores if not s.grade_id.endswith("_hidden")} - written
+    seen = validate.as_validated(scores, visible=visible, written=written)
+    lines: list[str] = []
+    exercises = validate.group(seen)
+    status = validate._print_report(type("P", (), {"name": f"{assignment}.ipynb"})(), list(exercises), 0, None, 0.0,
+                                    lines.append)
+    return status, "\n".join(lines)
+
+
+@pytest.mark.parametrize("assignment", paths.assignments())
+def test_validate_passes_every_notebook_the_grader_gives_full_marks(assignment):
+    """Issue 53 item 6: validate's exit status agrees with the grade. A notebook whose every test the grader passed
+    (notebook 10's four visible prediction tests are worth 0 points) validates with status 0, and no line says
+    "failed"."""
+    status, text = validated(assignment, full_marks_scores(assignment))
+    assert status == 0 and "failed" not in text, text
+
+
+def test_a_passing_visible_test_worth_0_points_is_never_failed_anywhere():
+    """A prediction whose visible check is worth 0 (its point is in the hidden test, as in notebook 10): passed,
+    right or wrong, it reads "recorded" in validate, on the feedback page and in the report, never "failed"."""
+    zero = judge.TestScore(f"test_{Q}", 0.0, 0.0, "passed", "", prediction=core.Prediction("(80, 80)", False, "wrong"))
+    hidden = judge.TestScore(f"test_{Q}_hidden", 1.0, 1.0, "passed", "", prediction=zero.prediction)
+    status, text = validated(A, [zero, hidden])
+    assert status == 0 and "recorded" in text and "failed" not in text, text
+    assert "0 of 0 points" in text
+    result = SubmissionResult.from_json({"assignment_id": A, "student_id": "s",
+                                         "scores": [zero.to_json(), hidden.to_json()]})
+    section = re.search(rf'<section aria-label="{Q}">.*?</section>', feedback.page(result), re.S).group(0)
+    assert "failed" not in section and ">recorded<" in section
+    report = classreport.page([result])
+    assert f'data-exercise="{Q}"' in report and "1 of 1 failed" not in report
+
+
+def test_a_visible_test_that_failed_is_still_failed_and_validate_exits_1():
+    """The rule reads the grader's status: a malformed answer's visible test failed, whatever its points."""
+    for points in (0.0, 1.0):
+        bad = judge.TestScore(f"test_{Q}", 0.0, points, "failed", "expected a tuple of two ints")
+        status, text = validated(A, [bad])
+        assert status == 1 and f"failed        {Q}" in text, text
 
 
 def feedback_page(scores: list[dict]) -> str:

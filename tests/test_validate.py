@@ -63,3 +63,23 @@ def test_validate_sees_what_the_grader_sees_despite_an_input_transformer(tmp_pat
     r = validate(path)
     assert f"visible checks: 0 of {VISIBLE:g} points" in r.stdout, r.stdout
     assert not any(line.split()[:1] == ["passed"] for line in r.stdout.splitlines()), r.stdout
+
+
+def test_a_right_notebook_10_validates_clean_though_its_visible_prediction_tests_are_worth_0(tmp_path):
+    """Issue 53 item 6, on the real notebook: its four visible prediction tests are worth 0 points (the point is in
+    the hidden test), pass, and read "recorded", never "failed"; validate's exit status is the grade's, 0. Every
+    other notebook's full marks are validated from the grader's scores in tests/test_predictions.py (the ten
+    notebooks through the grader took 5.5 minutes, 17 to 52 s each)."""
+    from tests.builders import right_notebook
+
+    assignment = "10_decoder_block"
+    path = tmp_path / f"{assignment}.ipynb"
+    nbformat.write(right_notebook(assignment), path)
+    r = validate(path)
+    assert r.returncode == 0 and "failed" not in r.stdout, r.stdout + r.stderr
+    zero = [g for g, p in points_per_test(read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")).items()
+            if p == 0 and not g.endswith("_hidden")]
+    assert zero, "notebook 10 no longer has a visible test worth 0 points: this test proves nothing"
+    for gid in zero:
+        line = next(line for line in r.stdout.splitlines() if line.split()[1:2] == [gid.removeprefix("test_")])
+        assert line.split()[0] == "recorded", r.stdout
