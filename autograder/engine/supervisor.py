@@ -74,6 +74,7 @@ class Attempt:
     interrupted: float | None = None  # when it got SIGINT
     last_start: int = -1  # cells start in increasing order, each once
     interrupted_cells: set[int] = field(default_factory=set)
+    cell_limits: dict[int, float] = field(default_factory=dict)  # cell -> the limit it had when it started
     killed_for_timeout: int | None = None
     garbled: bool = False  # something other than the cell runner's frames came down the message pipe
     exit_status: int | None = None  # the cell runner's wait status, as the warden reported it
@@ -123,6 +124,7 @@ class Attempt:
                 self.current, self.started, self.interrupted = m["start"], time.monotonic(), None
                 self.last_start = self.current
                 self.timeout = self.limits.timeout_for(self.current, after_timeout=self.timed_out)
+                self.cell_limits[self.current] = self.timeout
                 if self.spent >= self.budget and not self.budget_spent:  # stop before the cell costs more
                     self.budget_spent = True
                     _signal(self.pid, signal.SIGUSR2)
@@ -210,6 +212,7 @@ class Attempt:
         return {"done": self.done, "facts": self.facts, "current": current, "exit": self.exit_status,
                 "setup_error": self.setup_error, "killed_for_timeout": self.killed_for_timeout,
                 "garbled": self.garbled, "cpu": self.cpu_used, "interrupted": self.interrupted_cells,
+                "cell_limits": self.cell_limits,
                 "budget_spent": self.budget_spent, "spent": self.spent, "timed_out": self.timed_out, "limit": self.timeout, "costs": self.costs(),
                 "fork_cpu": self.fork_cpu}
 
@@ -327,7 +330,8 @@ def supervise(shell, request: RunRequest) -> RunResult:
             full = _stopped_for_memory(run["done"], skipped, n)
             if full is None:
                 break
-            skipped[full] = _finished(run["done"][full], limits, interrupted=full in run["interrupted"])
+            skipped[full] = _finished(run["done"][full], limits, interrupted=full in run["interrupted"],
+                                      limit=run["cell_limits"].get(full))
         elif run["killed_for_timeout"] == cell:
             limit = run["limit"]  # the limit the cell had when it started
             cost = limit + limits.interrupt_grace
@@ -343,7 +347,7 @@ def supervise(shell, request: RunRequest) -> RunResult:
             skipped[cell] = _cell(cell, "crashed", why + "; the rest of the notebook ran without it")
         for i in run["interrupted"]:  # it would only hang again: keep its result, do not run it again
             if i in run["done"] and i not in skipped:
-                skipped[i] = _finished(run["done"][i], limits, interrupted=True)
+                skipped[i] = _finished(run["done"][i], limits, interrupted=True, limit=run["cell_limits"].get(i))
         restarts += 1
         if restarts > request.max_restarts:
             problems.append(f"the notebook's process died {restarts} times; later cells were not run")
@@ -353,7 +357,8 @@ def supervise(shell, request: RunRequest) -> RunResult:
         if i in skipped:
             cells.append(skipped[i])
         elif i in run["done"]:
-            cell = _finished(run["done"][i], limits, interrupted=i in run["interrupted"])
+            cell = _finished(run["done"][i], limits, interrupted=i in run["interrupted"],
+                             limit=run["cell_limits"].get(i))
             cells.append(cell)
         elif run["budget_spent"]:
             cells.append(_cell(i, "skipped", "not run: time budget spent (earlier cells of this notebook timed out)"))
@@ -375,14 +380,16 @@ def _stopped_for_memory(done: dict[int, dict], skipped: dict[int, CellResult], n
     return last if any(j not in skipped for j in range(last + 1, n)) else None
 
 
-def _finished(m: dict, limits: Limits, interrupted: bool) -> CellResult:
-    """A cell the cell runner finished (its done frame ``m``)."""
+def _finished(m: dict, limits: Limits, interrupted: bool, limit: float | None = None) -> CellResult:
+    """A cell the cell runner finished (its done frame ``m``; ``limit``: the one it had when it started)."""
     status, detail = m["status"], ""
     if interrupted:
         index, seconds = int(m["done"]), float(m["seconds"])
         full, shorter = limits.timeout_for(index), limits.timeout_for(index, after_timeout=True)
-        status, detail = "timeout", (f"interrupted after {full:g} s" if seconds > (full + shorter) / 2 or shorter >= full else
-                                     f"interrupted after {shorter:g} s (the shorter limit once a cell "
+        if limit is None:  # not known: guessed from how long it ran (a loaded machine may overshoot the shorter)
+            limit = full if seconds > (full + shorter) / 2 or shorter >= full else shorter
+        status, detail = "timeout", (f"interrupted after {limit:g} s" if limit >= full else
+                                     f"interrupted after {limit:g} s (the shorter limit once a cell "
                                      "of this notebook has timed out)")
     if m.get("cut"):
         detail = (detail + "; " if detail else "") + f"output cut at {int(limits.output_bytes)} bytes"

@@ -91,18 +91,20 @@ def say(run, *frames, status=False):
     run.read_status() if status else run.read_messages()
 
 
-def test_cells_start_and_finish_in_order(run):
+def test_cells_start_and_finish_in_order(run, monkeypatch):
+    monkeypatch.setattr(supervisor, "LINGER", 30.0)  # not over before the next line, however busy the machine
     say(run, {"pid": 77}, status=True)
     say(run, {"hello": ["no network"]}, {"start": 0})
     assert (run.runner, run.facts, run.current) == (77, ["no network"], 0)
-    assert 29 < run.wait() <= 30
+    assert 20 < run.wait() <= 30  # until the cell's 30 s deadline (10 s of it may pass on a busy machine)
     say(run, {"done": 0, "status": "ok", "outputs": [], "seconds": 0.1, "cut": False}, {"start": 2})
     assert run.done[0]["status"] == "ok" and run.current == 2
     say(run, {"exit": 9, "cpu": 1.5}, status=True)
-    assert run.warden_gone_at is not None and not run.over() and run.wait() <= 1.0
+    assert run.warden_gone_at is not None and not run.over() and run.wait() <= supervisor.LINGER
     assert run.sent == [] and not run.garbled
     assert run.result() == {"done": run.done, "facts": ["no network"], "current": 2, "exit": 9, "setup_error": None,
                             "killed_for_timeout": None, "garbled": False, "cpu": 1.5, "interrupted": set(),
+                            "cell_limits": {0: 30.0, 2: 30.0},  # each cell's limit as it started
                             "timed_out": False, "limit": 30.0, "spent": 0.0, "budget_spent": False,  # no cell timed out: none spent
                             "costs": run.costs(), "fork_cpu": 0.0}
 
