@@ -61,7 +61,8 @@ def obeyed() -> RunResult:
         "print('x' * 5000)",
         "import time\ntime.sleep(30)",
         "from autograder.checks import core\nprint(core.mode(), core.SETTINGS.seed)",
-    ], assignment="02_demo", seed=23, limits=Limits(cell_timeout=1.5, interrupt_grace=1, output_bytes=1000))
+    ], assignment="02_demo", seed=23,  # the sleeping cell's own limit; the others have a minute, whatever the load
+        limits=Limits(cell_timeout=60, interrupt_grace=1, output_bytes=1000, cell_timeouts={1: 1.5}))
 
 
 def test_the_child_cuts_output_at_the_requested_size(obeyed):
@@ -73,7 +74,7 @@ def test_the_child_cuts_output_at_the_requested_size(obeyed):
 def test_the_child_interrupts_at_the_requested_timeout(obeyed):
     cell = obeyed.cells[1]
     assert cell.status == "timeout" and cell.detail == "interrupted after 1.5 s"
-    assert cell.seconds < 10
+    assert cell.seconds < 30, "the sleep ran to its end"  # the property's bound, not the machine's speed
 
 
 def test_the_checks_in_the_child_get_the_requested_seed_in_evidence_mode(obeyed):
