@@ -59,7 +59,7 @@ def _site(args: argparse.Namespace) -> int:
 
 
 def _similarity(args: argparse.Namespace) -> int:
-    from .similarity.pages import write_outputs  # late: numpy and copydetect, which the other commands do not need
+    from .similarity.pages import too_short_lines, write_outputs  # late: numpy and copydetect, unlike the rest
     from .similarity.answers import CourseError  # late: see above
     from .similarity.run import SimilarityUsageError, find_similar  # late: see above
 
@@ -72,9 +72,9 @@ def _similarity(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     written = write_outputs(out, result, args.submissions)
     compared = sum(t.answered for t in result.exercises)
-    short = sum(t.too_short for t in result.exercises)
     print(f"Compared {compared} answers of {result.students} students in {len(result.exercises)} exercises "
-          f"({short} too short to tell apart) in {result.seconds:.1f} s.")
+          f"in {result.seconds:.1f} s.")
+    print("\n".join(too_short_lines(result)) or "No answer was too short to compare.")
     print(f"{len(result.pairs)} pair(s) alike on {result.min_exercises} or more exercises"
           + (":" if result.pairs else "."))
     for p in result.pairs[:20]:

@@ -62,6 +62,54 @@ def test_names_comments_layout_and_function_order_do_not_hide_a_copy():
     assert a.hashes == b.hashes and len(a.hashes) > 10
 
 
+# the same answer as ORIGINAL, its lines split with temporaries, a constant named, the terms of a product the
+# other way round, `+=`, and a docstring in the helper
+SPLIT = '''def entropy(p):
+    """Given docstring."""
+    # YOUR CODE HERE
+    probs = np.asarray(p, dtype=float)
+    negative = probs < 0
+    if np.any(negative):
+        raise ValueError("negative probability")
+    one = 1.0
+    safe = np.where(probs > 0, probs, one)
+    logs = np.log(safe)
+    product = logs * probs
+    total = np.sum(product)
+    result = float(-total)
+    return result
+
+def helper(values, weights):
+    """Weighted mean along the last axis."""
+    total = 0
+    total += np.sum(weights * values, axis=-1)
+    norm = np.sum(weights, axis=-1)
+    return total / norm
+'''
+
+
+def test_temporaries_the_order_of_terms_and_docstrings_do_not_hide_a_copy():
+    a, b = (fingerprint(normalised_tokens(code, given=GIVEN)) for code in (ORIGINAL, SPLIT))
+    tokens = lambda fp: [t[0] for t in fp.tokens]  # noqa: E731
+    # `total` is assigned twice (= then +=): a name, not a temporary, so the helper's first line stays apart
+    assert tokens(a)[:tokens(a).index("def")] == tokens(b)[:tokens(b).index("def")]
+    assert len(a.hashes & b.hashes) >= 0.8 * len(a.hashes)
+    # every token keeps its place in the answer: a temporary's value is marked where the student wrote it
+    def in_place(text, start, end):
+        written = SPLIT[start:end]
+        return (written == text or (text == "V" and written.isidentifier()) or (text == "S" and written[0] in "'\"")
+                or (text in ("=", "+") and written == "+="))
+    assert all(in_place(*token) for token in b.tokens if token[0])
+    where = next(start for text, start, _ in b.tokens if text == "where")
+    assert SPLIT.rfind("\n", 0, where) == SPLIT.index("\n    safe = ")  # marked on the line that computes it
+
+
+def test_a_temporary_read_twice_or_a_parameter_reassigned_stays():
+    code = "def f(x, y):\n    t = np.exp(x)\n    x = x + 1\n    return t / t.sum() + x\n"
+    tokens = " ".join(t[0] for t in normalised_tokens(code, given=frozenset({"def f(x, y):"})))
+    assert tokens == "V = np . exp V V = 1 + V return V + V / V . sum", tokens
+
+
 def test_the_given_lines_and_bound_names_are_left_out_but_library_names_stay():
     tokens = [t[0] for t in normalised_tokens(ORIGINAL, given=GIVEN) if t[0]]  # "": where a given def was
     assert "Given" not in " ".join(tokens) and tokens[:5] == ["V", "=", "np", ".", "asarray"]
@@ -84,6 +132,18 @@ def test_the_stub_itself_gives_nothing_to_compare():
         stub = json.loads((paths.notebooks_dir() / f"{NOTEBOOK}.ipynb").read_text())
         cell = next(c for c in stub["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == ex.grade_id)
         assert fingerprint(normalised_tokens("".join(cell["source"]), given=ex.given)).size == 0, ex.grade_id
+
+
+def test_an_answer_copied_word_for_word_is_too_short_to_tell_apart_in_a_small_class_but_not_in_a_large_one():
+    def answers(n):  # n students with fingerprints of their own, two of whom share 6 rare ones word for word
+        found = {f"s{i}": frozenset(range(1000 * i, 1000 * i + 6)) for i in range(n)}
+        found["s1"] = found["s0"]
+        return found
+
+    pairs, short = compare.alike_pairs(answers(20))
+    assert not pairs and {"s0", "s1"} <= short  # 6 rare fingerprints weigh about 6 x log(0.8 * 20 / 1.5)
+    pairs, short = compare.alike_pairs(answers(500))
+    assert [(p.a, p.b) for p in pairs] == [("s0", "s1")] and not short
 
 
 def test_chance_of_at_least():
@@ -110,7 +170,7 @@ def test_planted_copies_are_found_and_independent_work_is_not(small_class):
     expected = {tuple(sorted(pair)) for pair, n in long_enough(folder, planted.pairs).items() if n >= 3}
     assert expected and expected <= named, f"missed: {expected - named}"
     assert named <= {tuple(sorted(pair)) for pair in planted.pairs}, f"independent pairs named: {named - expected}"
-    assert found.students == 40 and all(t.answered + t.too_short <= 40 for t in found.exercises)
+    assert found.students == 40 and all(t.answered + t.not_compared <= 40 for t in found.exercises)
     assert any(t.too_short == 40 for t in found.exercises)  # the predictions: one short line each
     for p in found.pairs:
         assert 0 < p.chance < 0.01 and len(p.shared) <= p.both_answered
@@ -126,6 +186,10 @@ def test_the_command_writes_the_csv_the_pages_and_the_report_section(small_class
     said = capsys.readouterr().out
     assert "pair(s) alike on 3 or more exercises" in said and "not proof of copying" in said
     assert "not compared: s0000" in said  # a notebook that cannot be read is named, and the class goes on
+    # the answers too short to tell apart are said per exercise, never counted as compared
+    assert "too short at this class size" in said and "predict_" in said.split("per exercise")[1]
+    compared = int(said.split("Compared ")[1].split()[0])
+    assert compared == sum(t.answered for t in find_similar(broken, jobs=1).exercises)
     rows = list(csv.DictReader((out / "similarity.csv").open()))
     pairs = {(r["student_a"], r["student_b"]) for r in rows}
     assert pairs and all(int(r["exercises_alike"]) >= 3 for r in rows)
@@ -134,6 +198,7 @@ def test_the_command_writes_the_csv_the_pages_and_the_report_section(small_class
         assert r["grade_id"] in page and "<mark>" in page and "not who copied" in page
     html = classreport.page([], out)  # the report shows the section saved beside it
     assert 'id="similarity"' in html and f'data-pairs="{len(pairs)}"' in html and "What it cannot see" in html
+    assert "Answers too short to compare, per exercise" in html and "too short at this class size" in html
     assert 'id="similarity"' not in classreport.page([], tmp_path)  # and nothing where similarity never ran
 
 

@@ -9,7 +9,9 @@ B was written alone (then B has it as often as the rest of the class does, ``q``
 ``log(KEPT / q)`` for each fingerprint B shares and ``log((1 - KEPT) / (1 - q))`` for each it lacks; the score
 is the smaller of the two directions, and the answers are **alike** at :data:`ALIKE` or more. A fingerprint
 that every answer has adds nothing; one the two alone have adds about ``log(0.8 * n)``; a long answer
-matters more than a short one, and no share of a short one is enough on its own.
+matters more than a short one, and no share of a short one is enough on its own. An answer that could not
+reach :data:`ALIKE` even against a word-for-word copy of itself is **too short to tell apart at this class
+size**, and is said to be, not counted as compared.
 
 Pairs to weigh come from an inverted index (fingerprint -> answers): the fingerprints that at most
 :data:`RARE` answers (or 10% of them) have propose each pair of their holders, and a pair whose shared ones
@@ -46,8 +48,9 @@ class Alike:
     score: float  # the log-likelihood ratio, copied against written alone
 
 
-def alike_pairs(answers: dict[str, frozenset[int]]) -> list[Alike]:
-    """The pairs of ``answers`` (student -> fingerprints of their answer to one exercise) that are alike."""
+def alike_pairs(answers: dict[str, frozenset[int]]) -> tuple[list[Alike], set[str]]:
+    """The pairs of ``answers`` (student -> fingerprints of their answer to one exercise) that are alike, and the
+    students whose answer is too short to tell apart at this class size (:func:`_ceiling`)."""
     students = list(answers)
     n = len(students)
     holders: dict[int, list[int]] = defaultdict(list)
@@ -61,6 +64,7 @@ def alike_pairs(answers: dict[str, frozenset[int]]) -> list[Alike]:
     share = {h: log(KEPT / p) for h, p in q.items()}
     lack = {h: log((1 - KEPT) / (1 - min(p, 0.999))) for h, p in q.items()}
     lacking = {s: sum(lack[h] for h in hashes) for s, hashes in answers.items()}  # if the other had none of them
+    short = {s for s, hashes in answers.items() if _ceiling(hashes, holders, n) < ALIKE}
     found = []
     for a, b in _proposed(holders, share, n):
         sa, sb = students[a], students[b]
@@ -68,7 +72,23 @@ def alike_pairs(answers: dict[str, frozenset[int]]) -> list[Alike]:
         score = sum(share[h] - lack[h] for h in answers[sa] & answers[sb]) + min(lacking[sa], lacking[sb])
         if score >= ALIKE:
             found.append(Alike(sa, sb, score))
-    return found
+    return found, short
+
+
+def _ceiling(hashes: frozenset[int], holders: dict[int, list[int]], n: int) -> float:
+    """The most an answer could score with any other of this class, were that other a word-for-word copy of it.
+
+    A pair's score is at most the sum, over one answer's fingerprints, of the larger of ``log(KEPT / q)`` and
+    ``log((1 - KEPT) / (1 - q))``; ``q`` is taken with the copy among the holders (at least two). Below
+    :data:`ALIKE`, the answer cannot be found alike, however it was copied: it has too few fingerprints, or
+    too common ones, for a class of this size (a rare fingerprint weighs ``log(0.8 * n)``: a class of 20 needs
+    about twice as many of them as a class of 500)."""
+    mean, weight = PRIOR
+    total = 0.0
+    for h in hashes:
+        p = min((max(len(holders[h]), 2) - 1 + mean * weight) / (n - 1 + weight), 0.999)
+        total += max(log(KEPT / p), log((1 - KEPT) / (1 - p)))
+    return total
 
 
 def _proposed(holders: dict[int, list[int]], share: dict[int, float], n: int) -> list[tuple[int, int]]:

@@ -14,7 +14,8 @@ from pathlib import Path
 from ..grade.output.classreport import scrolling_tables
 from ..grade.output.report import _csv
 from ..nbio import write_atomic
-from ..grade.output.alike import PAGES, SIMILARITY_STYLE, Pair, Similarity, caveat, e, save, section
+from ..grade.output.alike import (PAGES, SIMILARITY_STYLE, Pair, Similarity, caveat, e, not_compared, save,
+                                  section, short_by_assignment)
 from .compare import ALIKE
 from .run import SideBySide, side_by_side
 
@@ -33,6 +34,20 @@ class Written:
     csv: Path
     page: Path
     pairs: tuple[Path, ...]
+
+
+def too_short_lines(result: Similarity) -> list[str]:
+    """What the command says of the answers too short to tell apart: how many, and per assignment, which
+    exercises had them (of how many answers), so that "compared" never counts them."""
+    said = not_compared(result)
+    if not said:
+        return []
+    lines = [said, "Too short to compare, per exercise (too short of all the answers given; * at this class size):"]
+    for assignment, tallies in short_by_assignment(result).items():
+        lines.append(f"  {assignment}: " + "; ".join(
+            f"{t.grade_id} {t.not_compared} of {t.not_compared + t.answered}" + ("*" if t.too_short_here else "")
+            for t in tallies))
+    return lines
 
 
 def csv_rows(result: Similarity) -> list[tuple[str, ...]]:

@@ -56,10 +56,11 @@ def _compare_assignment(submissions: Path, assignment: str, students: tuple[str,
         elif fp.size:
             short[answer.grade_id] += 1
     for gid in exercises:
-        found = alike_pairs(per[gid]) if len(per[gid]) > 1 else []
-        out.tallies.append(ExerciseTally(assignment, gid, len(per[gid]), short[gid], len(found)))
+        found, here = alike_pairs(per[gid]) if len(per[gid]) > 1 else ([], set())
+        out.tallies.append(ExerciseTally(assignment, gid, len(per[gid]) - len(here), short[gid], len(found),
+                                         too_short_here=len(here)))
         out.alike[assignment, gid] = found
-        out.answered[assignment, gid] = set(per[gid])
+        out.answered[assignment, gid] = set(per[gid]) - here
     return out
 
 

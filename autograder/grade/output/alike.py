@@ -36,8 +36,14 @@ class ExerciseTally:
     assignment: str
     grade_id: str
     answered: int  # answers long enough to compare
-    too_short: int  # answers the student changed, but too short to tell apart
+    too_short: int  # answers the student changed, but too short to tell apart (fewer than 20 tokens of their own)
     alike_pairs: int
+    too_short_here: int = 0  # longer, but too short at this class size: not alike even with a word-for-word copy
+
+    @property
+    def not_compared(self) -> int:
+        """The answers too short to tell apart, for either reason."""
+        return self.too_short + self.too_short_here
 
     @property
     def pairs(self) -> int:
@@ -124,21 +130,57 @@ def e(text: object) -> str:
     return escape(str(text), quote=True)
 
 
+def not_compared(result: Similarity) -> str:
+    """How many answers were too short to tell apart, for each reason, in one sentence ("" when none was)."""
+    few = sum(t.too_short for t in result.exercises)
+    here = sum(t.too_short_here for t in result.exercises)
+    if not few and not here:
+        return ""
+    return (f"{few + here} answer(s) were too short to tell apart and were not compared: {few} with fewer than "
+            f"20 tokens of the student's own, {here} longer but too short at this class size (even a word-for-word "
+            "copy of one could not be told from chance among this many students).")
+
+
+def short_by_assignment(result: Similarity) -> dict[str, list[ExerciseTally]]:
+    """The exercises with answers too short to tell apart, by assignment, in the course's order."""
+    found: dict[str, list[ExerciseTally]] = {}
+    for t in result.exercises:
+        if t.not_compared:
+            found.setdefault(t.assignment, []).append(t)
+    return found
+
+
+def short_table(result: Similarity) -> str:
+    """Per exercise, the answers compared and those too short to tell apart, folded away ("" when none was)."""
+    rows = "".join(f'<tr><th scope="row">{e(t.assignment)} {e(t.grade_id)}</th><td class="num">{t.answered}</td>'
+                   f'<td class="num">{t.too_short}</td><td class="num">{t.too_short_here}</td></tr>'
+                   for tallies in short_by_assignment(result).values() for t in tallies)
+    if not rows:
+        return ""
+    return ('<details class="short"><summary>Answers too short to compare, per exercise</summary>'
+            "<p>An answer too short to tell apart is never named, whoever wrote it: check a copy of one by "
+            "reading it. At this class size an answer needs more of its own than in a large class, since a part "
+            "that only two answers share is less unlikely among few.</p>"
+            '<table><caption>Exercises with answers too short to compare</caption><thead><tr>'
+            '<th scope="col">exercise</th><th scope="col">compared</th><th scope="col">too short (under 20 '
+            'tokens)</th><th scope="col">too short at this class size</th></tr></thead><tbody>'
+            + rows + "</tbody></table></details>")
+
+
 def caveat(result: Similarity | None = None) -> str:
     """What the check finds and what it cannot see, in the words the instructor reads first."""
-    too_short = sum(t.too_short for t in result.exercises) if result else 0
-    short = (f" {too_short} answer(s) of this class were too short to tell apart and were not compared." if too_short
-             else "")
+    short = f" {not_compared(result)}" if result and not_compared(result) else ""
     return ('<div class="caveat"><p><b>This finds answers that look alike, not who copied.</b> Two students who '
             "worked together as allowed, who followed the same worked example, or who reached the short obvious "
             "answer look alike too; a pair here is a reason to read both answers and talk with the students, never "
             "a verdict on its own.</p>"
             "<p><b>What it cannot see:</b> lines the course gave (the stub, the docstring, given code) and answers "
-            "too short to tell apart (a one-line <code>Q @ K.T</code>) never count; code copied and then rewritten "
-            "line by line, an answer translated from another language or produced by an AI assistant, work "
-            "shared outside this class, and text and markdown answers are not compared. Names, comments, blank "
-            "lines, line breaks and the order of functions are set aside, so renaming and reformatting do not "
-            f"hide a copy.{short}</p></div>")
+            "too short to tell apart (a one-line <code>Q @ K.T</code>, or in a small class a few lines) never count; "
+            "code copied and then rewritten line by line, an answer translated from another language or produced "
+            "by an AI assistant, work shared outside this class, and text and markdown answers are not compared. "
+            "Names, comments, docstrings, blank lines, line breaks, the order of functions, temporaries split off "
+            "or folded in, and the order of a sum's or product's terms are set aside, so renaming, reformatting "
+            f"and splitting lines do not hide a copy.{short}</p></div>")
 
 
 def _chance(p: Pair) -> str:
@@ -181,4 +223,4 @@ def section(result: Similarity, *, pages: str = PAGES) -> str:
             "set aside) are far likelier from copying than from chance, judged by how many of the class wrote "
             "each part. <i>Alike by chance, expected</i> is how many exercises two students who worked alone "
             "would share, from how often pairs in this class are alike on each exercise.</p>"
-            + head + table + unread + "</section>")
+            + head + table + unread + short_table(result) + "</section>")
