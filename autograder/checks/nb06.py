@@ -62,14 +62,15 @@ def period(hidden, rng):
 def _freq_hint(d, base):
     k = np.arange(d // 2)
     return known_mistakes(
-        (lambda: base ** (-k / d), "Those are base ** (-k / d): the exponent is -2k / d (pair k starts at "
-                                   "feature 2k)."),
-        (lambda: base ** (2.0 * k / d), "The frequencies grow: the exponent is negative, -2k / d, so they "
-                                        "fall from 1."),
-        (lambda: base ** (-2.0 * (k + 1) / d), "k starts at 0: the first pair turns at base ** 0 = 1 radian "
-                                               "per token."),
+        (lambda: base ** (-k / d), "Your periods grow too slowly: d / 2 steps of your factor multiply the "
+                                   "period by only sqrt(base), not by base. Pair k starts at feature 2k."),
+        (lambda: base ** (2.0 * k / d), "Your frequencies grow from pair to pair, so the periods shrink: the "
+                                        "pairs must get slower, from 1 radian per token downwards."),
+        (lambda: base ** (-2.0 * (k + 1) / d), "Your first pair is already slower than 1 radian per token: pair 0 "
+                                               "turns one radian per token (period 2 pi), and k starts at 0."),
         (lambda: base ** (-2.0 * k / (d - 2)) if d > 2 else np.ones(1),
-         "The last exponent should stay above -1: divide 2k by d, not by d - 2."),
+         "Your slowest pair has period 2 pi * base: that is the period one step past the last pair, so your "
+         "factor is too large."),
         (lambda: base ** (-np.arange(0, d) / d), "One frequency per pair: d / 2 values, not d."),
         (lambda: 2 * np.pi / base ** (-2.0 * k / d), "Those are periods, not angular frequencies."),
         (lambda: np.ones(d // 2) if d > 2 else np.zeros(1), "Every frequency is 1, so every exponent came out "
@@ -119,17 +120,20 @@ def _per_feature(T, d, base):
 
 def _pe_hint(T, d, base=10000.0):
     return known_mistakes(
-        (lambda: _per_feature(T, d, base), "Features 2k and 2k + 1 are one pair and share one angle, "
-                                           "p * base ** (-2k / d): do not give each feature its own frequency."),
+        (lambda: _per_feature(T, d, base), "Features 2k and 2k + 1 are one pair and share one angle (one hand, "
+                                           "the k-th of angular_frequencies(d, base)): each feature got a "
+                                           "frequency of its own."),
         (lambda: _pe(T, d, base, blocks=True), "All sines, then all cosines: the pairs are interleaved, "
                                                "sin at feature 2k and cos at feature 2k + 1."),
         (lambda: _pe(T, d, base, swap=True), "Sine and cosine are swapped: sin goes to the even features "
                                              "2k, cos to the odd ones."),
         (lambda: _pe(T, d, base, first=1), "Those are positions 1 .. T: positions start at 0 "
                                            "(row 0 is [0, 1, 0, 1, ...])."),
-        (lambda: _pe(T, d, base, step=1.0), "The frequencies use base ** (-k / d): the exponent is -2k / d."),
-        (lambda: _pe(T, d, base, blocks=True, step=1.0), "Sines and cosines in blocks, and the exponent "
-                                                         "-k / d: interleave them and use -2k / d."),
+        (lambda: _pe(T, d, base, step=1.0), "The pairs turn at the wrong speeds: pair k must turn at the k-th "
+                                            "frequency of angular_frequencies(d, base), which you wrote above."),
+        (lambda: _pe(T, d, base, blocks=True, step=1.0), "Sines and cosines in blocks, not interleaved, and the "
+                                                         "pairs turn at the wrong speeds (not those of "
+                                                         "angular_frequencies(d, base))."),
         **MATCH,
     )
 
@@ -166,15 +170,26 @@ def _pe_at(positions, d, base):
     return np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(len(positions), d)
 
 
+def _mixed(positions, k, d, base, sines, cosines):
+    """Sines of positions p + sines * k beside cosines of positions p + cosines * k: one of the two lines fixed."""
+    s, c = _pe_at(positions + sines * k, d, base), _pe_at(positions + cosines * k, d, base)
+    out = c.copy()
+    out[:, 0::2] = s[:, 0::2]
+    return out
+
+
 def _shift_case(label, positions, k, d, base=10000.0):
     positions = np.asarray(positions)
     pe = _pe_at(positions, d, base)
     call = call_with(pe, k) if base == 10000.0 else call_with(pe, k, base=base)
     hint = known_mistakes(
         (lambda: _pe_at(positions - k, d, base),
-         f"Still the bug: these are the encodings of positions p - {k}, not p + {k}. R(k w) is written for pairs "
-         "(cos, sin); the encoding stores (sin, cos), and in that order the same turn has its minus sign bottom "
-         "left (sin(a + b) = sin a cos b + cos a sin b)."),
+         f"Every row is a good encoding, of the wrong position: these are the encodings of positions p - {k}, "
+         f"not p + {k}: the rows moved back instead of forward."),
+        (lambda: _mixed(positions, k, d, base, sines=+1, cosines=-1),
+         f"Half way: the sines are those of positions p + {k} now, but the cosines are still those of p - {k}."),
+        (lambda: _mixed(positions, k, d, base, sines=-1, cosines=+1),
+         f"Half way: the cosines are those of positions p + {k} now, but the sines are still those of p - {k}."),
         (lambda: pe, "These are the rows you were given: nothing was turned."),
         (lambda: _pe_at(positions + k, d, base)[:, np.arange(d).reshape(-1, 2)[:, ::-1].ravel()],
          "Right angles, but each pair is written back as (cos, sin): the encoding stores the sine first."),
@@ -187,8 +202,8 @@ def _shift_case(label, positions, k, d, base=10000.0):
 def shift_positions(hidden, rng):
     if not hidden:
         return [
-            _shift_case("shift_positions of position 0, k = 1, d = 2: the encoding of position 1, [sin 1, cos 1]",
-                        [0], 1, 2),
+            _shift_case("shift_positions of position 2, k = 1, d = 2: the encoding of position 3, [sin 3, cos 3]",
+                        [2], 1, 2),
             _shift_case("shift_positions of positions 0 .. 4, k = 3, d = 8: positions 3 .. 7", np.arange(5), 3, 8),
             _shift_case("shift_positions of positions 5, 2, 9, k = 4, d = 4, base = 100", [5, 2, 9], 4, 4, 100.0),
         ]

@@ -32,7 +32,7 @@ def period(omega):
     Mistake("angular_frequencies", "exponent_k_over_d", '''
 def angular_frequencies(d, base=10000.0):
     return base ** (-np.arange(d // 2) / d)
-''', "-2k / d"),
+''', "periods grow too slowly"),
     Mistake("angular_frequencies", "one_per_feature", '''
 def angular_frequencies(d, base=10000.0):
     return base ** (-np.arange(d) / d)
@@ -41,10 +41,14 @@ def angular_frequencies(d, base=10000.0):
 def angular_frequencies(d, base=10000.0):
     return base ** (-2 * np.arange(1, d // 2 + 1) / d)
 ''', "k starts at 0"),
+    Mistake("angular_frequencies", "divides_by_d_minus_2", '''
+def angular_frequencies(d, base=10000.0):
+    return base ** (-2.0 * np.arange(d // 2) / (d - 2))
+''', "one step past the last pair"),
     Mistake("angular_frequencies", "positive_exponent", '''
 def angular_frequencies(d, base=10000.0):
     return base ** (2 * np.arange(d // 2) / d)
-''', "exponent is negative"),
+''', "the pairs must get slower"),
     Mistake("angular_frequencies", "integer_division_in_exponent", '''
 def angular_frequencies(d, base=10000.0):
     return base ** -(2 * np.arange(d // 2) // d)
@@ -57,7 +61,7 @@ def sinusoidal_positions(T, d, base=10000.0):
     pe = np.zeros((T, d))
     pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
     return pe
-''', "-2k / d"),
+''', "wrong speeds"),
     Mistake("sinusoidal_positions", "blocks_not_interleaved", '''
 def sinusoidal_positions(T, d, base=10000.0):
     if d % 2:
@@ -199,7 +203,7 @@ def shift_positions(pe, k, base=10000.0):
     out = np.empty_like(pe)
     out[:, 0::2], out[:, 1::2] = c * sin_p - s * cos_p, s * sin_p + c * cos_p
     return out
-''', "positions p - "),
+''', "of the wrong position: these are the encodings of positions p - "),
     Mistake("shift_positions", "half_fix_written_back_as_cos_sin", '''
 def shift_positions(pe, k, base=10000.0):
     T, d = pe.shape
@@ -219,7 +223,17 @@ def shift_positions(pe, k, base=10000.0):
     out = np.empty_like(pe)
     out[:, 0::2], out[:, 1::2] = c * sin_p + s * cos_p, s * sin_p + c * cos_p
     return out
-''', "wrong values"),
+''', "the sines are those of positions p + 1 now, but the cosines are still"),
+    Mistake("shift_positions", "half_fix_cosine_line_only", '''
+def shift_positions(pe, k, base=10000.0):
+    T, d = pe.shape
+    turn = k * angular_frequencies(d, base)
+    c, s = np.cos(turn), np.sin(turn)
+    sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+    out = np.empty_like(pe)
+    out[:, 0::2], out[:, 1::2] = c * sin_p - s * cos_p, c * cos_p - s * sin_p
+    return out
+''', "the cosines are those of positions p + 1 now, but the sines are still"),
     Mistake("shift_positions", "nothing_turned", '''
 def shift_positions(pe, k, base=10000.0):
     return pe.copy()
@@ -276,3 +290,37 @@ def sinusoidal_positions(T, d, base=10000.0):
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
 globals().update(stub_test(A))  # shift_positions is a bug hunt: its released cell is the bug, proven rejected
+
+
+def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix():
+    """The released bug and each half-fix get their own first message, none states the fixed lines, and the fix
+    passes (the learner sees progress as the messages change)."""
+    import numpy as np
+
+    from autograder.checks import nb06
+    from autograder.reference import ref
+
+    freqs = ref(A, "angular_frequencies")
+
+    def shifted(sin_line, cos_line):
+        def shift_positions(pe, k, base=10000.0):
+            turn = k * freqs(pe.shape[1], base)
+            c, s = np.cos(turn), np.sin(turn)
+            sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+            out = np.empty_like(pe)
+            out[:, 0::2], out[:, 1::2] = sin_line(c, s, sin_p, cos_p), cos_line(c, s, sin_p, cos_p)
+            return out
+        return shift_positions
+
+    bug_sin, bug_cos = (lambda c, s, sp, cp: c * sp - s * cp), (lambda c, s, sp, cp: s * sp + c * cp)
+    fix_sin, fix_cos = (lambda c, s, sp, cp: c * sp + s * cp), (lambda c, s, sp, cp: c * cp - s * sp)
+    attempts = {"the bug": shifted(bug_sin, bug_cos), "sine line fixed": shifted(fix_sin, bug_cos),
+                "cosine line fixed": shifted(bug_sin, fix_cos)}
+    first_lines = {}
+    for name, attempt in attempts.items():
+        with pytest.raises(AssertionError) as failure:
+            nb06.shift_positions(attempt)
+        first_lines[name] = str(failure.value).splitlines()[0]
+        assert "sin(a + b)" not in str(failure.value) and "minus sign" not in str(failure.value), name
+    assert len(set(first_lines.values())) == len(attempts), first_lines
+    nb06.shift_positions(shifted(fix_sin, fix_cos))  # the fix passes
