@@ -88,6 +88,14 @@ def full_marks(assignment: str = A) -> float:
 FULL = full_marks()  # notebook 01 grows: tests read its points instead of restating them
 
 
+def written_points(assignment: str = A) -> float:
+    """The points of the notebook's written answers (each bug hunt's ``why_...``): in the maximum from the start,
+    given by a person in formgrader, so a right notebook graded by ``grade`` alone scores :func:`full_marks`."""
+    from autograder.grade.submission.manual import is_manual_cell
+
+    return sum(float(c.metadata.nbgrader["points"]) for c in source_notebook(assignment).cells if is_manual_cell(c))
+
+
 # --------------------------------------------------------------------------- notebooks
 
 def blank_notebook(assignment: str = A) -> nbformat.NotebookNode:

@@ -20,7 +20,7 @@ from autograder import paths
 from autograder.grade.classrun.doctor import Listener
 from autograder.nbio import exercise_of
 from tests.adversarial import cases
-from tests.builders import Graded, file_hashes
+from tests.builders import Graded, file_hashes, written_points
 
 pytestmark = [pytest.mark.adversarial, pytest.mark.slow, pytest.mark.xdist_group("adversarial")]
 # seconds per cell: honest cells of notebook 01 take well under one on a quiet machine, and a few at the
@@ -101,8 +101,9 @@ def test_case_scores_what_an_honest_reading_says(graded, case):
     score, max_score = graded.grade(case)
     detail = "\n".join(f"  {g}: {p:g}/{m:g} {s}" for g, (p, m, s) in scores.items()) + \
         "\n" + "\n".join(f"  problem {k}: {d}" for k, d in graded.problems(case))
-    assert max_score == cases.FULL, detail
-    assert sum(m for _, m, _ in scores.values()) == cases.FULL, detail
+    written = written_points(cases.A)  # the why a person grades: in the maximum, 0 until then
+    assert max_score == cases.FULL + written, detail
+    assert sum(m for _, m, _ in scores.values()) == cases.FULL + written, detail
     assert score == want.score, f"{case}: {score:g} instead of {want.score:g}\n{detail}"
     for gid, status in want.status.items():
         assert scores[gid][2] == status, f"{case}: {gid} is {scores[gid][2]}, expected {status}\n{detail}"

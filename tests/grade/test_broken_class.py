@@ -13,7 +13,7 @@ import pytest
 
 from autograder.grade.output import classreport, feedback
 from autograder.grade.submission.results import SubmissionResult
-from tests import broken_class
+from tests import broken_class, builders
 from tests.broken_class import A, LOOP_EXERCISE, STUDENTS, SYNTAX_EXERCISE
 
 pytestmark = [pytest.mark.grading, pytest.mark.slow, pytest.mark.xdist_group(broken_class.GROUP)]
@@ -68,7 +68,8 @@ def feedback_text(graded, student: str) -> tuple[str, str]:
 
 def test_the_class_graded_as_its_students_were_written(graded):
     """The class is what the other tests assume: right ones full, the blank one at zero, the broken one timed out."""
-    full = graded.grade("right_1", A)[1]
+    full = builders.full_marks(A)  # every test's points; the written why waits for a person (0 until then)
+    assert graded.grade("right_1", A)[1] == full + builders.written_points(A)
     assert [graded.total(s, A) for s in ("right_1", "right_2", "right_3")] == [full] * 3
     assert graded.total("blank", A) == 0
     assert all(0 < graded.total(s, A) < full for s in STUDENTS if s.startswith(("global_max", "log_softmax")))
@@ -116,7 +117,10 @@ def test_the_full_score_bin_is_apart_from_90_to_99(graded):
     want = [0] * classreport.BINS
     for student in STUDENTS:
         want[classreport.score_bin(graded.total(student, A), full)] += 1
-    assert bins == want and bins[-1] == 3, bins
+    # every test right is full marks only once a person has given the written why its point; until then 90-99%
+    right = classreport.score_bin(builders.full_marks(A), full)
+    assert bins == want and bins[right] == 3 and right == (classreport.BINS - 1 if not builders.written_points(A)
+                                                          else classreport.BINS - 2), bins
     assert ">100%<" in page and "90–99%" in page
 
 

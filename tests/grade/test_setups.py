@@ -41,7 +41,7 @@ def grade(g, tmp: Path, python: list[str], env: dict | None = None) -> "g.Graded
 def assert_honest_full_blank_zero(g, graded) -> None:
     detail = graded.proc.stdout + graded.proc.stderr[-3000:]
     assert graded.proc.returncode == 0, detail
-    full = sum(float(r["max_score"]) for r in graded.rows("grades.csv") if r["student_id"] == "honest")
+    full = sum(g.full_marks(r["assignment_id"]) for r in graded.rows("grades.csv") if r["student_id"] == "honest")
     assert full > 0
     assert graded.total("honest") == full, detail
     assert graded.total("blank") == 0, detail

@@ -85,7 +85,7 @@ def manual_status(ex: Exercise) -> str:
     return manual.WAITING if ex.waiting else "scored by your instructor"
 
 
-def manual_section(ex: Exercise, result: SubmissionResult) -> str:
+def manual_section(ex: Exercise, result: SubmissionResult, advice: bool = True) -> str:
     """A written answer (the bug hunt's "why"): the learner's words, the score a person gave or that one is awaited,
     their comment, and the course's mark scheme."""
     e = html.escape
@@ -100,7 +100,7 @@ def manual_section(ex: Exercise, result: SubmissionResult) -> str:
         body.append(f'<p>Your written answer{", read and scored by your instructor" if not ex.waiting else ""}'
                     f'{": your instructor reads it and gives its points" if ex.waiting else ""}:</p>')
         body.append(code_box(answer, f"Your answer: {ex.name}"))
-    elif ex.status == "not attempted":
+    elif ex.status == "not attempted" and advice:  # an untouched notebook gets one message, not one per answer
         body.append("<p><b>What to try next:</b> Write your answer in the cell under the bug hunt's check, where it "
                     "says <code>YOUR ANSWER HERE</code>: what was wrong, and the symptom that gave it away.</p>")
     elif ex.tests and ex.tests[0].message:
@@ -338,7 +338,7 @@ def section(ex: Exercise, result: SubmissionResult, broken: dict[str, CompileErr
     """One exercise: its status and points, the root cause or the check's message, and what to try next."""
     e = html.escape
     if ex.manual:
-        return manual_section(ex, result)
+        return manual_section(ex, result, advice)
     code, comments = result.code, result.comments
     got, of = ex.points
     status = ex.status
