@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import html
+import json
 import re
 import subprocess
 import sys
@@ -168,6 +169,13 @@ def course(tmp_path_factory):
     nb = builders.right_notebook(A)
     why_cell(nb).source = ANSWER
     builders.write_submission(root, "wrote_why", nb, A)
+    coded = builders.right_notebook(A)  # the learner pressed Y on the answer cell, then wrote in it
+    at = coded.cells.index(why_cell(coded))
+    coded.cells[at] = nbformat.v4.new_code_cell(ANSWER, metadata=copy.deepcopy(why_cell(coded).metadata))
+    builders.write_submission(root, "code_why", coded, A)
+    gone = builders.right_notebook(A)
+    gone.cells.remove(why_cell(gone))
+    builders.write_submission(root, "deleted_why", gone, A)
     first = builders.run_grade(root, "--seed", "0", "--timeout", "60", "--jobs", "1")
     assert first.proc.returncode == 0, first.proc.stdout + first.proc.stderr
     return root, first
@@ -182,7 +190,7 @@ def test_grade_counts_a_blank_why_as_0_and_a_written_one_as_waiting_for_a_person
     for student, waits in (("blank_why", ""), ("wrote_why", "yes")):
         (g,) = rows(graded, "grades.csv", student)
         assert (float(g["score"]), float(g["max_score"]), g["needs_manual_grade"]) == (full, full + 1, waits)
-    assert "Written answers waiting for a person: 1" in graded.proc.stdout
+    assert "Written answers waiting for a person: 2" in graded.proc.stdout  # wrote_why's and code_why's
     with Gradebook(f"sqlite:///{graded.out / 'gradebook.db'}") as gb:
         assert gb.find_graded_cell(WHY, A, A).max_score == 1
         b, w = gb.find_grade(WHY, A, A, "blank_why"), gb.find_grade(WHY, A, A, "wrote_why")
@@ -190,7 +198,7 @@ def test_grade_counts_a_blank_why_as_0_and_a_written_one_as_waiting_for_a_person
         assert (w.auto_score, w.needs_manual_grade, w.score) == (None, True, 0)
         assert gb.find_submission(A, "wrote_why").max_score == full + 1
     report = (graded.out / "report.html").read_text(encoding="utf-8")
-    assert re.search(rf'data-written-answer="{WHY}".*?data-waiting="1" data-scored="0"', report, re.S)
+    assert re.search(rf'data-written-answer="{WHY}".*?data-waiting="2" data-scored="0"', report, re.S)
     page = (graded.out / "feedback" / "wrote_why" / f"{A}.html").read_text(encoding="utf-8")
     section = re.search(rf'<section aria-label="{WHY}".*?</section>', page, re.S).group(0)
     assert html.escape(ANSWER) in section and "waiting for a person" in section and "Mark scheme (1 point)" in section
@@ -201,6 +209,22 @@ def test_grade_counts_a_blank_why_as_0_and_a_written_one_as_waiting_for_a_person
     at = next(i for i, c in enumerate(autograded.cells) if grade_id(c) == WHY)
     assert autograded.cells[at].source == ANSWER and nbgrader_meta(autograded.cells[at])["points"] == 1
     assert "Mark scheme (1 point)" in autograded.cells[at + 1].source  # for the person in formgrader
+
+
+def test_an_answer_turned_into_code_is_read_and_a_deleted_one_says_how_to_restore_it(course):
+    _, graded = course
+    coded = why_row(graded, "code_why")
+    assert (coded["status"], coded["max_points"]) == ("manual", "1")
+    assert any(p == "cell type changed" and WHY in d and "Markdown" in d for p, d in graded.problems("code_why", A))
+    autograded = read_notebook(graded.out / "autograded" / "code_why" / A / f"{A}.ipynb")
+    cell = why_cell(autograded)
+    assert cell.cell_type == "markdown" and cell.source == ANSWER and nbgrader_meta(cell)["points"] == 1
+    gone = why_row(graded, "deleted_why")
+    assert (gone["status"], gone["points"], gone["max_points"]) == ("missing", "0", "1")
+    saved = SubmissionResult.from_json(json.loads((graded.out / "results" / "deleted_why" / f"{A}.json").read_text()))
+    assert "restore it from the released notebook" in next(t.message for t in saved.tests if t.grade_id == WHY)
+    for student in ("wrote_why", "code_why", "deleted_why"):  # the learner's to write: never "tampered"
+        assert not any(p == "tampered" for p, _ in graded.problems(student, A)), graded.problems(student, A)
 
 
 def test_a_person_s_score_and_comment_reach_every_output_and_survive_grading_again(course):
@@ -224,9 +248,9 @@ def test_a_person_s_score_and_comment_reach_every_output_and_survive_grading_aga
     page = (again.out / "feedback" / "wrote_why" / f"{A}.html").read_text(encoding="utf-8")
     section = re.search(rf'<section aria-label="{WHY}".*?</section>', page, re.S).group(0)
     assert "scored by your instructor" in section and "1 / 1 points" in section and html.escape(COMMENT) in section
-    assert "Written answers waiting for a person" not in again.proc.stdout
+    assert "Written answers waiting for a person: 1 " in again.proc.stdout  # code_why's, still unread
     report = (again.out / "report.html").read_text(encoding="utf-8")
-    assert re.search(rf'data-written-answer="{WHY}".*?data-waiting="0" data-scored="1"', report, re.S)
+    assert re.search(rf'data-written-answer="{WHY}".*?data-waiting="1" data-scored="1"', report, re.S)
 
 
 @pytest.mark.slow

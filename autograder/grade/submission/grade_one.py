@@ -191,6 +191,8 @@ def grade_one(notebook: Path | NotebookFile, *, assignment: str, seed: int, refe
 
     given = frozenset(c.source for c in source.cells  # the course's own cells, left out when nothing needs them
                       if c.cell_type == "code" and not is_solution_cell(c) and not is_test_cell(c))
+    for kind, detail in manual.as_text(nb.cells):  # a written answer turned into code is read, never run
+        result.add_problem(kind, detail)
     plan = sanitize.plan(nb, tests, given)
     for kind, detail in plan.notes:
         result.add_problem(kind, detail)

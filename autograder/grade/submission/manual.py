@@ -123,6 +123,21 @@ def score_answers(cells: list[NotebookNode], answers: list[SourceAnswer]) -> tup
     return scores, texts
 
 
+def as_text(cells: list[NotebookNode]) -> list[tuple[str, str]]:
+    """Answer cells the learner turned into code or raw made markdown again, in place (nbgrader's OverwriteCells
+    restores the type too): a written answer is read, never run. Returns the (problem, detail) rows that say so."""
+    notes = []
+    for i, cell in enumerate(cells):
+        if is_manual_cell(cell) and cell.get("cell_type") != "markdown":
+            text = NotebookNode(id=cell.get("id") or grade_id(cell).replace("_", "-"), cell_type="markdown",
+                                metadata=cell.get("metadata", NotebookNode()), source=cell.get("source", ""))
+            notes.append(("cell type changed", f"the answer cell with grade id {grade_id(cell)} was turned into a "
+                          f"{cell.get('cell_type')} cell; it was read as your written answer, not run. Turn it back "
+                          "into a Markdown cell (select it, press Esc then M)"))
+            cells[i] = text
+    return notes
+
+
 def in_source_order(scores: list[TestScore], source: NotebookNode) -> list[TestScore]:
     """``scores`` in the order of their cells in the source (tests and answers interleaved as the notebook has them)."""
     order = {grade_id(c): i for i, c in enumerate(source.cells) if grade_id(c)}
