@@ -359,7 +359,8 @@ def test_a_predictions_points_are_for_its_form_and_its_answer_is_kept(monkeypatc
 
 # --------------------------------------------------------------------------- an exercise's status
 
-RANK = {"failed": 0, "error": 1, "timeout": 2, "missing": 3, "tampered": 4, "not attempted": 5, "passed": 6}
+RANK = {"failed": 0, "error": 1, "timeout": 2, "missing": 3, "tampered": 4, "manual": 5, "not attempted": 6,
+        "passed": 7}  # manual: a written answer a person scores, its own exercise (why_...)
 
 
 def expected_status(statuses: frozenset[str]) -> str:
