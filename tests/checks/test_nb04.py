@@ -495,3 +495,55 @@ def test_the_bug_hunt_shows_progress_with_symptoms_not_the_fix():
                     "F.cross_entropy(logits", "on the logits"):
             assert fix.lower() not in message.lower(), (fix, message)
     assert_accepted(A, "next_token_loss")
+
+
+HEADER = r"^> \*\*Difficulty\*\* [🔴⚪]{5} · \*\*Importance\*\* [🔵⚪]{5} · about \d+ minutes?$"
+
+
+def _texts():
+    from autograder import paths
+    from autograder.nbio import read_notebook
+    from tests.test_exercise_texts import exercise_texts
+
+    return {e.name: e.markdown for e in exercise_texts(read_notebook(paths.solutions_dir() / f"{A}.ipynb"), A)}
+
+
+def test_every_exercise_has_a_header_and_a_hint_ladder():
+    """Round 6: one ARENA header line above each exercise's task, and a ladder whose first rung asks a question
+    and whose second is a smaller case or a check (a last hint, where there is one, is labelled as such)."""
+    import re
+
+    texts = _texts()
+    assert len(texts) == 16, sorted(texts)
+    for name, text in texts.items():
+        assert len(re.findall(HEADER, text, re.M)) == 1, (name, re.findall(r"^> .*$", text, re.M))
+        summaries = re.findall(r"<summary>(.*?)</summary>", text)
+        hints = [s for s in summaries if s.startswith(("Hint", "Last hint"))]
+        assert hints[:2] == ["Hint 1: a question", hints[1]] and hints[1].startswith(
+            ("Hint 2: a smaller case", "Hint 2: a check")), (name, hints)
+        assert all(h == "Last hint: the answer's shape" for h in hints[2:]), (name, hints)
+
+
+def test_no_formula_stands_above_the_exercises_that_derive_it():
+    """The formulas the learner derives (issue 53) come after the check, not above the stub: the chain rule's
+    product, the weighted average, the temperature's division, the stable shift, entropy's and KL's sums; and
+    the bug hunt's text does not name its bug."""
+    texts = _texts()
+    forbidden = {
+        "sequence_probability": ["P(x_1)\\, P(x_2 \\mid x_1)", "np.prod"],
+        "expectation": ["\\sum_i p_i x_i", "np.sum(probs"],
+        "variance": ["\\mathbb{E}[X^2] - \\mathbb{E}[X]^2", "(X - \\mathbb{E}[X])^2"],
+        "softmax": ["big - big.max()", "subtract the **maximum**", "z.max(axis"],
+        "softmax_temperature": ["z / \\tau", "z / tau", "temperature of $1/2$"],
+        "greedy_token": ["argmax"],
+        "entropy": ["\\ln q_i", "\\ln p_i$", "p_i \\ln p_i"],
+        "kl_divergence": ["\\ln (q_i / p_i)", "H(q, p) - H(q)", "q log(q / p)"],
+        "next_token_loss": ["classic bug", "Feeding it probabilities", "takes **logits**", "log-softmax itself",
+                            "bug you just"],
+    }
+    for name, phrases in forbidden.items():
+        for phrase in phrases:
+            if name == "entropy" and phrase == "p_i \\ln p_i":
+                continue  # the last hint may show the operation
+            visible = texts[name].split("<summary>Last hint")[0]
+            assert phrase not in visible, (name, phrase)
