@@ -87,3 +87,32 @@ def test_overridden_reads_yes_in_both_files(written):
 def test_an_exercise_comment_is_on_its_first_test_row_only(written):
     found = {r["grade_id"]: r["comment"] for r in rows(written, "scores.csv") if r["student_id"] == "ada"}
     assert found == {"test_encode": "Off by one: ids start at 0.", "test_encode_hidden": "", "test_decode": ""}
+
+
+def test_a_written_answer_waits_for_a_person_in_both_files_until_one_scores_it(tmp_path):
+    """A written answer (status manual) has no automatic score in scores.csv and makes grades.csv's
+    needs_manual_grade "yes"; once the gradebook holds a person's score and comment, both files carry them."""
+    nb02, why = "02_shapes_and_matmul", "why_split_heads"
+
+    def answered(student: str) -> SubmissionResult:
+        return SubmissionResult.from_json({"student_id": student, "assignment_id": nb02, "scores": [
+            {"grade_id": "test_split_heads", "points": 1.0, "max_points": 1.0, "status": "passed"},
+            {"grade_id": why, "points": 0.0, "max_points": 1.0, "status": "manual"}]})
+
+    def csvs(recorded: dict) -> tuple[dict, dict]:
+        out = tmp_path / f"out{len(recorded)}"
+        write_outputs(out, [answered("ada")], recorded)
+        scores = {r["grade_id"]: r for r in csv.DictReader((out / "scores.csv").open(encoding="utf-8"))}
+        (grade,) = csv.DictReader((out / "grades.csv").open(encoding="utf-8"))
+        return scores[why], grade
+
+    row, grade = csvs({})
+    assert (row["points"], row["max_points"], row["status"], row["auto_points"], row["overridden"]) == \
+        ("0", "1", "manual", "", "")
+    assert (grade["score"], grade["max_score"], grade["auto_score"], grade["needs_manual_grade"]) == ("1", "2", "1", "yes")
+    person = Recorded(scores={"test_split_heads": 1.0, why: 0.5}, overridden={why: None},
+                      comments={why: "The cause, not the symptom."}, submitted_at="", seconds_late=0.0, late_penalty=0.0)
+    row, grade = csvs({("ada", nb02): person})
+    assert (row["points"], row["status"], row["overridden"], row["comment"]) == \
+        ("0.5", "manual", "yes", "The cause, not the symptom.")
+    assert (grade["score"], grade["overridden"], grade["needs_manual_grade"]) == ("1.5", "yes", "")

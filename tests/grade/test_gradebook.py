@@ -89,3 +89,35 @@ def test_a_late_submission_is_penalised_from_the_score_it_was_given(writer):
     recorded = w.recorded()
     assert recorded["late", A].seconds_late == 86400 and recorded["late", A].late_penalty == 1.0  # half of 1 + 1
     assert recorded["early", A].seconds_late == 0 and recorded["early", A].late_penalty == 0
+
+
+def test_a_written_answer_has_no_automatic_score_and_a_person_s_score_stays(tmp_path, monkeypatch):
+    """As nbgrader's SaveAutoGrades: a blank answer gets an automatic 0 and needs nobody; a written one gets no
+    automatic score and needs a person; the person's score stays when the same work is graded again."""
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    nb02, why = "02_shapes_and_matmul", "why_split_heads"
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    w = GradebookWriter(url)
+    w.save_assignment(nb02, paths.solutions_dir() / f"{nb02}.ipynb")
+
+    def answered(student: str, status: str) -> SubmissionResult:
+        return SubmissionResult.from_json({"student_id": student, "assignment_id": nb02, "scores": [
+            {"grade_id": "test_split_heads", "points": 1.0, "max_points": 1.0, "status": "passed"},
+            {"grade_id": why, "points": 0.0, "max_points": 1.0, "status": status}]})
+
+    try:
+        w.save_result(answered("blank", "not attempted"))
+        w.save_result(answered("wrote", "manual"))
+        with Gradebook(url) as gb:
+            assert gb.find_graded_cell(why, nb02, nb02).max_score == 1
+            blank, wrote = gb.find_grade(why, nb02, nb02, "blank"), gb.find_grade(why, nb02, nb02, "wrote")
+            assert (blank.auto_score, blank.needs_manual_grade) == (0.0, False)
+            assert (wrote.auto_score, wrote.needs_manual_grade) == (None, True)
+            wrote.manual_score, wrote.needs_manual_grade = 1.0, False  # formgrader's save
+            gb.db.commit()
+        assert w.save_result(answered("wrote", "manual")) == []
+        recorded = w.recorded()[("wrote", nb02)]
+        assert recorded.scores[why] == 1.0 and why in recorded.overridden
+        assert answered("wrote", "manual").with_gradebook(recorded).score == 2.0
+    finally:
+        w.close()
