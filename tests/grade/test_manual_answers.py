@@ -273,3 +273,26 @@ def test_validate_says_a_written_answer_is_read_by_the_instructor_and_passes(cou
     line = next(line for line in r.stdout.splitlines() if WHY in line)
     assert line.split()[:4] == ["read", "by", "your", "instructor"] and "failed" not in r.stdout
     assert "written answers worth 1 more are read by your instructor" in r.stdout
+
+
+def test_validate_in_a_students_image_reads_the_answer_cell_without_the_course():
+    """Without solutions/ validate reads the notebook alone: the answer cell as released is not attempted yet, a
+    written one is read by the instructor, and neither makes the exit status 1."""
+    from autograder import validate
+
+    nb = released()
+    for cell in nb.cells:  # as if run: every visible check passed (no kernel needed to read the cells)
+        if is_test_cell(cell):
+            cell.execution_count = 1
+    lines: list[str] = []
+    exercises = validate.report(nb, A)
+    blank = next(ex for ex in exercises if ex.name == WHY)
+    assert blank.status == "not attempted" and blank.points == (0.0, 1.0)
+    why_cell(nb).source = ANSWER
+    exercises = validate.report(nb, A)
+    assert next(ex for ex in exercises if ex.name == WHY).status == "manual"
+    assert [ex.name for ex in exercises].index(WHY) == [ex.name for ex in exercises].index("split_heads") + 1
+    status = validate._print_report(type("P", (), {"name": f"{A}.ipynb"})(), exercises, 0, None, 0.0, lines.append)
+    assert status == 0, lines
+    line = next(line for line in lines if WHY in line)
+    assert line.split()[:4] == ["read", "by", "your", "instructor"], lines
