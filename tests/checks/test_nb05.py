@@ -40,11 +40,11 @@ def sgd_step(param, grad, lr):
     Mistake("sgd_step", "returns_the_step", '''
 def sgd_step(param, grad, lr):
     return -lr * grad
-''', "step itself"),
+''', "size of the step itself"),
     Mistake("sgd_step", "ignores_the_learning_rate", '''
 def sgd_step(param, grad, lr):
     return param - grad
-''', "learning rate is missing"),
+''', "learning rate has no effect"),
     Mistake("sgd_step", "divides_by_the_learning_rate", '''
 def sgd_step(param, grad, lr):
     return param - grad / lr
@@ -97,11 +97,11 @@ def numerical_gradient(f, x, eps=1e-6):
     Mistake("linear_backward", "grad_W_transposed", '''
 def linear_backward(x, W, grad_out):
     return grad_out @ W.T, grad_out.T @ x
-''', "not grad_out.T @ x"),
+''', "W's shape (d_in, d_out)"),
     Mistake("linear_backward", "W_not_transposed", '''
 def linear_backward(x, W, grad_out):
     return grad_out @ W, x.T @ grad_out
-''', "W needs a transpose"),
+''', "travel the other way"),
     Mistake("linear_backward", "divides_by_N", '''
 def linear_backward(x, W, grad_out):
     n = x.shape[0]
@@ -358,13 +358,13 @@ def bigram_counts(x, y, vocab_size):
     counts = np.zeros((vocab_size, vocab_size))
     counts[x, y] += 1
     return counts
-''', "indexed += is buffered"),
+''', "was counted once"),
     Mistake("bigram_counts", "half_fix_spelled_out", '''
 def bigram_counts(x, y, vocab_size):
     counts = np.zeros((vocab_size, vocab_size))
     counts[x, y] = counts[x, y] + 1
     return counts
-''', "indexed += is buffered"),
+''', "was counted once"),
     Mistake("bigram_counts", "transposed", '''
 def bigram_counts(x, y, vocab_size):
     counts = np.zeros((vocab_size, vocab_size))
@@ -376,7 +376,7 @@ def bigram_counts(x, y, vocab_size):
     counts = np.zeros((vocab_size, vocab_size))
     counts[x, y] = 1
     return counts
-''', "indexed += is buffered"),
+''', "was counted once"),
 ]
 
 ALTERNATIVES = {
@@ -486,3 +486,39 @@ def test_known_wrong_variants_come_from_a_closed_set():
     assert set(nb05.BIGRAM_HINTS) <= set(adamw.BIGRAM_VARIANTS)
     with pytest.raises(ValueError, match="adamw_numpy has no variant 'L2'; the choices are .*l2"):
         adamw.adamw_numpy([0.0], [[1.0]], 0.1, (0.9, 0.999), 1e-8, 0.01, "L2")
+
+
+def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix():
+    """The released bug and each half-fix get their own first message, none names the unbuffered addition, and the
+    fix passes (the learner sees progress as the messages change)."""
+    import numpy as np
+
+    from autograder.checks import nb05
+
+    def buffered(x, y, v):
+        counts = np.zeros((v, v))
+        counts[x, y] += 1
+        return counts
+
+    def transposed(x, y, v):
+        counts = np.zeros((v, v))
+        np.add.at(counts, (y, x), 1)
+        return counts
+
+    def bincount_unshaped(x, y, v):
+        return np.bincount(np.asarray(x) * v + np.asarray(y)).astype(float)
+
+    first_lines = {}
+    for attempt in (buffered, transposed, bincount_unshaped):
+        with pytest.raises(AssertionError) as failure:
+            nb05.bigram_counts(attempt)
+        first_lines[attempt.__name__] = str(failure.value).splitlines()[0]
+        assert "add.at" not in str(failure.value) and "unbuffered" not in str(failure.value), attempt.__name__
+    assert len(set(first_lines.values())) == 3, first_lines
+
+    def fixed(x, y, v):
+        counts = np.zeros((v, v))
+        np.add.at(counts, (x, y), 1)
+        return counts
+
+    nb05.bigram_counts(fixed)

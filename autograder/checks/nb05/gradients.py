@@ -60,10 +60,12 @@ def _sgd_case(label, param, grad, lr, value=None):
     p, g = np.asarray(param, dtype=float), np.asarray(grad, dtype=float)
 
     hint = known_mistakes(
-        (lambda: p + lr * g, "That step went uphill: subtract lr * grad, the gradient points towards higher loss."),
-        (lambda: lr * g, "That is the step itself; return the new value param - lr * grad."),
-        (lambda: -lr * g, "That is the step itself; return the new value param - lr * grad."),
-        (lambda: p - g, "The learning rate is missing: param - lr * grad."),
+        (lambda: p + lr * g, "That step went uphill: after it the loss is larger, because the gradient points "
+                             "towards higher loss."),
+        (lambda: lr * g, "That is the size of the step itself, not where the parameter lands."),
+        (lambda: -lr * g, "That is the size of the step itself, not where the parameter lands."),
+        (lambda: p - g, "The learning rate has no effect on your step: with lr = 0.1 the move should be a tenth of "
+                        "what it is."),
     )
     return Case(label, call_with(param, grad, lr), want, close(), hints=[hint])
 
@@ -202,8 +204,10 @@ def _linear_case(label, x, W, g):
         return None
 
     hint = known_mistakes(
-        (lambda: (g @ W.T, g.T @ x), "grad_W must have W's shape (d_in, d_out): x.T @ grad_out, not grad_out.T @ x."),
-        (lambda: (g @ W, x.T @ g), "grad_x = grad_out @ W.T: W needs a transpose to map d_out back to d_in."),
+        (lambda: (g @ W.T, g.T @ x), "grad_W comes out transposed, (d_out, d_in): a gradient has its tensor's "
+                                     "shape, W's shape (d_in, d_out)."),
+        (lambda: (g @ W, x.T @ g), "grad_x multiplies by W as the forward pass does, which maps d_in to d_out; the "
+                                   "gradient must travel the other way, from d_out back to d_in."),
         (lambda: (g @ W.T / n, x.T @ g / n), "Do not divide by N: y = x @ W has no mean in it, and grad_out already "
                                              "holds dL/dy."),
         (lambda: (g @ W.T, x.T @ g / n), "Do not divide by N: y = x @ W has no mean in it, and grad_out already "

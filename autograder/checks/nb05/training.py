@@ -278,8 +278,8 @@ def _counts_case(label, x, y, v):
     distinct = int((want > 0).sum())
     hint = known_mistakes(
         (lambda: _buffered(x, y, v),
-         f"Still the bug: indexed += is buffered, so a pair that occurs k times is counted once. Your table sums "
-         f"to {distinct}, the number of distinct pairs, not {len(x)}, the number of pairs: add unbuffered."),
+         f"Your table adds up to {distinct}, the number of different pairs, not {len(x)}, the number of pairs: "
+         "a pair that occurs k times was counted once."),
         (lambda: want.T, "The table is transposed: row a is the current id x, column b the next id y."),
         (lambda: (want > 0) * 1.0, f"Every seen pair counts 1: a pair that occurs k times must count k (the table "
                                    f"sums to {len(x)})."),
