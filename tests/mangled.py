@@ -4,8 +4,9 @@ Each :class:`Damage` takes a correct submission of ``assignment`` and writes it,
 student's folder in nbgrader's layout (``SUBMISSIONS/<student>/<assignment>/``): cells whose type changed,
 deleted, duplicated, moved, split or merged; grade cells whose nbgrader metadata was removed or
 duplicated; duplicated or missing cell ids; old nbformat minors (4.0-4.4) and a newer one; 50 MB of
-printed output; invalid JSON; a UTF-8 byte-order mark; the metadata jupytext, VS Code and Colab write; a
-renamed file; two notebooks for one assignment.
+printed output; invalid JSON; a UTF-8 byte-order mark; the metadata jupytext, VS Code and Colab write (and a
+Colab save that dropped nbgrader's); a renamed file; two notebooks for one assignment; the work in a copy
+beside the right-named notebook (issue 55).
 
 What each must come to is said beside it: whether it may cost the answer it touches (:attr:`Damage.lost`,
 then every test lost says why), whether nothing of the file can be read (:attr:`Damage.fatal`), and the
@@ -60,6 +61,9 @@ class Damage:
     what: str  # in words, for a failing test's message
     write: Callable[[Path, nbformat.NotebookNode, Target], None]  # (the assignment's folder, a right notebook)
     lost: bool = False  # it may cost the touched answer (and what calls it): each test lost says why
+    # where a lost point is explained: "answer" (each lost test of the touched answer says the cell was deleted,
+    # and how to restore it) or "file" (the work is in a file that was not graded: the problem row says which)
+    lost_in: str = "answer"
     fatal: bool = False  # nothing of the notebook can be read: every exercise 0, the reason in problems.csv
     problem: str = ""  # a word the submission's problems.csv rows must hold ("" when no row is needed)
     # the damage done to a notebook in memory (None when it is in the file: its bytes, name or JSON); these
@@ -146,6 +150,14 @@ def _split(nb, t: Target) -> None:
     cell.source, second.source = "".join(lines[:cut]), "".join(lines[cut:])
     second.id = f"{cell.id}-split"
     nb.cells.insert(at + 1, second)
+
+
+def _split_unmarked(nb, t: Target) -> None:
+    """The answer split inside its function, the second part with no nbgrader metadata (what a split gives in
+    an editor that does not copy it, or after another tool dropped it): the first half alone defines a
+    function that returns None, and its tests fail unless the parts are joined."""
+    _split(nb, t)
+    nb.cells[_at(nb, t.exercise) + 1].metadata.pop("nbgrader")
 
 
 def _merged(nb, t: Target) -> None:
@@ -241,6 +253,8 @@ def _tool(tool: str) -> Writer:
             data["nbformat_minor"] = 0
             for cell in data["cells"]:
                 cell["metadata"]["id"] = cell.pop("id")
+                if tool == "colab_dropped":  # a Colab save keeps only its own cell metadata: nbgrader's is gone
+                    cell["metadata"].pop("nbgrader", None)
                 if cell["cell_type"] == "code":
                     cell["metadata"]["colab"] = {"base_uri": "https://localhost/", "height": 35}
                     cell["metadata"]["outputId"] = "0f" * 8
@@ -250,6 +264,15 @@ def _tool(tool: str) -> Writer:
 
 def _renamed(folder: Path, nb, t: Target) -> None:
     _save(folder, nb, f"{t.assignment} (1).ipynb")  # what a browser names a second download
+
+
+def _copy_beside(folder: Path, nb, t: Target) -> None:
+    """Classic Notebook's File > Make a Copy right after opening the assignment, and all the work done in the
+    copy: the right name holds the notebook as released (saved first), ``NAME-Copy1.ipynb`` the work (saved
+    later). The right name is graded, as nbgrader grades it; the copy is named, with how to have it graded."""
+    _save(folder, builders.blank_notebook(t.assignment), t.file)
+    os.utime(folder / t.file, (1_700_000_000, 1_700_000_000))
+    _save(folder, nb, f"{t.assignment}-Copy1.ipynb")
 
 
 def _two_notebooks(folder: Path, nb, t: Target) -> None:
@@ -280,6 +303,8 @@ DAMAGES: tuple[Damage, ...] = (
          problem="tampered"),
     edit("solution_split", "the answer cell split in two inside its function", _split,
          problem="cell split"),
+    edit("solution_split_unmarked", "the answer split in two, the second part without nbgrader metadata",
+         _split_unmarked, problem="cell split"),
     edit("solutions_merged", "two answer cells merged into one", _merged, problem="missing cell"),
     edit("solution_merged_with_demo", "the answer merged with a demonstration cell", _merged_with_demo),
     edit("solution_metadata_removed", "the answer cell's nbgrader metadata removed", _no_metadata("answer"),
@@ -301,9 +326,13 @@ DAMAGES: tuple[Damage, ...] = (
     Damage("saved_by_jupytext", "saved by jupytext (paired with a .py)", _tool("jupytext")),
     Damage("saved_by_vscode", "saved by VS Code", _tool("vscode")),
     Damage("saved_by_colab", "saved by Colab (nbformat 4.0, its metadata)", _tool("colab")),
+    Damage("saved_by_colab_without_nbgrader", "saved by Colab, which dropped every cell's nbgrader metadata",
+           _tool("colab_dropped"), problem="metadata lost"),
     Damage("file_renamed", "the file renamed by a second download", _renamed, problem="wrong file name"),
     Damage("two_notebooks", "two notebooks for one assignment, neither named right", _two_notebooks,
            problem="two notebooks"),
+    Damage("work_in_a_copy", "the work in NAME-Copy1.ipynb beside the right name as released", _copy_beside,
+           lost=True, lost_in="file", problem="other notebook"),
 )
 
 
@@ -324,9 +353,12 @@ def write_class(submissions: Path, assignment: str = A, damages: tuple[Damage, .
 
 
 def notebook(submissions: Path, student: str, assignment: str = A) -> Path:
-    """The notebook ``grade`` grades of a student of :func:`write_class` (the last saved, when there are two)."""
-    found = sorted((submissions / student / assignment).glob("*.ipynb"), key=lambda p: p.stat().st_mtime)
-    return found[-1]
+    """The notebook ``grade`` grades of a student of :func:`write_class`: the one named right, else the last
+    saved (of two misnamed ones)."""
+    folder = submissions / student / assignment
+    if (right := folder / f"{assignment}.ipynb").is_file():
+        return right
+    return sorted(folder.glob("*.ipynb"), key=lambda p: p.stat().st_mtime)[-1]
 
 
 # --------------------------------------------------------------------------- several at once, for validate

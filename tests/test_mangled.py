@@ -1,6 +1,6 @@
 """Issue 47: every way a notebook comes back broken is graded, and ``validate`` agrees with the grade.
 
-The corpus of tests/mangled.py (33 damages of a right notebook of 01) and the course's kinds of student (full,
+The corpus of tests/mangled.py (36 damages of a right notebook of 01) and the course's kinds of student (full,
 blank, and wrong and partial in one), a notebook damaged in ten ways at once and one that meets the kernel unusually
 (input(), sys.exit(), %%time, a widget that waits) are graded once, as one class, by the real
 ``python -m autograder grade``. Every damage is graded, none stops the class; every exercise keeps its points or
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.grade.submission.manual import is_manual_id
 from autograder.grade.submission.repair import local_cells
 from autograder.nbio import exercise_of, read_notebook
 from autograder.validate import has_code
@@ -55,9 +56,10 @@ def result(corpus, student: str) -> dict:
 
 
 def visible_passed(corpus, student: str) -> dict[str, bool]:
-    """exercise -> whether the grade's visible test of it earned its points."""
+    """exercise -> whether the grade's visible test of it earned its points (a written answer, read by a person, is
+    no test)."""
     return {exercise_of(s["grade_id"]): s["points"] == s["max_points"] for s in result(corpus, student)["scores"]
-            if not s["grade_id"].endswith("_hidden")}
+            if not s["grade_id"].endswith("_hidden") and not is_manual_id(s["grade_id"])}
 
 
 def test_the_class_finishes_and_grades_every_damaged_notebook(corpus):
@@ -84,10 +86,16 @@ def test_each_damage_keeps_its_points_or_says_why_it_lost_them(corpus, damage):
         assert g.total(damage.name, A) == full, (damage.what, lost, problems)
         return
     assert lost, f"{damage.what}: expected the answer {T.exercise} to be lost"
+    assert all(s["message"] for s in lost), lost  # what calls the lost answer says so too
+    if damage.lost_in == "file":  # the work is in a file that was not graded: its row names it, and what to do
+        graded = mangled.notebook(corpus["submissions"], damage.name)
+        others = [p.name for p in graded.parent.glob("*.ipynb") if p != graded]
+        assert others and all(any(f"{o} beside it was not graded" in p and f"rename it to {graded.name}" in p
+                                  for p in problems) for o in others), problems
+        return
     own = [s for s in lost if exercise_of(s["grade_id"]) == T.exercise]
     assert own and all(f"the cell with grade id {T.exercise} was deleted" in s["message"]
                        and "restore it from the released notebook" in s["message"] for s in own), own
-    assert all(s["message"] for s in lost), lost  # what calls the lost answer says so too
 
 
 def test_a_notebook_that_cannot_be_read_says_why_on_every_test(corpus):
@@ -167,7 +175,7 @@ def validate_says(lines: list[str]) -> dict[str, bool]:
             said[m.group(2)] = m.group(1) in PASSING
         elif line.strip().startswith("not attempted yet"):
             said.update({name.strip(): False for name in line.split(":", 1)[1].split(",")})
-    return said
+    return {name: ok for name, ok in said.items() if not is_manual_id(name)}  # a written answer is no test
 
 
 def test_validate_checked_every_notebook_without_the_course(corpus, validated):
@@ -204,13 +212,15 @@ def test_validate_gives_the_grades_pass_or_fail_on_every_visible_test_it_runs(co
 
 @pytest.mark.parametrize("damage", mangled.DAMAGES, ids=lambda d: d.name)
 def test_each_single_damage_validates_as_a_notebook_that_validate_ran(corpus, damage):
-    """Validate runs the damage as it runs the full notebook (and the grade is the full one's), or the damage is
-    one of those validate ran in the several-at-once notebook, or nothing can be read of it."""
+    """Validate runs the damage as it runs the full notebook, or another notebook of :data:`tests.mangled.PLAIN`
+    (and the grade is that one's), or the damage is one of those validate ran in the several-at-once notebook, or
+    nothing can be read of it."""
     mine = runs(corpus, damage.name)
+    same = next((p for p in corpus["plain"] if mine is not None and runs(corpus, p) == mine), None)
     if mine is None:
         assert damage.fatal
-    elif mine == runs(corpus, "full"):
-        assert visible_passed(corpus, damage.name) == visible_passed(corpus, "full")
+    elif same is not None:  # the full notebook, or another that validate ran (the right name left blank)
+        assert visible_passed(corpus, damage.name) == visible_passed(corpus, same), same
     else:
         assert damage.name in mangled.SEVERAL, f"{damage.what}: validate runs it differently; add it to SEVERAL"
 

@@ -11,6 +11,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...nbio import NotebookError, is_solution_cell, parse_notebook
+
 IGNORED = (".", "_")  # hidden folders and files (.ipynb_checkpoints, .DS_Store, __MACOSX)
 
 # What travels with a submission (see :func:`files_beside`). A student saves small data files beside a
@@ -112,6 +114,7 @@ def discover(submissions: Path, assignments: list[str], *, exclude: Path | None 
                 continue
             if expected.is_file():
                 sub.path = expected
+                sub.problems.extend(overlooked(sub, expected))
                 continue
             notebooks = sorted(p for p in folder.iterdir() if p.suffix == ".ipynb" and _visible(p)
                                and p.is_file() and not p.is_symlink())
@@ -134,6 +137,82 @@ def discover(submissions: Path, assignments: list[str], *, exclude: Path | None 
 def newest(notebooks: list[Path]) -> Path:
     """The notebook saved last (the work, next to an older copy or a fresh download); the name breaks a tie."""
     return max(notebooks, key=lambda p: (p.lstat().st_mtime, p.name))
+
+
+# --------------------------------------------------------------------------- a copy beside the right name
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a notebook's work went, read from the file alone: its code, the answer cells changed from the
+    release (nbgrader's own test: a cell's checksum no longer that of the cell as released) and cells run."""
+
+    code: tuple[str, ...]  # every code cell's text, to tell a copy that differs from one that does not
+    written: int  # answer cells whose text is no longer the released one
+    answers: int  # answer cells
+    run: int  # code cells with an execution count
+
+
+def progress(path: Path) -> Progress | None:
+    """What :class:`Progress` reads of ``path``; None when it is no notebook that can be read."""
+    from nbgrader.utils import compute_checksum  # only when a folder holds a second notebook
+
+    try:
+        nb = parse_notebook(read_regular(path).decode("utf-8"), path.name)
+    except (OSError, UnicodeDecodeError, NotebookError):
+        return None
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    answers = [c for c in code if is_solution_cell(c)]
+
+    def changed(cell) -> bool:
+        try:
+            return compute_checksum(cell) != cell.metadata.nbgrader.get("checksum")
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return False  # no release checksum to compare with: not counted either way
+    return Progress(tuple(c.source for c in code), sum(map(changed, answers)), len(answers),
+                    sum(1 for c in code if c.get("execution_count")))
+
+
+def _later(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return f"{seconds:.0f} s later"
+    if minutes < 120:
+        return f"{minutes} min later"
+    hours = minutes / 60
+    return f"{hours:.0f} h later" if hours < 48 else f"{hours / 24:.0f} days later"
+
+
+def overlooked(sub: Submission, graded: Path) -> list[Problem]:
+    """A notebook beside the right-named one that holds more recent or fuller work (Notebook's "Make a Copy",
+    ``NAME-Copy1.ipynb``, worked on after): nbgrader grades the right name, and so does ``grade``, but the
+    learner is told which file was graded, which was not and why it may matter, and how to have it graded.
+    A copy that holds the graded notebook's code, or is older and no fuller (a backup), is not named."""
+    folder = graded.parent
+    others = sorted(p for p in folder.iterdir() if p.suffix == ".ipynb" and p != graded and _visible(p)
+                    and p.is_file() and not p.is_symlink())
+    if not others:
+        return []
+    mine = progress(graded)
+    found = []
+    for other in others:
+        theirs = progress(other)
+        if theirs is None or mine is not None and theirs.code == mine.code:
+            continue
+        why = [] if mine is not None else [f"can be read as a notebook, and {graded.name} cannot"]
+        later = other.lstat().st_mtime - graded.lstat().st_mtime
+        if later >= 1:
+            why.append(f"was saved {_later(later)}")
+        if mine is not None and theirs.written > mine.written:
+            why.append(f"has more answers written ({theirs.written} of {theirs.answers}, against {mine.written})")
+        if mine is not None and theirs.run > mine.run:
+            why.append(f"has more cells run ({theirs.run}, against {mine.run})")
+        if not why:
+            continue
+        found.append(Problem(sub.student_id, sub.assignment_id, "other notebook",
+                             f"graded {graded.name}, the name nbgrader grades; {other.name} beside it was not "
+                             f"graded, though it {' and '.join(why)}. If your work is in {other.name}, rename it "
+                             f"to {graded.name} (in place of the other) and hand it in again"))
+    return found
 
 
 # --------------------------------------------------------------------------- the files that travel

@@ -6,8 +6,9 @@ two, so both ``grade`` (:func:`.sanitize.plan`) and ``validate`` (the local run 
 undo them the same way, here, and say so in words the learner can act on:
 
 * an answer cell (nbgrader ``solution``) or a test cell turned into markdown or raw runs as code again;
-* the consecutive parts of a split answer cell (Jupyter copies the grade id onto each part) are joined
-  when a part does not compile alone and the whole does: a split inside a function;
+* the consecutive parts of a split answer cell (Jupyter copies the grade id onto each part, or a part has
+  no nbgrader metadata at all) are joined when a part does not compile alone, or starts inside a block, and
+  the whole does: a split inside a function;
 * an exercise whose answer cell is nowhere (deleted, merged into another cell, its metadata removed) is
   named, with how to restore it; its tests still run, and pass if the code is defined elsewhere.
 """
@@ -50,6 +51,19 @@ def _compiles(source: str) -> bool:
     return True
 
 
+def _indented(source: str) -> bool:
+    """Whether a cell's first line of code starts indented: the inside of a block, cut from its head by a split
+    (the kernel, like IPython, runs such a cell dedented, so it may compile alone and still not be the answer)."""
+    first = next((line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")), "")
+    return first[:1] in (" ", "\t")
+
+
+def _continues(source: str) -> bool:
+    """Whether a plain code cell right after an answer looks like the rest of it, split off (Split Cell gives
+    the second part no metadata, or another tool dropped it): it starts indented, or does not run alone."""
+    return _indented(source) or not _compiles(source)
+
+
 def _as_code(cell: NotebookNode) -> NotebookNode:
     code = nbformat.v4.new_code_cell(cell.source, metadata=copy.deepcopy(cell.get("metadata", {})))
     if cell.get("id"):
@@ -86,8 +100,9 @@ def repair(cells: list[NotebookNode], exercises: list[str], *, test_cells: bool 
 
 
 def _joined(cells: list[NotebookNode], exercises: set[str], notes: list[tuple[str, str]]) -> list[NotebookNode]:
-    """Consecutive code cells carrying one answer's grade id, joined when that is what makes them run (a split
-    inside a function or a loop); a copy of a whole cell (Duplicate) compiles alone and is left as it is."""
+    """Consecutive code cells carrying one answer's grade id, and plain code cells right after them that read as
+    the rest of it (:func:`_continues`: a part whose metadata was lost), joined when that is what makes them run
+    (a split inside a function or a loop); a copy of a whole cell (Duplicate) compiles alone and is left as it is."""
     out: list[NotebookNode] = []
     i = 0
     while i < len(cells):
@@ -96,21 +111,30 @@ def _joined(cells: list[NotebookNode], exercises: set[str], notes: list[tuple[st
         while (gid in exercises and j < len(cells) and grade_id(cells[j]) == gid
                and cells[j].get("cell_type") == "code" == cell.get("cell_type")):
             j += 1
-        parts = cells[i:j]
-        if len(parts) > 1:
+        marked = j  # the parts that kept the grade id; a part after them may have lost the cell's metadata
+        while (gid in exercises and j < len(cells) and cells[j].get("cell_type") == "code" == cell.get("cell_type")
+               and not nbgrader_meta(cells[j]) and _continues(cells[j].source)):
+            j += 1
+        for end in dict.fromkeys((j, marked)):  # with the unmarked parts first, then without them
+            parts = cells[i:end]
+            if len(parts) < 2:
+                continue
             whole = "".join(p.source if p.source.endswith("\n") else p.source + "\n" for p in parts[:-1])
             whole += parts[-1].source  # the cell as it was before the split, to the character
-            if not all(_compiles(p.source) for p in parts) and _compiles(whole):
+            if (not all(_compiles(p.source) for p in parts) or any(_indented(p.source) for p in parts[1:])) \
+                    and _compiles(whole):
                 cell = copy.deepcopy(parts[0])
                 cell.source = whole
+                lost = f" ({end - marked} of them without its nbgrader metadata)" if end > marked else ""
                 notes.append(("cell split", f"the answer cell with grade id {gid} was split into {len(parts)} "
-                              "cells that do not run alone; they were joined to run. Merge them back (select "
-                              "them, press Shift+M) so the answer runs in your notebook too"))
+                              f"cells{lost} that do not run alone; they were joined to run. Merge them back "
+                              "(select them, press Shift+M) so the answer runs in your notebook too"))
                 out.append(cell)
-                i = j
-                continue
-        out.extend(parts)
-        i = j
+                i = end
+                break
+        else:
+            out.extend(cells[i:marked])
+            i = marked
     return out
 
 
@@ -135,7 +159,8 @@ def local_cells(cells: list[NotebookNode]) -> Local:
         meta = nbgrader_meta(cell)
         return bool(meta.get("grade")) and not meta.get("solution") and bool(meta.get("grade_id"))
 
-    answers = [grade_id(c) for c in cells if nbgrader_meta(c).get("solution") and grade_id(c)]
+    answers = [grade_id(c) for c in cells  # code answers; a written one (solution and grade: read by a person) has no tests
+               if nbgrader_meta(c).get("solution") and not nbgrader_meta(c).get("grade") and grade_id(c)]
     named = [exercise_of(grade_id(c)) for c in cells if is_test(c)]
     fixed = repair(cells, list(dict.fromkeys(answers + named)), test_cells=True)
     notes, kept, seen = list(fixed.notes), [], set()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from nbformat import NotebookNode
 
 from ...nbio import grade_id, is_solution_cell, is_test_cell, nbgrader_meta
+from . import rematch
 from .needed import needed
 from .repair import repair
 
@@ -29,6 +30,13 @@ class SourceTest:
     released_meta: dict
     points: float
     anchor: str | None  # grade_id of the solution cell before it in the source
+    # the anchor's answer cell as the student was given it (its stub, or a bug hunt's code) and its metadata:
+    # what a notebook that lost nbgrader's metadata is matched to (:mod:`.rematch`)
+    anchor_released: str = ""
+    anchor_meta: dict = field(default_factory=dict)
+    # the manually graded answers (a bug hunt's written "why") that follow it in the release before the next code
+    # cell that is graded: (grade id, released text, metadata, how many cells after this test), for the same match
+    answers_after: tuple[tuple[str, str, dict, int], ...] = ()
 
 
 @dataclass
@@ -63,6 +71,7 @@ class Plan:
 def source_tests(source: NotebookNode, released: NotebookNode) -> list[SourceTest]:
     """The graded test cells of the source, in order, with what the student was given for each."""
     given = {grade_id(c): c for c in released.cells if is_test_cell(c)}
+    stubs = {grade_id(c): c for c in released.cells if is_solution_cell(c)}
     tests, anchor = [], None
     for cell in source.cells:
         if is_solution_cell(cell):
@@ -70,9 +79,26 @@ def source_tests(source: NotebookNode, released: NotebookNode) -> list[SourceTes
         elif is_test_cell(cell):
             gid = grade_id(cell)
             rel = given.get(gid, cell)
+            stub = stubs.get(anchor)
             tests.append(SourceTest(gid, cell.get("id"), cell.source, rel.source, dict(nbgrader_meta(rel)),
-                                    float(nbgrader_meta(cell).get("points", 0)), anchor))
+                                    float(nbgrader_meta(cell).get("points", 0)), anchor,
+                                    stub.source if stub is not None else "",
+                                    dict(nbgrader_meta(stub)) if stub is not None else {},
+                                    _answers_after(released.cells, rel)))
     return tests
+
+
+def _answers_after(cells: list[NotebookNode], test: NotebookNode) -> tuple[tuple[str, str, dict, int], ...]:
+    """The released written answers (graded, not code) after ``test`` and before the next graded code cell."""
+    at = next((i for i, c in enumerate(cells) if c is test), None)
+    found = []
+    for i in range(at + 1 if at is not None else len(cells), len(cells)):
+        cell, meta = cells[i], nbgrader_meta(cells[i])
+        if cell.cell_type == "code" and (meta.get("grade") or meta.get("solution")):
+            break
+        if meta.get("grade") and meta.get("solution") and meta.get("grade_id"):
+            found.append((meta["grade_id"], cell.source, dict(meta), i - at))
+    return tuple(found)
 
 
 def _norm(text: str) -> str:
@@ -103,11 +129,16 @@ def _changes(cell: NotebookNode, test: SourceTest) -> list[str]:
 def plan(student: NotebookNode, tests: list[SourceTest], given: frozenset[str] = frozenset()) -> Plan:
     """What runs of ``student``: its own cells with the source's test cells put back. A code cell whose source
     is in ``given`` (the course's set-up and demonstration cells, as released) is left out when nothing that
-    decides a score needs it; every cell the learner wrote or changed runs."""
+    decides a score needs it; every cell the learner wrote or changed runs. A notebook whose every cell lost its
+    nbgrader metadata gets the release's back, on ``student``'s cells in memory (:mod:`.rematch`), so what reads
+    them after (the autograded notebook, the written answers) sees the cells as nbgrader would."""
     by_gid = {t.grade_id: t for t in tests}
     by_cell_id = {t.cell_id: t for t in tests if t.cell_id}
     order = {t.grade_id: i for i, t in enumerate(tests)}
     result = Plan([], {})
+    # a save that dropped nbgrader's metadata (Colab, an old editor): the cells matched to the release by their text
+    if (restored := rematch.restore(student.cells, tests)) is not None:
+        result.notes.append(restored)
     # Jupyter's own edits undone first (a type changed, a split): they lose nothing of the answer
     repaired = repair(list(student.cells), list(dict.fromkeys(t.anchor for t in tests if t.anchor)))
     result.notes.extend(repaired.notes)
