@@ -11,6 +11,8 @@ One module per half of the notebook, in its order (importing them registers thei
   softmax_cross_entropy_backward
 - :mod:`.training`: adamw_step, embedding_backward, softmax_jacobian, bigram_counts (a bug hunt),
   bigram_train_step, and the prediction questions between them
+- :mod:`.recurrence`: rnn_forward, predict_gradient_fates and gradient_by_distance (a tanh RNN, and the
+  gradient's size against distance beside one attention layer's)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, and float64 tensors in and out of torch
 
 A notebook reads ``check.adamw_step(adamw_step)`` with ``from autograder.checks import nb05 as check``, so
@@ -24,6 +26,7 @@ from .gradients import (linear_backward, numerical_gradient, sgd_step, softmax_c
 from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_counts, bigram_train_step,
                        embedding_backward, predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor,
                        softmax_jacobian)
+from .recurrence import RNN_MESSAGES, gradient_by_distance, predict_gradient_fates, rnn_forward
 
 from .common import A, ask, check
 
@@ -31,5 +34,6 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "squared_loss_grad", "sgd_step", "numerical_gradient", "linear_backward", "softmax_cross_entropy_backward",
     "adamw_step", "embedding_backward", "predict_embedding_grad", "softmax_jacobian", "predict_jacobian_row_sum",
     "bigram_counts", "bigram_train_step", "predict_overfit_floor",
-    "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS",
+    "rnn_forward", "predict_gradient_fates", "gradient_by_distance",
+    "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS", "RNN_MESSAGES",
 ]

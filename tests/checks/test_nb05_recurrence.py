@@ -1,0 +1,266 @@
+"""Do notebook 05's recurrence checks (rnn_forward, gradient_by_distance, predict_gradient_fates) reject the mistakes
+students make, each with a message naming its symptom, and accept other correct code?
+
+The known-wrong implementations and the differently written correct ones are data here (MISTAKES, ALTERNATIVES);
+test_nb05.py runs them through the standard suite in the notebook, with the rest of its exercises. The tests below
+call the checks directly, so they hold whether or not the notebook has the section yet.
+"""
+import textwrap
+
+import numpy as np
+import pytest
+
+from autograder.checks import core, nb05
+from tests.harness import Mistake, answer, returns
+
+pytestmark = pytest.mark.nb05
+
+torch = pytest.importorskip("torch")
+
+MISTAKES = [
+    # ----------------------------------------------------------------------------- rnn_forward
+    Mistake("rnn_forward", "no_tanh", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    h, states = h0, []
+    for t in range(x.shape[-2]):
+        h = h @ W_h.T + x[..., t, :] @ W_x.T + b
+        states.append(h)
+    return torch.stack(states, dim=-2)
+''', "leave [-1, 1]"),
+    Mistake("rnn_forward", "h0_ignored", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    h, states = torch.zeros_like(h0), []
+    for t in range(x.shape[-2]):
+        h = torch.tanh(h @ W_h.T + x[..., t, :] @ W_x.T + b)
+        states.append(h)
+    return torch.stack(states, dim=-2)
+''', "do not change when h0 changes"),
+    Mistake("rnn_forward", "W_h_transposed", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    h, states = h0, []
+    for t in range(x.shape[-2]):
+        h = torch.tanh(h @ W_h + x[..., t, :] @ W_x.T + b)
+        states.append(h)
+    return torch.stack(states, dim=-2)
+''', "symmetric"),
+    Mistake("rnn_forward", "state_not_carried", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    states = []
+    for t in range(x.shape[-2]):
+        h = torch.tanh(h0 @ W_h.T + x[..., t, :] @ W_x.T + b)
+        states.append(h)
+    return torch.stack(states, dim=-2)
+''', "starts again from h0"),
+    Mistake("rnn_forward", "includes_h0", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    h = h0.expand(*x.shape[:-2], h0.shape[-1])
+    states = [h]
+    for t in range(x.shape[-2]):
+        h = torch.tanh(h @ W_h.T + x[..., t, :] @ W_x.T + b)
+        states.append(h)
+    return torch.stack(states, dim=-2)
+''', "T + 1 states"),
+    Mistake("rnn_forward", "last_only", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    h = h0
+    for t in range(x.shape[-2]):
+        h = torch.tanh(h @ W_h.T + x[..., t, :] @ W_x.T + b)
+    return h
+''', "only the last state"),
+    Mistake("rnn_forward", "bias_outside", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    h, states = h0, []
+    for t in range(x.shape[-2]):
+        h = torch.tanh(h @ W_h.T + x[..., t, :] @ W_x.T) + b
+        states.append(h)
+    return torch.stack(states, dim=-2)
+''', "off by b"),
+    Mistake("rnn_forward", "numpy_inside", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    x, W_h, W_x, b, h = (t.detach().numpy() for t in (x, W_h, W_x, b, h0))
+    states = []
+    for t in range(x.shape[-2]):
+        h = np.tanh(h @ W_h.T + x[..., t, :] @ W_x.T + b)
+        states.append(h)
+    return np.stack(states, axis=-2)
+''', "not a torch tensor"),
+    Mistake("rnn_forward", "detached_states", '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    h, states = h0, []
+    for t in range(x.shape[-2]):
+        h = torch.tanh(h @ W_h.T + x[..., t, :] @ W_x.T + b)
+        states.append(h.detach())
+    return torch.stack(states, dim=-2)
+''', "does not record a gradient"),
+    # -------------------------------------------------------------------- predict_gradient_fates
+    returns("predict_gradient_fates", "the_linear_picture", '("vanishes", "holds", "explodes"), "1.5^30 is huge"',
+            "multiplication alone"),
+    returns("predict_gradient_fates", "not_three_words", '("small", "same", "big"), "guess"',
+            "three words"),
+    returns("predict_gradient_fates", "a_number", '1e-9, "0.5^30"', "three words"),
+    # ----------------------------------------------------------------------- gradient_by_distance
+    Mistake("gradient_by_distance", "not_flipped", '''
+def gradient_by_distance(layer, x, direction):
+    x = x.detach().clone().requires_grad_(True)
+    (layer(x)[-1] @ direction).backward()
+    return x.grad.norm(dim=1).numpy()
+''', "grow with distance"),
+    Mistake("gradient_by_distance", "every_output", '''
+def gradient_by_distance(layer, x, direction):
+    x = x.detach().clone().requires_grad_(True)
+    (layer(x) @ direction).sum().backward()
+    return x.grad.norm(dim=1).flip(0).numpy()
+''', "sum of all the outputs"),
+    Mistake("gradient_by_distance", "squared_norm", '''
+def gradient_by_distance(layer, x, direction):
+    x = x.detach().clone().requires_grad_(True)
+    (layer(x)[-1] @ direction).backward()
+    return (x.grad ** 2).sum(dim=1).flip(0).numpy()
+''', "squares of the right ones"),
+    Mistake("gradient_by_distance", "sum_not_norm", '''
+def gradient_by_distance(layer, x, direction):
+    x = x.detach().clone().requires_grad_(True)
+    (layer(x)[-1] @ direction).backward()
+    return x.grad.sum(dim=1).flip(0).numpy()
+''', "not the sum of its entries"),
+    Mistake("gradient_by_distance", "norm_of_the_outputs", '''
+def gradient_by_distance(layer, x, direction):
+    return layer(x).detach().norm(dim=1).flip(0).numpy()
+''', "wrong values"),
+    Mistake("gradient_by_distance", "first_output", '''
+def gradient_by_distance(layer, x, direction):
+    x = x.detach().clone().requires_grad_(True)
+    (layer(x)[0] @ direction).backward()
+    return x.grad.norm(dim=1).flip(0).numpy()
+''', "wrong values"),
+]
+
+ALTERNATIVES = {
+    "rnn_forward": '''
+def rnn_forward(x, W_h, W_x, b, h0):
+    """A preallocated result filled step by step; the input products for every step at once."""
+    inputs = torch.einsum("...ti,hi->...th", x, W_x) + b  # (..., T, d_h)
+    H = torch.empty(inputs.shape, dtype=inputs.dtype)
+    h = h0
+    for t in range(inputs.shape[-2]):
+        h = torch.tanh(torch.einsum("...j,hj->...h", h, W_h) + inputs[..., t, :])
+        H[..., t, :] = h
+    return H
+''',
+    "predict_gradient_fates": answer("predict_gradient_fates",
+                                     '["vanishes", "holds", "holds"], "tanh\'s slope is below 1 where it saturates"'),
+    "gradient_by_distance": '''
+def gradient_by_distance(layer, x, direction):
+    x = x.clone().requires_grad_()
+    out = layer(x)
+    (grad,) = torch.autograd.grad((out[out.shape[0] - 1] * direction).sum(), x)
+    sizes = [float(torch.linalg.vector_norm(row)) for row in grad]
+    return np.array(sizes[::-1])
+''',
+}
+
+
+# ------------------------------------------------------------------- direct calls of the checks
+
+def _define(mistake_source: str, name: str):
+    ns = {"np": np, "torch": torch}
+    exec(textwrap.dedent(mistake_source), ns)
+    return ns[name]
+
+
+def _failure(check, fn) -> str:
+    """The messages of the visible and hidden checks, joined; '' when both pass."""
+    messages = []
+    for hidden in (False, True):
+        try:
+            check(fn, hidden=hidden)
+        except core.CheckFailure as failure:
+            messages.append(str(failure))
+    return " | ".join(messages)
+
+
+@pytest.mark.parametrize("mistake", [m for m in MISTAKES if m.exercise != "predict_gradient_fates"], ids=str)
+def test_each_known_mistake_is_rejected_with_its_symptom(mistake):
+    message = _failure(getattr(nb05, mistake.exercise), _define(mistake.source, mistake.exercise))
+    assert message, f"{mistake} passed every check of {mistake.exercise}"
+    assert mistake.expect.lower() in message.lower(), f"{mistake}: expected {mistake.expect!r} in: {message}"
+
+
+@pytest.mark.parametrize("exercise", ["rnn_forward", "gradient_by_distance"])
+def test_a_differently_written_correct_version_passes(exercise):
+    fn = _define(ALTERNATIVES[exercise], exercise)
+    assert _failure(getattr(nb05, exercise), fn) == ""
+
+
+def test_every_rnn_hint_is_a_different_wrong_answer_and_none_is_the_right_one():
+    """Each named variant of the NumPy model differs from the right states on the visible inputs (a hint that
+    equals the right answer would never fire, or fire on right code)."""
+    from autograder.checks.nb05.recurrence import rnn_np
+
+    rng = np.random.default_rng(0)  # d_in = d_h, so that W_x's transpose fits too
+    x, W_h, W_x, b, h0 = rng.normal(size=(4, 3)), rng.normal(size=(3, 3)), rng.normal(size=(3, 3)), \
+        rng.normal(size=3), rng.normal(size=3)
+    right = rnn_np(x, W_h, W_x, b, h0)
+    seen = []
+    for variant in nb05.RNN_MESSAGES:
+        wrong = rnn_np(x, W_h, W_x, b, h0, variant)
+        assert wrong.shape != right.shape or not np.allclose(wrong, right), variant
+        assert all(w.shape != wrong.shape or not np.allclose(w, wrong) for w in seen), variant
+        seen.append(wrong)
+    # and the right model is nn.RNN's
+    from autograder.checks.nb05.recurrence import _torch_rnn
+    np.testing.assert_allclose(_torch_rnn(x, W_h, W_x, b, h0).detach().numpy(), right, atol=1e-12)
+
+
+def test_the_worked_example_in_the_label_is_what_comes_out():
+    from autograder.checks.nb05.recurrence import rnn_np
+
+    states = rnn_np([[1.0], [0.0], [0.0]], [[0.5]], [[1.0]], [0.0], [0.0])
+    np.testing.assert_allclose(states.ravel(), [0.7616, 0.3634, 0.1797], atol=5e-5)
+
+
+def test_the_prediction_earns_its_point_right_or_wrong_and_a_malformed_one_is_refused():
+    right = _define(ALTERNATIVES["predict_gradient_fates"], "predict_gradient_fates")
+    linear = _define(answer("predict_gradient_fates", '("vanishes", "holds", "explodes"), "1.5^30"'),
+                     "predict_gradient_fates")
+    assert _failure(nb05.predict_gradient_fates, right) == ""
+    assert _failure(nb05.predict_gradient_fates, linear) == ""
+    malformed = _define(answer("predict_gradient_fates", '("small", "same", "big"), "?"'), "predict_gradient_fates")
+    assert "three words" in _failure(nb05.predict_gradient_fates, malformed)
+    truth = ("vanishes", "holds", "holds")
+    assert nb05.predict_gradient_fates.judged(truth, truth).right
+    record = nb05.predict_gradient_fates.judged(("vanishes", "holds", "explodes"), truth)
+    assert not record.right and "multiplication alone" in record.why
+
+
+def test_the_cases_are_built_without_torch():
+    """Rule 3 of the checks' toolkit: the grader builds the cases (and runs their hints) without torch."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from autograder.checks import nb05\n"
+            "for name in ('rnn_forward', 'gradient_by_distance', 'predict_gradient_fates'):\n"
+            "    for hidden in (False, True):\n"
+            "        getattr(nb05, name).cases(hidden)\n"
+            "sys.exit('torch' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0, "building a recurrence case imported torch"
+
+
+def test_the_measurement_on_the_notebooks_rnn_vanishes_holds_and_grows_as_the_prediction_says():
+    """The notebook's experiment, in miniature: the reference measurement on the notebook's set-up gives the
+    fates predict_gradient_fates' answer names (the seed is the notebook's; a change of set-up shows here)."""
+    from autograder.checks.nb05.recurrence import _tanh_rnn_layer  # noqa: F401  (the layers the check builds)
+
+    fn = _define(ALTERNATIVES["gradient_by_distance"], "gradient_by_distance")
+    rnn = _define(ALTERNATIVES["rnn_forward"], "rnn_forward")
+    gen = torch.Generator().manual_seed(0)
+    d_h, d_in, T = 32, 4, 40
+    Q = torch.linalg.qr(torch.randn(d_h, d_h, generator=gen, dtype=torch.float64))[0]
+    W_x = torch.randn(d_h, d_in, generator=gen, dtype=torch.float64) / d_in ** 0.5
+    x = 0.1 * torch.randn(T, d_in, generator=gen, dtype=torch.float64)
+    u = torch.randn(d_h, generator=gen, dtype=torch.float64)
+    u = u / u.norm()
+    b, h0 = torch.zeros(d_h, dtype=torch.float64), torch.zeros(d_h, dtype=torch.float64)
+    ratios = [fn(lambda s_x, s=s: rnn(s_x, s * Q, W_x, b, h0), x, u) for s in (0.5, 1.0, 1.5)]
+    ratios = [g[30] / g[0] for g in ratios]
+    assert ratios[0] < 1e-3 and 1e-3 < ratios[1] < 1 and 1 < ratios[2] < 1e3, ratios
