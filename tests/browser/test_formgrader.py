@@ -20,9 +20,13 @@ from nbgrader.api import Gradebook
 
 from autograder import paths
 from tests.browser.conftest import jupyterlab, keep_shot, require_chromium
+from autograder.grade.submission.manual import is_manual_cell
+from autograder.nbio import grade_id, read_notebook
 from tests.builders import A, WRONG_ENCODE, read_rows, right_notebook, with_solution, write_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.nbgrader, pytest.mark.xdist_group("formgrader")]
+WHY = next(grade_id(c) for c in read_notebook(paths.solutions_dir() / f"{A}.ipynb").cells if is_manual_cell(c))
+WRITTEN = "The windows were cut before the split, so validation windows held training tokens: a loss too good."
 
 
 def grade(root: Path) -> subprocess.CompletedProcess:
@@ -42,7 +46,9 @@ def course(tmp_path_factory):
     shutil.copy(paths.root() / "nbgrader_config.py", root)
     sub = root / "submitted"
     write_submission(sub, "honest", right_notebook())
-    write_submission(sub, "wrong_encode", with_solution(right_notebook(), "encode", WRONG_ENCODE))
+    wrong = with_solution(right_notebook(), "encode", WRONG_ENCODE)
+    next(c for c in wrong.cells if grade_id(c) == WHY).source = WRITTEN  # the bug hunt's why, written
+    write_submission(sub, "wrong_encode", wrong)
     for student in ("honest", "wrong_encode"):
         (sub / student / A / "timestamp.txt").write_text("2026-11-30 09:00:00.000000 UTC")
     grade(root)
@@ -120,3 +126,35 @@ def test_a_reviewer_sees_why_a_test_failed_and_an_override_reaches_the_csvs(cour
     page.goto((graded / "feedback" / "wrong_encode" / f"{A}.html").as_uri())
     assert "Ids start at 0: drop the + 1." in page.inner_text("body")
     keep_shot(page, shots / "feedback.png", full_page=True)
+
+
+def test_a_written_why_shows_with_its_mark_scheme_and_a_score_given_there_counts(course, formgrader, page, shots):
+    """The bug hunt's why is an nbgrader manually graded answer: formgrader shows the learner's words with the
+    course's mark scheme under them and a score box; the score saved there reaches the CSVs and the feedback page."""
+    page.goto(f"{formgrader}/formgrader/submissions/{submission_id(course, 'wrong_encode')}",
+              wait_until="networkidle")
+    page.wait_for_selector(f"input.score#{WHY}", timeout=30_000)
+    body = page.inner_text("body")
+    assert WRITTEN in body and f"Mark scheme for {WHY}" in body, body[:3000]
+    keep_shot(page, shots / "why.png", full_page=True)
+    score = page.locator(f"input.score#{WHY}")
+    score.fill("1")
+    score.press("Tab")
+    deadline, saved = time.monotonic() + 30, None
+    while time.monotonic() < deadline:  # formgrader saves in the background
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "transformer-math") as gb:
+            saved = gb.find_grade(WHY, A, A, "wrong_encode").manual_score
+        if saved == 1:
+            break
+        time.sleep(0.5)
+    assert saved == 1, "formgrader saved the why's score"
+    grade(course)
+    graded = course / "submitted-graded"
+    row = next(r for r in read_rows(graded / "scores.csv") if r["student_id"] == "wrong_encode"
+               and r["grade_id"] == WHY)
+    assert (row["points"], row["status"], row["overridden"]) == ("1", "manual", "yes"), row
+    total = next(r for r in read_rows(graded / "grades.csv") if r["student_id"] == "wrong_encode")
+    assert total["needs_manual_grade"] == "", total
+    page.goto((graded / "feedback" / "wrong_encode" / f"{A}.html").as_uri())
+    text = page.inner_text("body")
+    assert "scored by your instructor" in text and WRITTEN in text, text[:3000]
