@@ -12,7 +12,8 @@ A planted copy re-renders the source's very choices with what copying changes: o
 other comments (or none), helpers in the other order, lines split over two or joined with ``;``, about half
 of its steps split off into a temporary or a temporary folded back into the next line, a constant put in a
 temporary of its own (``scale = 0.5`` ... ``x * scale``) or taken out of one, the terms of sums and products
-in the other order (``b * a``), ``x = x + y`` written ``x += y``, a docstring added to the helpers, sometimes
+in the other order (``b * a``), ``x = x + y`` written ``x += y``, comparisons from the other side (``0 < x``),
+a docstring added to the helpers, a ``print`` left in or taken out, sometimes
 one step rewritten in another form, and one of the copied exercises written afresh. Students who work alone
 make the same choices, each their own way. Predictions
 (``predict_...``) and a share of one-line exercises are answered in one short line: too short to tell apart.
@@ -59,6 +60,8 @@ class Style:
     commute: bool = False  # sums and products written with their terms the other way round
     augmented: bool = False  # the first step that adds or multiplies onto the running value written `x += y`
     documented: bool = False  # helpers carry a docstring
+    flipped: bool = False  # comparisons written from the other side (`0 < x` for `x > 0`)
+    prints: frozenset[int] = frozenset()  # steps after which the value is printed (a check by hand, left in)
 
 
 @dataclass
@@ -80,10 +83,14 @@ def _fn(op: str) -> str:
     return {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}[op]
 
 
-def _expr(step: Step, form: int, a: str, b: str, *, commute: bool = False, const: str | None = None) -> str:
+def _expr(step: Step, form: int, a: str, b: str, *, commute: bool = False, const: str | None = None,
+          flipped: bool = False) -> str:
     """One step's expression, in one of its forms (``a`` the previous value, ``b`` an input; ``commute``: a sum or
     product the other way round; ``const``: the name of a temporary holding the step's constant)."""
     k, p = step.kind, const or step.param
+    if flipped and k == "clip" and form % 6 in (1, 4):
+        return (f"np.where({p} < {a}, {a}, {p})" if form % 6 == 1
+                else f"{a} * ({p} < {a}) + {p} * ({a} <= {p})")
     if commute and ((k == "binary" and step.param in "+*" and form % 8 in (0, 2)) or (k == "scale" and form % 6 in (0, 1))):
         a, b = (b, a) if k == "binary" else (a, b)
         if k == "scale":
@@ -139,7 +146,8 @@ def new_style(rng: random.Random, steps: int) -> Style:
                  inline=[rng.random() < 0.3 for _ in range(steps)], helpers=rng.random() < 0.3 and steps >= 4,
                  layout=rng.choice(("plain", "plain", "split", "joined")),
                  hoist=frozenset(i for i in range(steps) if rng.random() < 0.15), commute=rng.random() < 0.3,
-                 augmented=rng.random() < 0.2, documented=rng.random() < 0.2)
+                 augmented=rng.random() < 0.2, documented=rng.random() < 0.2, flipped=rng.random() < 0.3,
+                 prints=frozenset(i for i in range(steps) if rng.random() < 0.05))
 
 
 def copy_style(rng: random.Random, style: Style, rewrite: float = 0.3) -> Style:
@@ -157,7 +165,9 @@ def copy_style(rng: random.Random, style: Style, rewrite: float = 0.3) -> Style:
                  helpers_swapped=not style.helpers_swapped,
                  layout={"plain": "split", "split": "joined", "joined": "plain"}[style.layout],
                  hoist=style.hoist ^ frozenset(i for i in range(len(forms)) if rng.random() < 0.3),
-                 commute=not style.commute, augmented=not style.augmented, documented=not style.documented)
+                 commute=not style.commute, augmented=not style.augmented, documented=not style.documented,
+                 flipped=not style.flipped,
+                 prints=style.prints ^ frozenset(i for i in range(len(forms)) if rng.random() < 0.15))
 
 
 def render(steps: list[Step], style: Style, params: list[str], indent: str) -> str:
@@ -184,7 +194,8 @@ def render(steps: list[Step], style: Style, params: list[str], indent: str) -> s
         if i in style.hoist and step.kind in ("scale", "clip") and not (style.helpers and i in (1, 2)):
             const = f"{style.names[-6]}{i}"
             lines.append(f"{const} = {step.param}")
-        expr = _expr(step, style.forms[i], pending or value, b, commute=style.commute, const=const)
+        expr = _expr(step, style.forms[i], pending or value, b, commute=style.commute, const=const,
+                     flipped=style.flipped)
         if style.helpers and i in (1, 2):
             name = f"_{style.names[-1 - i]}"
             doc = [f'    """{step.kind} step."""'] if style.documented else []
@@ -206,6 +217,8 @@ def render(steps: list[Step], style: Style, params: list[str], indent: str) -> s
             lines.append(f"{target} = {expr}")
         pending = None
         value = target
+        if i in style.prints:
+            lines.append(f"print({value}.shape)")
     lines.append(f"return {pending or value}")
     if style.helpers_swapped:
         helpers.reverse()
@@ -236,8 +249,10 @@ def _params(cell: str, at: int) -> list[str]:
     defs = list(DEF.finditer(cell, 0, at))
     if not defs:
         return []
-    names = [p.split(":")[0].split("=")[0].strip().lstrip("*") for p in defs[-1].group(1).split(",")]
-    return [n for n in names if n and n != "self"]
+    # the commas between parameters, not those inside an annotation (`merges: list[tuple[int, int]]`)
+    parts = re.split(r",(?![^\[]*\])", defs[-1].group(1))
+    names = [p.split(":")[0].split("=")[0].strip().lstrip("*") for p in parts]
+    return [n for n in names if n.isidentifier() and n != "self"]
 
 
 def fill(cell: str, answer) -> str:

@@ -63,7 +63,7 @@ def test_names_comments_layout_and_function_order_do_not_hide_a_copy():
 
 
 # the same answer as ORIGINAL, its lines split with temporaries, a constant named, the terms of a product the
-# other way round, `+=`, and a docstring in the helper
+# other way round, a comparison from the other side, a print left in, `+=`, and a docstring in the helper
 SPLIT = '''def entropy(p):
     """Given docstring."""
     # YOUR CODE HERE
@@ -72,7 +72,8 @@ SPLIT = '''def entropy(p):
     if np.any(negative):
         raise ValueError("negative probability")
     one = 1.0
-    safe = np.where(probs > 0, probs, one)
+    safe = np.where(0 < probs, probs, one)
+    print(safe.shape)
     logs = np.log(safe)
     product = logs * probs
     total = np.sum(product)
@@ -98,7 +99,7 @@ def test_temporaries_the_order_of_terms_and_docstrings_do_not_hide_a_copy():
     def in_place(text, start, end):
         written = SPLIT[start:end]
         return (written == text or (text == "V" and written.isidentifier()) or (text == "S" and written[0] in "'\"")
-                or (text in ("=", "+") and written == "+="))
+                or (text in ("=", "+") and written == "+=") or (text, written) == ("<", ">"))
     assert all(in_place(*token) for token in b.tokens if token[0])
     where = next(start for text, start, _ in b.tokens if text == "where")
     assert SPLIT.rfind("\n", 0, where) == SPLIT.index("\n    safe = ")  # marked on the line that computes it

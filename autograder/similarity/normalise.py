@@ -15,7 +15,9 @@ its place in the answer (the side-by-side page marks what is shared where the st
 - **the order of a sum's or a product's terms**: ``a * b`` and ``b * a``, ``x + y + z`` and ``z + x + y`` read
   the same (the terms sorted by their tokens; ``@``, ``-`` and ``/`` keep their order);
 - **an augmented assignment**: ``x += y`` reads as ``x = x + y``;
-- **a string standing alone as a statement** (a docstring added to a helper) is left out, as comments are.
+- **a comparison from the other side**: ``a > b`` reads as ``b < a`` (and ``>=`` as ``<=``);
+- **a string standing alone as a statement** (a docstring added to a helper) and **a call of print** (a line
+  left from checking by hand, or added to pad a copy) are left out, as comments are.
 
 An answer that does not parse (a notebook's ``%magic``, a syntax error) keeps its tokens as they are.
 """
@@ -32,6 +34,7 @@ _SCOPE_TYPES = frozenset(_SCOPES)
 _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _CONTEXTS = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)  # no place, nothing inside
 _COMMUTATIVE = (ast.Add, ast.Mult)
+_FLIPPED = {ast.Gt: "<", ast.GtE: "<="}  # a comparison read from the other side
 _AUGMENTED = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
               ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
               ast.LShift: "<<", ast.RShift: ">>"}
@@ -50,6 +53,11 @@ def undo_rewrites(code: str, tokens: list[Token]) -> list[Token]:
         return _Rewriter(code, tokens, tree).emit(tree)
     except RecursionError:  # pragma: no cover - an expression nested thousands deep
         return tokens
+
+
+def _is_print(value: ast.expr) -> bool:
+    """A call of ``print`` (a line left from checking the answer by hand)."""
+    return type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "print"
 
 
 def _plain(value: ast.expr) -> bool:
@@ -73,14 +81,12 @@ class _Rewriter:
         self.lines = lines
         self.removed: set[int] = set()  # ids of statements left out (inlined temporaries, lone strings)
         self.replaced: dict[int, ast.expr] = {}  # id of a Name read -> the value it is replaced by
-        self.dirty: set[int] = set()  # ids of nodes with a rewrite inside (the others are copied as they are)
-        parents: dict[int, ast.AST] = {}
+        self.spans: dict[int, tuple[int, int] | None] = {}
         marks: list[ast.AST] = []
-        self._scan(tree, parents, marks)
-        for node in marks:
-            while node is not None and id(node) not in self.dirty:
-                self.dirty.add(id(node))
-                node = parents.get(id(node))
+        self._scan(tree, marks)
+        # where a rewrite starts: a node with none inside it is copied as it is (a node starting where one
+        # starts but ending before it is read part by part, which copies it as it is too)
+        self.marked = sorted(span[0] for span in map(self._span, marks) if span)
 
     # -- where a node is, in characters of the answer
 
@@ -91,9 +97,20 @@ class _Rewriter:
         return self.line_starts[line - 1] + col
 
     def _span(self, node: ast.AST) -> tuple[int, int] | None:
+        key = id(node)
+        if key in self.spans:
+            return self.spans[key]
         if getattr(node, "end_lineno", None) is None or not hasattr(node, "lineno"):
-            return None
-        return self._offset(node.lineno, node.col_offset), self._offset(node.end_lineno, node.end_col_offset)
+            span = None
+        else:
+            span = self._offset(node.lineno, node.col_offset), self._offset(node.end_lineno, node.end_col_offset)
+        self.spans[key] = span
+        return span
+
+    def _dirty(self, span: tuple[int, int]) -> bool:
+        """Whether a rewrite starts inside ``span``."""
+        i = bisect.bisect_left(self.marked, span[0])
+        return i < len(self.marked) and self.marked[i] < span[1]
 
     def _slice(self, start: int, end: int) -> list[Token]:
         return self.tokens[bisect.bisect_left(self.starts, start):bisect.bisect_left(self.starts, end)]
@@ -113,7 +130,7 @@ class _Rewriter:
 
     # -- what to rewrite
 
-    def _scan(self, tree: ast.Module, parents: dict[int, ast.AST], marks: list[ast.AST]) -> None:
+    def _scan(self, tree: ast.Module, marks: list[ast.AST]) -> None:
         stores: dict[tuple[int, str], int] = {}
         loads: dict[tuple[int, str], list[ast.Name]] = {}
         assigned: dict[tuple[int, str], ast.Assign] = {}
@@ -144,8 +161,12 @@ class _Rewriter:
                 assigned[scope, node.targets[0].id] = node
             elif in_fstring:  # an f-string is one token: nothing inside it is rewritten
                 pass
-            elif kind is Expr and type(node.value) is Constant and isinstance(node.value.value, str):
+            elif kind is Expr and (type(node.value) is Constant and isinstance(node.value.value, str)
+                                   or _is_print(node.value)):
                 self.removed.add(id(node))
+                marks.append(node)
+                continue  # what it reads is not read: a temporary printed and used once is still inlined
+            elif kind is ast.Compare and len(node.ops) == 1 and type(node.ops[0]) in _FLIPPED:
                 marks.append(node)
             elif kind is AugAssign and type(node.target) is Name and type(node.op) in _AUGMENTED:
                 marks.append(node)
@@ -160,10 +181,8 @@ class _Rewriter:
                 if isinstance(value, list):
                     for child in value:
                         if isinstance(child, ast.AST) and not isinstance(child, _CONTEXTS):
-                            parents[id(child)] = node
                             todo.append((child, inner, fstring))
                 elif isinstance(value, ast.AST) and not isinstance(value, _CONTEXTS):
-                    parents[id(value)] = node
                     todo.append((value, inner, fstring))
         for key, statement in assigned.items():
             read = loads.get(key, [])
@@ -185,12 +204,14 @@ class _Rewriter:
         if id(node) in self.replaced:
             return self.emit(self.replaced[id(node)])
         span = self._span(node) or (0, self.starts[-1] + 1)
-        if id(node) not in self.dirty:
+        if not self._dirty(span):
             return self._slice(*span)
         if isinstance(node, ast.BinOp) and isinstance(node.op, _COMMUTATIVE):
             return self._terms(node, span)
-        if isinstance(node, ast.AugAssign) and id(node) not in self.removed and type(node.op) in _AUGMENTED:
+        if isinstance(node, ast.AugAssign) and type(node.op) in _AUGMENTED:
             return self._augmented(node, span)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIPPED:
+            return self._flipped(node, span)
         out: list[Token] = []
         at = span[0]
         for start, end, child in self._children(node):
@@ -219,6 +240,18 @@ class _Rewriter:
         for i, tokens in enumerate(ordered):
             out += tokens + (between[i] if i < len(between) else [])
         return out + self._slice(spans[-1][1], span[1])
+
+    def _flipped(self, node: ast.Compare, span: tuple[int, int]) -> list[Token]:
+        """``a > b`` as ``b < a``, ``a >= b`` as ``b <= a``, the operator at its own place."""
+        left, right = self._span(node.left), self._span(node.comparators[0])
+        if left is None or right is None:
+            return self._slice(*span)
+        operator = self._slice(left[1], right[0])
+        if len(operator) != 1:
+            return self._slice(*span)
+        _, start, end = operator[0]
+        return (self._slice(span[0], left[0]) + self.emit(node.comparators[0])
+                + [(_FLIPPED[type(node.ops[0])], start, end)] + self.emit(node.left) + self._slice(right[1], span[1]))
 
     def _augmented(self, node: ast.AugAssign, span: tuple[int, int]) -> list[Token]:
         """``x += y`` as ``x = x + y``, the new ``=`` and operator at the place of the ``+=``."""
