@@ -83,6 +83,12 @@ def test_every_written_answer_follows_its_bug_hunt_and_is_released_without_its_m
     assert all(nbgrader_meta(c)["checksum"] == nbgrader_utils.compute_checksum(c) for c in given)
 
 
+def test_every_notebook_s_bug_hunt_has_its_written_why():
+    """Issue 53 item 3: every notebook has a bug hunt, and every bug hunt a why a person reads."""
+    missing = [a for a in paths.assignments() if a not in with_manual()]
+    assert not missing, f"notebooks whose bug hunt has no why_<hunt> answer cell: {missing}"
+
+
 def test_stock_nbgrader_releases_the_written_answer_as_we_do():
     """nbgrader_config.py's GenerateAssignment steps (all but SaveCells, which needs a gradebook and changes no
     cell) give notebook 02's answer cell as ``python -m autograder release`` gives it."""
