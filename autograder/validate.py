@@ -100,7 +100,8 @@ def run_notebook(path: Path, *, timeout: float = 120, local: Local | None = None
 
 def in_notebook_order(nb, tests: list[GradedTest]) -> list[Exercise]:
     """The exercises with a visible test, in the order of their solution cells, then of their first tests."""
-    order = {grade_id(c): i for i, c in enumerate(c for c in nb.cells if is_solution_cell(c) or manual.is_manual_cell(c))}
+    answers = (c for c in nb.cells if is_solution_cell(c) or manual.is_manual_cell(c))  # a why under its bug hunt
+    order = {grade_id(c): i for i, c in enumerate(answers)}
     found = group(tests)
     return sorted(found, key=lambda ex: order.get(ex.name, len(order)))
 

@@ -191,7 +191,8 @@ def test_grade_counts_a_blank_why_as_0_and_a_written_one_as_waiting_for_a_person
     root, graded = course
     full = builders.full_marks(A)  # the tests' points
     blank, wrote = why_row(graded, "blank_why"), why_row(graded, "wrote_why")
-    assert (blank["points"], blank["max_points"], blank["status"], blank["auto_points"]) == ("0", "1", "not attempted", "0")
+    assert (blank["points"], blank["max_points"], blank["status"], blank["auto_points"]) == \
+        ("0", "1", "not attempted", "0")
     assert (wrote["points"], wrote["max_points"], wrote["status"], wrote["auto_points"]) == ("0", "1", "manual", "")
     for student, waits in (("blank_why", ""), ("wrote_why", "yes")):
         (g,) = rows(graded, "grades.csv", student)

@@ -51,7 +51,8 @@ NEXT = {
     "tampered": "A test cell was changed in your notebook; it was graded from the original. Leave test cells as "
                 "they are.",
 }
-SHOWN = {"timeout": "timed out", "missing": "did not run", "manual": manual.WAITING}  # a status as the learner reads it (the CSVs keep the code)
+# a status as the learner reads it (the CSVs keep the code)
+SHOWN = {"timeout": "timed out", "missing": "did not run", "manual": manual.WAITING}
 
 
 def shown(status: str) -> str:
@@ -266,7 +267,8 @@ def lost_summary(exs: tuple[Exercise, ...], broken: dict[str, CompileError], sco
             return f'<div class="summary full"><p>Every check passed. Nothing to fix.</p>{pending}</div>'
         return '<div class="summary full"><p>Every exercise passed. Nothing to fix.</p></div>'
     if not lost:  # full points, yet an exercise did not pass (a test cell changed, graded from the original)
-        return f'<div class="summary"><p>No points lost; the exercises below say what else was noticed.</p>{pending}</div>'
+        return (f'<div class="summary"><p>No points lost; the exercises below say what else was noticed.</p>'
+                f"{pending}</div>")
     rows = "".join(
         f'<li><a href="#ex-{e(ex.name)}">{e(ex.name)}</a>: {e(_num(n))} point(s) lost '
         f'<span class="cause">({e(cause_word(ex, root_cause(ex, broken)))})</span></li>'

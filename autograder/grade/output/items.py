@@ -15,7 +15,9 @@ saying what to check. When the numbers cannot be computed honestly (too few stud
 passed, everyone scored the same elsewhere) the record says so and carries no number, never a NaN.
 
 Written answers that a person grades (the bug hunts' "why", status ``manual``) are not items here: the grader
-gives them no verdict. Both numbers read the grader's verdicts (``status`` and ``auto_points``), not a person's overrides: they judge
+gives them no verdict.
+
+Both numbers read the grader's verdicts (``status`` and ``auto_points``), not a person's overrides: they judge
 the tests, and a person's override is often a correction of the very test being judged. Submissions that could
 not be graded and blank ones (nothing attempted, most often the wrong file) are left out: they fail every test
 alike and would make every test look discriminating.

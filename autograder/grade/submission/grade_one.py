@@ -271,8 +271,8 @@ def _all_missing(reference: Reference, why: str) -> list[judge.TestScore]:
     """Every test of the solution at zero, status missing, with the reason the learner reads."""
     source, tests = source_tests(reference.source_path, reference.source_hash)
     answers = source_answers(reference.source_path, reference.source_hash)
-    return manual.in_source_order([judge.TestScore(t.grade_id, 0.0, t.points, "missing", why) for t in tests]
-                                  + [judge.TestScore(a.grade_id, 0.0, a.points, "missing", why) for a in answers], source)
+    graded = [(t.grade_id, t.points) for t in tests] + [(a.grade_id, a.points) for a in answers]
+    return manual.in_source_order([judge.TestScore(gid, 0.0, points, "missing", why) for gid, points in graded], source)
 
 
 def grade_job(job: Job) -> SubmissionResult:
