@@ -150,6 +150,22 @@ def test_a_notebook_without_any_nbgrader_metadata_is_matched_to_the_release(cour
         [(i, grade_id(c)) for i, c in enumerate(released.cells) if grade_id(c)]
 
 
+@pytest.mark.parametrize("assignment", builders.gradable_assignments())
+@pytest.mark.parametrize("kind", ["right", "blank"])
+def test_every_notebook_of_the_course_gets_every_graded_cell_back_in_its_place(assignment, kind):
+    """In-process, on all ten notebooks: each graded cell of a stripped notebook (answers, tests, written answers)
+    gets its grade id back on the very cell that had it, nothing is tampered or missing, and it is said once."""
+    source = read_notebook(paths.solutions_dir() / f"{assignment}.ipynb")
+    tests = source_tests(source, student_notebook(source, f"{assignment}.ipynb"))
+    nb = builders.right_notebook(assignment, markers=False) if kind == "right" else builders.blank_notebook(assignment)
+    had = [(i, grade_id(c)) for i, c in enumerate(nb.cells) if grade_id(c)]
+    bare = stripped(nb)
+    p = plan(bare, tests)
+    assert [kind for kind, _ in p.notes] == ["metadata lost"] and not p.tampered and not p.missing, p.notes
+    assert [(i, grade_id(c)) for i, c in enumerate(bare.cells) if grade_id(c)] == had
+    assert f"{len(had)} of {len(had)} graded cells found" in p.notes[0][1]
+
+
 def test_a_blank_notebook_without_metadata_keeps_its_stubs_as_answers(course):
     _, tests = course
     nb = stripped(builders.blank_notebook(A))
