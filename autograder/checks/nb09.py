@@ -528,3 +528,94 @@ predict_path_steps = ask(
         ((9, 2), "Two layers carry position 0 only as far as position 6 (0 -> 3 -> 6); position 9 needs a third.")],
     otherwise="A recurrence carries position 0 to 9 through 9 updates of its state. With a window of itself and the 3 "
               "positions before, each layer carries information 3 positions further: 0 -> 3 -> 6 -> 9, (9, 3).")
+
+
+# ------------------------------------------------------- read_context: a fixed vector against attention
+
+READ_MESSAGES = {
+    "first_state": "With attend=False you returned the encoder's first state: the fixed-vector decoder sees only the "
+                   "state after the whole source was read, the last one.",
+    "mean_state": "Your context is the plain average of the encoder's states, whatever the query: with attend=True the "
+                  "query decides which states weigh most; with attend=False only the last state is read.",
+    "no_scale": "Your attention weights are too sharp: the scores of the query against the states are not divided "
+                "by sqrt(d), as scaled dot-product attention does.",
+    "softmax_over_features": "Your weights do not sum to 1 over the source positions: the softmax ran along another "
+                             "axis.",
+    "always_last": "With attend=True you returned the last state anyway: cross-attention reads every state of the "
+                   "encoder, weighted by how well each matches the query.",
+    "always_attends": "With attend=False your context depends on every state: the fixed-vector decoder must read the "
+                      "last state only, or the comparison with attention means nothing.",
+}
+
+
+def read_context_np(query, H, attend, variant=None):
+    """The context a decoder step reads, in NumPy: the last state (fixed vector) or attention over H; or a
+    known-wrong variant (``READ_MESSAGES``' keys)."""
+    query, H = np.asarray(query, dtype=float), np.asarray(H, dtype=float)
+    d = H.shape[-1]
+    attended = (variant == "always_attends") or (attend and variant != "always_last")
+    if not attended:
+        return H[:, 0] if variant == "first_state" else (H.mean(axis=1) if variant == "mean_state" else H[:, -1])
+    if variant == "mean_state":
+        return H.mean(axis=1)
+    scores = np.einsum("bnd,bd->bn", H, query) / (1.0 if variant == "no_scale" else math.sqrt(d))
+    if variant == "softmax_over_features":
+        w = np.exp(scores - scores.max(axis=0, keepdims=True))
+        w = w / w.sum(axis=0, keepdims=True)
+    else:
+        w = np.exp(scores - scores.max(axis=1, keepdims=True))
+        w = w / w.sum(axis=1, keepdims=True)
+    return np.einsum("bn,bnd->bd", w, H)
+
+
+def _read_case(label, query, H, attend):
+    def call(fn):
+        return fn(tensor(query), tensor(H), attend)
+
+    def want():
+        torch = import_torch()
+        if not attend:
+            return tensor(H)[:, -1]
+        out = torch.nn.functional.scaled_dot_product_attention(tensor(query)[:, None, :], tensor(H), tensor(H))
+        return out[:, 0]
+
+    hint = known_mistakes(*((lambda v=v: read_context_np(query, H, attend, v), m) for v, m in READ_MESSAGES.items()),
+                          **MATCH_F32)
+    return Case(label, call, want, close(**TOL), hints=[hint])
+
+
+MATCH_F32 = dict(atol=1e-4, rtol=1e-3)  # a float32 answer against a float64 NumPy variant
+
+
+@check
+def read_context(hidden, rng):
+    if not hidden:
+        H = np.array([[[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]]], dtype=np.float32)  # (B, n, d) = (1, 3, 2)
+        query = np.array([[0.0, 3.0]], dtype=np.float32)  # (B, d) = (1, 2)
+        Hb, qb = normal(rng, 2, 5, 4), normal(rng, 2, 4)
+        return [
+            _read_case("read_context(query, H, attend=False) with H (1, 3, 2) is the last state, [[2, 2]]", query, H,
+                       False),
+            _read_case("read_context(query [[0, 3]], H = [[[1, 0], [0, 1], [2, 2]]], attend=True) weighs the states "
+                       "by softmax([0, 3, 6] / sqrt(2))", query, H, True),
+            _read_case("read_context of a batch, query (2, 4), H (2, 5, 4), attend=True", qb, Hb, True),
+            _read_case("read_context of a batch, query (2, 4), H (2, 5, 4), attend=False", qb, Hb, False),
+        ]
+    Hb, qb = normal(rng, 3, 7, 6), normal(rng, 3, 6, scale=2.0)
+    return [_read_case("read_context, query (3, 6), H (3, 7, 6), attend=True", qb, Hb, True),
+            _read_case("read_context, query (3, 6), H (3, 7, 6), attend=False", qb, Hb, False)]
+
+
+predict_copy_accuracy = ask(
+    "predict_copy_accuracy", reason=True, form=numbers_tuple(2), compare=close(atol=0.15, rtol=0.0), atol=0.05,
+    rtol=0.0, mistakes=[
+        ((1.0, 1.0), "Both were given the same training; but the fixed-vector decoder must rebuild 10 tokens from one "
+                     "state of 32 numbers written before it starts, while the attention decoder looks each token up "
+                     "when it needs it."),
+        (lambda v: isinstance(v, tuple) and len(v) == 2 and v[0] > 0.6,
+         "The fixed vector holds short sources well, but at 10 tokens it has to keep the first token through 9 "
+         "further updates of its state, on this small training budget: far fewer tokens come back right."),
+        (lambda v: isinstance(v, tuple) and len(v) == 2 and v[1] < 0.7,
+         "Attention does not have to remember: at output step j it reads the source state that matches the query "
+         "for position j, so its accuracy hardly depends on the length.")],
+    otherwise="The fixed vector falls towards chance (1/8) as the source grows; attention stays near 1 at every length.")
