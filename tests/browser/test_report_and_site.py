@@ -95,7 +95,9 @@ PROSE = """() => { const body = document.body.cloneNode(true);
   body.querySelectorAll('pre, code, .jp-InputArea-editor, script').forEach(n => n.remove());
   document.documentElement.appendChild(body); const text = body.innerText; body.remove(); return text; }"""
 
-FIGURE_FROM_GIVEN_CELL = {"09_attention.html"}
+# Every notebook's page shows a figure from a given cell: drawn by it alone (09's score sizes), or with an
+# exercise's function, then drawn with the course's own and captioned so (04's plots call the learner's softmax)
+DRAWN_CAPTION = "Drawn with the course's own"
 
 
 def notebook_page_of_the_day(day: int | None = None) -> str:
@@ -244,8 +246,11 @@ def test_site_pages_render_their_math_offline(site, page, shots, name, width):
         title = page.locator("h1").first.bounding_box()
         box = page.locator(".site-boxes").first.bounding_box()
         assert title["y"] < box["y"], "the title must come before the boxes"
-        if name in FIGURE_FROM_GIVEN_CELL:  # others' given plots draw an exercise's function: blank until it is written
-            assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
+        assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
+        captions = page.locator("figure.site-drawn figcaption").all_inner_texts()
+        assert all(c.startswith(DRAWN_CAPTION) for c in captions), captions
+        if name == "04_softmax_and_probability.html":
+            assert captions, "04's plots call the learner's softmax: the course's own draws them, captioned so"
         # unfolded, "How to run this notebook" (long file names in code) and the hints fit too
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         fits(page, f"{name} with every box unfolded")
