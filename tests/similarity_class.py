@@ -13,6 +13,7 @@ other comments (or none), helpers in the other order, lines split over two or jo
 of its steps split off into a temporary or a temporary folded back into the next line, a constant put in a
 temporary of its own (``scale = 0.5`` ... ``x * scale``) or taken out of one, the terms of sums and products
 in the other order (``b * a``), ``x = x + y`` written ``x += y``, comparisons from the other side (``0 < x``),
+one name for every step's value (``x = ...; x = f(x)``) or a name for each,
 a docstring added to the helpers, a ``print`` left in or taken out, sometimes
 one step rewritten in another form, and one of the copied exercises written afresh. Students who work alone
 make the same choices, each their own way. Predictions
@@ -62,6 +63,7 @@ class Style:
     documented: bool = False  # helpers carry a docstring
     flipped: bool = False  # comparisons written from the other side (`0 < x` for `x > 0`)
     prints: frozenset[int] = frozenset()  # steps after which the value is printed (a check by hand, left in)
+    reuse: bool = False  # every step's value under one name (`x = ...; x = f(x)`), not a name for each
 
 
 @dataclass
@@ -147,7 +149,7 @@ def new_style(rng: random.Random, steps: int) -> Style:
                  layout=rng.choice(("plain", "plain", "split", "joined")),
                  hoist=frozenset(i for i in range(steps) if rng.random() < 0.15), commute=rng.random() < 0.3,
                  augmented=rng.random() < 0.2, documented=rng.random() < 0.2, flipped=rng.random() < 0.3,
-                 prints=frozenset(i for i in range(steps) if rng.random() < 0.05))
+                 prints=frozenset(i for i in range(steps) if rng.random() < 0.05), reuse=rng.random() < 0.2)
 
 
 def copy_style(rng: random.Random, style: Style, rewrite: float = 0.3) -> Style:
@@ -166,7 +168,7 @@ def copy_style(rng: random.Random, style: Style, rewrite: float = 0.3) -> Style:
                  layout={"plain": "split", "split": "joined", "joined": "plain"}[style.layout],
                  hoist=style.hoist ^ frozenset(i for i in range(len(forms)) if rng.random() < 0.3),
                  commute=not style.commute, augmented=not style.augmented, documented=not style.documented,
-                 flipped=not style.flipped,
+                 flipped=not style.flipped, reuse=not style.reuse,
                  prints=style.prints ^ frozenset(i for i in range(len(forms)) if rng.random() < 0.15))
 
 
@@ -205,7 +207,7 @@ def render(steps: list[Step], style: Style, params: list[str], indent: str) -> s
         if style.inline[i] and i < len(steps) - 1:
             pending = expr
             continue
-        target = style.names[i % len(style.names)]
+        target = style.names[0 if style.reuse else i % len(style.names)]
         if style.comments[i]:
             lines.append(style.comments[i])
         op = step.param if step.kind == "binary" and step.param in "+*" else None

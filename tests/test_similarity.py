@@ -105,6 +105,17 @@ def test_temporaries_the_order_of_terms_and_docstrings_do_not_hide_a_copy():
     assert SPLIT.rfind("\n", 0, where) == SPLIT.index("\n    safe = ")  # marked on the line that computes it
 
 
+def test_one_name_for_every_step_reads_as_a_name_for_each():
+    given = frozenset({"def f(a, b):"})
+    one = "def f(a, b):\n    x = a @ b\n    x = x / 2\n    x += 1\n    return np.exp(x)\n"
+    each = "def f(a, b):\n    scores = a @ b\n    half = scores / 2\n    return np.exp(1 + half)\n"
+    assert [t[0] for t in normalised_tokens(one, given=given)] == [t[0] for t in normalised_tokens(each, given=given)]
+    # in a loop or in two branches, the values are not one after another: the name stays
+    for kept in ("def f(a, b):\n    t = 0\n    for i in a:\n        t += i\n    return t\n",
+                 "def f(a, b):\n    x = a\n    if b:\n        x = b\n    return x\n"):
+        assert "return V" in " ".join(t[0] for t in normalised_tokens(kept, given=given))
+
+
 def test_a_temporary_read_twice_or_a_parameter_reassigned_stays():
     code = "def f(x, y):\n    t = np.exp(x)\n    x = x + 1\n    return t / t.sum() + x\n"
     tokens = " ".join(t[0] for t in normalised_tokens(code, given=frozenset({"def f(x, y):"})))

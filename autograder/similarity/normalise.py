@@ -11,7 +11,9 @@ its place in the answer (the side-by-side page marks what is shared where the st
   in a loop's target, not a parameter) and read once, after it, in the same function (or in a comprehension,
   lambda or function inside it); never one read inside an f-string, where the name is not a token. One that
   holds a constant, a name or an attribute (``eps = 1e-9``, ``lo = -1``, ``d = x.ndim``) is put back wherever
-  it is read, however often;
+  it is read, however often. A name given values one after another in one block, outside a loop, is read
+  as one temporary for each value (``x = a @ b; x = x / s; return f(x)`` reads as ``return f(a @ b / s)``,
+  as does the same with a name for each step, and ``x = a; x += b`` as ``a + b``);
 - **the order of a sum's or a product's terms**: ``a * b`` and ``b * a``, ``x + y + z`` and ``z + x + y`` read
   the same (the terms sorted by their tokens; ``@``, ``-`` and ``/`` keep their order);
 - **an augmented assignment**: ``x += y`` reads as ``x = x + y``;
@@ -34,6 +36,7 @@ _SCOPE_TYPES = frozenset(_SCOPES)
 _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _CONTEXTS = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)  # no place, nothing inside
 _COMMUTATIVE = (ast.Add, ast.Mult)
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
 _FLIPPED = {ast.Gt: "<", ast.GtE: "<="}  # a comparison read from the other side
 _AUGMENTED = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
               ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
@@ -133,15 +136,17 @@ class _Rewriter:
     def _scan(self, tree: ast.Module, marks: list[ast.AST]) -> None:
         stores: dict[tuple[int, str], int] = {}
         loads: dict[tuple[int, str], list[ast.Name]] = {}
-        assigned: dict[tuple[int, str], ast.Assign] = {}
+        # each statement that gives a name a value (`x = ...`, `x += ...`): (statement, its block, in a loop)
+        versions: dict[tuple[int, str], list[tuple[ast.stmt, int, bool]]] = {}
         blocked: set[tuple[int, str]] = set()
 
-        # one pass over the tree, without recursion: (node, the scopes around it, inside an f-string)
-        todo: list[tuple[ast.AST, tuple[int, ...], bool]] = [(tree, (id(tree),), False)]
+        # one pass over the tree, without recursion: (node, the scopes around it, inside an f-string, the
+        # statement list it is in, inside a loop of its scope)
+        todo: list[tuple[ast.AST, tuple[int, ...], bool, int, bool]] = [(tree, (id(tree),), False, 0, False)]
         Name, Load, Store, Assign, Expr, Constant, AugAssign, BinOp, arg = (
             ast.Name, ast.Load, ast.Store, ast.Assign, ast.Expr, ast.Constant, ast.AugAssign, ast.BinOp, ast.arg)
         while todo:
-            node, scopes, in_fstring = todo.pop()
+            node, scopes, in_fstring, block, in_loop = todo.pop()
             scope = scopes[-1]
             kind = type(node)
             if kind is Name:
@@ -158,7 +163,7 @@ class _Rewriter:
             elif kind is ast.Global or kind is ast.Nonlocal:
                 blocked.update((scope, name) for name in node.names)
             elif kind is Assign and len(node.targets) == 1 and type(node.targets[0]) is Name:
-                assigned[scope, node.targets[0].id] = node
+                versions.setdefault((scope, node.targets[0].id), []).append((node, block, in_loop))
             elif in_fstring:  # an f-string is one token: nothing inside it is rewritten
                 pass
             elif kind is Expr and (type(node.value) is Constant and isinstance(node.value.value, str)
@@ -169,32 +174,57 @@ class _Rewriter:
             elif kind is ast.Compare and len(node.ops) == 1 and type(node.ops[0]) in _FLIPPED:
                 marks.append(node)
             elif kind is AugAssign and type(node.target) is Name and type(node.op) in _AUGMENTED:
+                versions.setdefault((scope, node.target.id), []).append((node, block, in_loop))
                 marks.append(node)
             elif kind is BinOp and isinstance(node.op, _COMMUTATIVE):
                 marks.append(node)
-            inner = scopes + (id(node),) if kind in _SCOPE_TYPES and node is not tree else scopes
+            new_scope = kind in _SCOPE_TYPES and node is not tree
+            inner = scopes + (id(node),) if new_scope else scopes
             if kind in _DEFINITIONS:
                 stores[scope, node.name] = stores.get((scope, node.name), 0) + 2  # its name is bound outside
             fstring = in_fstring or kind is ast.JoinedStr
+            looping = (in_loop and not new_scope) or kind in _LOOPS
             for field in node._fields:
                 value = getattr(node, field, None)
                 if isinstance(value, list):
                     for child in value:
                         if isinstance(child, ast.AST) and not isinstance(child, _CONTEXTS):
-                            todo.append((child, inner, fstring))
+                            todo.append((child, inner, fstring, id(value), looping))
                 elif isinstance(value, ast.AST) and not isinstance(value, _CONTEXTS):
-                    todo.append((value, inner, fstring))
-        for key, statement in assigned.items():
-            read = loads.get(key, [])
-            if stores.get(key) != 1 or not read or key in blocked or (len(read) > 1 and not _plain(statement.value)):
+                    todo.append((value, inner, fstring, block, looping))
+        for key, written in versions.items():
+            if stores.get(key) == len(written) and key not in blocked:
+                marks += self._inline(sorted(written, key=lambda w: self._span(w[0]) or (0, 0)), loads.get(key, []))
+
+    def _inline(self, written: list[tuple[ast.stmt, int, bool]], read: list[ast.Name]) -> list[ast.AST]:
+        """Put back each value of one name where it is read: a name given a value once (``t = ...``), or several
+        times one after another in one block outside a loop (``x = a`` then ``x += b``, ``x = f(x)``), each value
+        read once (or a constant, a name or an attribute read as often as it is); returns what it rewrote."""
+        if len(written) > 1 and (len({block for _, block, _ in written}) > 1 or any(loop for *_, loop in written)):
+            return []
+        spans = [self._span(statement) for statement, *_ in written]
+        if any(span is None or not self._slice(*span) for span in spans) or type(written[0][0]) is ast.AugAssign:
+            return []  # assigned on a line the course gave, or `x += 1` on a value from outside
+        ends = [span[1] for span in spans]
+        reads: list[list[ast.Name]] = [[] for _ in written]
+        for name in read:
+            at = self._span(name)
+            if at is None or at[0] < ends[0]:
+                return []  # read before its first value (in a loop, or from outside)
+            reads[bisect.bisect_right(ends, at[0]) - 1].append(name)
+        for i, (statement, *_) in enumerate(written[1:]):
+            if type(statement) is ast.AugAssign:  # `x += b` reads the value before it
+                reads[i].append(statement.target)
+        marks: list[ast.AST] = []
+        for (statement, *_), used in zip(written, reads):
+            plain = type(statement) is ast.Assign and _plain(statement.value)
+            if not used or (len(used) > 1 and not plain):
                 continue
-            where, uses = self._span(statement), [self._span(r) for r in read]
-            if where is None or not self._slice(*where) or any(u is None or u[0] < where[1] for u in uses):
-                continue  # read before it is assigned (in a loop), or assigned on a line the course gave
             self.removed.add(id(statement))
-            for r in read:
-                self.replaced[id(r)] = statement.value
-            marks += [statement, *read]
+            for name in used:
+                self.replaced[id(name)] = statement
+            marks += [statement, *used]
+        return marks
 
     # -- the tokens, rewritten
 
@@ -202,7 +232,11 @@ class _Rewriter:
         if id(node) in self.removed:
             return []
         if id(node) in self.replaced:
-            return self.emit(self.replaced[id(node)])
+            statement = self.replaced[id(node)]
+            if type(statement) is ast.AugAssign:
+                span = self._span(statement)
+                return self._augmented(statement, span)[len(self._slice(*self._span(statement.target))) + 1:]
+            return self.emit(statement.value)
         span = self._span(node) or (0, self.starts[-1] + 1)
         if not self._dirty(span):
             return self._slice(*span)
@@ -263,5 +297,9 @@ class _Rewriter:
         if len(operator) != 1:
             return self._slice(*span)
         _, start, end = operator[0]
-        return (name + [("=", start, end)] + name + [(_AUGMENTED[type(node.op)], start, end)]
-                + self.emit(node.value) + self._slice(value[1], span[1]))
+        before = self.emit(node.target) if id(node.target) in self.replaced else name  # the value it adds to
+        terms = [before, self.emit(node.value)]
+        if isinstance(node.op, _COMMUTATIVE):  # `x += 1` as `x = 1 + x`, as the terms of a sum are read
+            terms.sort(key=lambda tokens: [t[0] for t in tokens])
+        return (name + [("=", start, end)] + terms[0] + [(_AUGMENTED[type(node.op)], start, end)] + terms[1]
+                + self._slice(value[1], span[1]))
