@@ -3,6 +3,7 @@
 - :mod:`.answers` - the class's answers and what the course gave (stubs, given lines);
 - :mod:`.fingerprints` - one answer as compared: names, comments, layout and function order normalised,
   winnowed k-grams (copydetect's winnowing);
+- :mod:`.normalise` - what the syntax tree sees through: temporaries, the order of terms, ``+=``, docstrings;
 - :mod:`.compare` - the pairs alike on one exercise, from an inverted index, and the chance of it;
 - :mod:`.run` - :func:`.run.find_similar`, the whole class, in parallel;
 - :mod:`.pages` - the side-by-side pages, the CSV, ``similarity.html``.

@@ -11,7 +11,9 @@ What copying hides, and how each is taken out before anything is compared:
 - **the order of functions**: each ``def`` or ``class`` starts a block of its own, fingerprinted apart,
   and an answer's fingerprints are a set, so moving a helper above or below another changes nothing;
 - **the given lines**: a line that the released stub or the solution's given code has (the ``def`` line,
-  the docstring, a line given after the solution) is left out before the answer is tokenised.
+  the docstring, a line given after the solution) is left out before the answer is tokenised;
+- **temporaries, the order of terms, ``+=``, docstrings and prints**: read from the syntax tree and undone
+  on the tokens (:mod:`.normalise`).
 
 The fingerprints are the winnowing of Schleimer, Wilkerson and Aiken (SIGMOD 2003), the method of MOSS,
 through ``copydetect``'s own implementation (:func:`copydetect.utils.winnow`): of every window of ``WINDOW``
