@@ -15,6 +15,8 @@ One module per group of exercises, in the notebook's order (importing them regis
 - :mod:`.cache_and_maps`: kv_cache_bytes, generate_cached, attention_maps, agreement_scores
 - :mod:`.gpt2`: from_gpt2, interleaved_to_halves, to_llama_attention
 - :mod:`.induction`: induction_pairs, for the closing extension (an induction head)
+- :mod:`.translation`: shift_right, greedy_decode, predict_rouge_reads (the encoder-decoder that translates),
+  token_vectors and predict_contextual (the embeddings' geometry)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, ModelCase, and the hints the composites share
 
 A notebook reads ``check.LayerNorm(LayerNorm)`` with ``from autograder.checks import nb10 as check``, so
@@ -32,6 +34,8 @@ from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, at
                              kv_cache_bytes)
 from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, interleaved_to_halves, to_llama_attention
 from .induction import MESSAGES as INDUCTION_MESSAGES, induction_pairs, pairs_of
+from .translation import (DECODE_MESSAGES, SHIFT_MESSAGES, VECTOR_MESSAGES, greedy_decode, predict_contextual,
+                          predict_rouge_reads, shift_right, token_vectors)
 
 from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
 from ..models.llama import llama_attention, llama_np, llama_state_np
@@ -44,9 +48,11 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "predict_ffn_share", "predict_changed_positions", "predict_no_positions", "predict_harmful_switches",
     "train_step", "kv_cache_bytes",
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
-    "to_llama_attention", "induction_pairs",
+    "to_llama_attention", "induction_pairs", "shift_right", "greedy_decode", "predict_rouge_reads", "token_vectors",
+    "predict_contextual",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "FF_MESSAGES", "FF_TOL", "BLOCK_MESSAGES",
     "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
-    "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "DROPPED", "UNTOUCHED", "_dropout_kind",
+    "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SHIFT_MESSAGES",
+    "DECODE_MESSAGES", "VECTOR_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",
     "Gpt2Shape", "gpt2_np", "gpt2_params", "llama_attention", "llama_np", "llama_state_np", "normal", "tensor",
 ]

@@ -1,0 +1,280 @@
+"""The encoder-decoder that translates (shift_right, greedy_decode, predict_rouge_reads) and the embeddings'
+geometry (token_vectors, predict_contextual).
+
+shift_right's cases are integer tables whose known wrong shifts are recomputed in NumPy. greedy_decode runs
+on a made-up translator (:class:`_RuleTranslator`) whose next word depends on the source, on the word the
+decoder was fed last and on BOS being first: a loop that feeds back the wrong word, reads the wrong
+position or the wrong axis, or does not stop, writes other words. token_vectors runs on the checks' own
+TinyGPT (:func:`..models.torch_gpt.gpt_class`), whose right answer and known wrong readings are recomputed
+through the model's own ``embed`` and ``blocks``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..compare import Case, close, equal
+from ..hints import known_mistakes, numbers
+from ..models.torch_gpt import gpt_class
+from ..models.weights import gpt_shapes, load, make_params
+from ..questions import int_in, is_, one_of
+from ..toolkit import TOL, import_torch
+from .common import ask, check
+
+# ----------------------------------------------------------------------------- shift_right
+
+SHIFT_MESSAGES = {
+    "unchanged": "The decoder's inputs equal the targets: position t would read the very word it is asked to "
+                 "predict, so training rewards copying the input, and at generation time, when that word is not "
+                 "there yet, the model has learnt nothing it can use.",
+    "wrong_way": "BOS ends up behind the words and position t reads the word that comes after its target: the "
+                 "words moved towards the start instead of one step later.",
+    "bos_over_first": "Position 0 reads BOS as it should, but from position 1 on each position reads its own "
+                      "target word: BOS took the place of the first word instead of pushing the words one step later.",
+    "too_long": "The inputs are one longer than the targets: the decoder's logits at position t are compared with "
+                "targets[:, t], so inputs and targets must have the same length, position by position.",
+    "across_rows": "From the second sentence on, a row starts with the last word of the sentence above it: the batch "
+                   "was shifted as one long sequence, and the sentences leak into each other.",
+}
+
+
+def _shift_variants(t: np.ndarray, bos: int) -> dict[str, np.ndarray]:
+    B = t.shape[0]
+    col = np.full((B, 1), bos, dtype=t.dtype)
+    return {"unchanged": t.copy(),
+            "wrong_way": np.concatenate([t[:, 1:], col], 1),
+            "bos_over_first": np.concatenate([col, t[:, 1:]], 1),
+            "too_long": np.concatenate([col, t], 1),
+            "across_rows": np.concatenate([[bos], t.ravel()[:-1]]).reshape(t.shape)}
+
+
+def _shift_case(label: str, targets: list[list[int]], bos: int) -> Case:
+    t = np.asarray(targets, dtype=np.int64)
+    right = np.concatenate([np.full((t.shape[0], 1), bos, dtype=np.int64), t[:, :-1]], 1)
+    variants = _shift_variants(t, bos)
+
+    def call(fn):
+        torch = import_torch()
+        given = torch.tensor(t)
+        out = fn(given, bos)
+        if not torch.equal(given, torch.tensor(t)):
+            raise ValueError("shift_right changed the targets it was given: the loss still needs them as they were, "
+                             "so build a new tensor.")
+        return out
+
+    hint = known_mistakes(*((lambda n=n: variants[n], SHIFT_MESSAGES[n]) for n in variants), atol=0, rtol=0)
+    return Case(label, call, lambda: import_torch().tensor(right), equal(), hints=[hint])
+
+
+@check
+def shift_right(hidden, rng):
+    if not hidden:
+        return [_shift_case("shift_right(tensor([[5, 6, 7, 2]]), bos_id=1): [[1, 5, 6, 7]]", [[5, 6, 7, 2]], 1),
+                _shift_case("shift_right of a batch of 2 sentences (2, 5), bos_id=1",
+                            rng.integers(3, 20, size=(2, 5)).tolist(), 1),
+                _shift_case("shift_right(tensor([[9]]), bos_id=4): one word, [[4]]", [[9]], 4)]
+    return [_shift_case("shift_right of (3, 6) with padding at the end, bos_id=1",
+                        np.concatenate([rng.integers(3, 30, size=(3, 4)), [[2, 0], [2, 0], [2, 0]]], 1).tolist(), 1),
+            _shift_case("shift_right of (4, 2), bos_id=7", rng.integers(8, 40, size=(4, 2)).tolist(), 7)]
+
+
+# ----------------------------------------------------------------------------- greedy_decode
+
+DECODE_MESSAGES = {
+    "no_stop": "The translation goes on after EOS: the model said the sentence was over, and the words after it "
+               "are noise.",
+    "with_bos": "The result starts with BOS: BOS is what the decoder reads first, not a word it wrote.",
+    "without_eos": "The result ends just before EOS: keep EOS as the last id, so a finished translation can be told "
+                   "from one cut at max_len.",
+    "first_position": "Every step wrote what the model predicts after BOS alone: the words fed back were ignored, "
+                      "as if the prediction were read at the first position instead of after the last word fed in.",
+    "small_ids": "The ids written are positions, not words: the largest score was looked for along the wrong "
+                 "axis of the logits (B, T, V).",
+    "too_long": "More ids than max_len: the loop must stop after max_len words when the model never writes EOS.",
+}
+
+
+class _RuleTranslator:
+    """A made-up translator: logits (B, T, V) from (src (B, S), tgt_in (B, T)). Position t's choice is a word
+    (ids 3 .. V - 1) that depends on src[t] and on tgt_in[t], the word it was fed last; from t = S on it is EOS.
+    A decoder input that does not start with BOS shifts every choice by one word."""
+
+    V, BOS, EOS = 13, 1, 2
+
+    def __init__(self, never_stops: bool = False):
+        self.never_stops = never_stops
+
+    def __call__(self, src, tgt_in):
+        torch = import_torch()
+        for name, x in (("src", src), ("tgt_in", tgt_in)):
+            if not hasattr(x, "dim") or x.dim() != 2:
+                raise ValueError(f"the model takes {name} as a (B, length) tensor of ids, got "
+                                 f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}: a sentence needs a batch "
+                                 "axis of 1 in front")
+        if tgt_in.shape[1] == 0:
+            raise ValueError("the decoder was given no input at all: it needs at least one id to predict the next")
+        B, T = tgt_in.shape
+        S = src.shape[1]
+        logits = torch.zeros(B, T, self.V)
+        logits += torch.linspace(0.0, 1.0, self.V)  # a gentle slope: a wrong axis still gets an answer
+        for b in range(B):
+            for t in range(T):
+                if t >= S and not self.never_stops:
+                    word = self.EOS
+                else:
+                    word = 3 + (int(src[b, t % S]) + int(tgt_in[b, t]) + (tgt_in[b, 0] != self.BOS)) % (self.V - 3)
+                logits[b, t, word] += 5.0
+        return logits
+
+
+def _decode_rule(src: list[int], max_len: int, never_stops: bool = False, *, read: str = "last",
+                 stop: bool = True) -> list[int]:
+    """What a greedy loop writes on :class:`_RuleTranslator`; read="first" (the first position's logits) and
+    read="axis" (the largest score along the positions) are known wrong loops, as is stop=False."""
+    torch = import_torch()
+    model = _RuleTranslator(never_stops)
+    fed = [model.BOS]
+    for _ in range(max_len):
+        logits = model(torch.tensor([src]), torch.tensor([fed]))
+        word = int({"last": lambda: logits[0, -1].argmax(), "first": lambda: logits[0, 0].argmax(),
+                    "axis": lambda: logits[0].argmax(0)[-1]}[read]())
+        fed.append(word)
+        if stop and word == model.EOS:
+            break
+    return fed[1:]
+
+
+def _decode_case(label: str, src: list[int], max_len: int, never_stops: bool = False) -> Case:
+    right = _decode_rule(src, max_len, never_stops)
+
+    def call(fn):
+        torch = import_torch()
+        got = fn(_RuleTranslator(never_stops), torch.tensor(src), 1, 2, max_len)
+        return [int(v) for v in got]  # a list or a 1-D tensor, whichever the learner built
+
+    def shape_hint(got, want):
+        g = numbers(got)
+        if g is None or g.ndim != 1:
+            return None
+        g = g.tolist()
+        if len(g) == len(right) + 1 and g[0] == 1 and g[1:] == right:
+            return DECODE_MESSAGES["with_bos"]
+        if right and right[-1] == 2 and g == right[:-1]:
+            return DECODE_MESSAGES["without_eos"]
+        if len(g) > max_len:
+            return DECODE_MESSAGES["too_long"]
+        return None
+
+    wrong = known_mistakes(
+        (lambda: _decode_rule(src, max_len, never_stops, stop=False), DECODE_MESSAGES["no_stop"]),
+        (lambda: _decode_rule(src, max_len, never_stops, read="first"), DECODE_MESSAGES["first_position"]),
+        (lambda: _decode_rule(src, max_len, never_stops, read="axis"), DECODE_MESSAGES["small_ids"]),
+        atol=0, rtol=0)
+    return Case(label, call, lambda: right, equal(), hints=[shape_hint, wrong])
+
+
+@check
+def greedy_decode(hidden, rng):
+    if not hidden:
+        return [_decode_case("greedy_decode on a made-up translator, src tensor([4, 9, 6, 2]), max_len=10: "
+                             "4 ids, the last EOS", [4, 9, 6, 2], 10),
+                _decode_case("greedy_decode, src of 7 ids, max_len=12", rng.integers(3, 13, size=7).tolist(), 12),
+                _decode_case("greedy_decode with a model that never writes EOS, max_len=5: 5 ids",
+                             [5, 7, 2], 5, never_stops=True)]
+    return [_decode_case("greedy_decode, src of 9 ids, max_len=15", rng.integers(3, 13, size=9).tolist(), 15),
+            _decode_case("greedy_decode, src of 1 id, max_len=4", [int(rng.integers(3, 13))], 4),
+            _decode_case("greedy_decode, src of 6 ids, max_len=3: cut before EOS", rng.integers(3, 13, size=6).tolist(),
+                         3)]
+
+
+predict_rouge_reads = ask(
+    "predict_rouge_reads",
+    label="predict_rouge_reads(): the source position (0-6, of 'the red cat sees a big dog') that the decoder reads "
+          "most while it writes 'rouge', the third French word",
+    form=int_in(0, 7), compare=equal(),
+    mistakes=[(is_(2), "Position 2 is where 'rouge' sits in French, but in English that place holds 'cat'. "
+                       "Cross-attention matches by content, not by place: 'rouge' reads 'red', position 1."),
+              (is_(0), "The first word is where a decoder with nothing to find would look; 'rouge' translates "
+                       "'red', at position 1, and that is where it reads.")],
+    otherwise="'rouge' translates 'red', which is at position 1 of the English sentence: the queries of the French "
+              "word find the key of the English word it translates, wherever it stands.")
+
+
+# ----------------------------------------------------------------------------- token_vectors
+
+VECTOR_MESSAGES = {
+    "no_embedding": "One row short: the first row is the vector as it leaves the embedding, before any block, "
+                    "then one row after each block.",
+    "with_ln_f": "One row too many, or a last row rescaled: the final LayerNorm belongs to the head, not to a block; "
+                 "stop at the output of the last block.",
+    "last_position": "These are the vectors of the last position, not of the position asked for.",
+    "no_positions": "The rows differ from the start: the sequence entered the blocks without its positions; "
+                    "the model's embed adds them.",
+    "no_advance": "The first row is right, the later ones are not: each block was given the embeddings instead "
+                  "of what the block before it wrote.",
+    "off_by_one": "These are the vectors of a neighbouring position: position p is index p of the sequence.",
+}
+
+
+def _vectors(model, ids, p, *, start="embed", advance=True, ln_f=False, first=True):
+    torch = import_torch()
+    with torch.no_grad():
+        x0 = model.embed(ids[None]) if start == "embed" else model.tok_emb(ids[None])
+        rows, x = ([x0[0, p]] if first else []), x0
+        for block in model.blocks:
+            x = block(x if advance else x0)
+            rows.append(x[0, p])
+        if ln_f:
+            rows.append(model.ln_f(x)[0, p])
+        return torch.stack(rows)
+
+
+def _vectors_case(label: str, cfg: tuple, pos: str, ids: list[int], p: int, rng) -> Case:
+    params = make_params(rng, gpt_shapes(cfg[0], cfg[1], cfg[2], cfg[4], cfg[5], pos))
+
+    def model():
+        return load(gpt_class()(*cfg, pos=pos), params).eval()
+
+    def call(fn):
+        torch = import_torch()
+        return fn(model(), torch.tensor(ids), p)
+
+    def on(p_=p, **kw):
+        return lambda: _vectors(model(), import_torch().tensor(ids), p_, **kw)
+
+    hint = known_mistakes((on(first=False), VECTOR_MESSAGES["no_embedding"]),
+                          (on(ln_f=True), VECTOR_MESSAGES["with_ln_f"]),
+                          (on(ln_f=True, first=False), VECTOR_MESSAGES["with_ln_f"]),
+                          (on(len(ids) - 1), VECTOR_MESSAGES["last_position"]),
+                          (on(start="tok_emb"), VECTOR_MESSAGES["no_positions"]),
+                          (on(advance=False), VECTOR_MESSAGES["no_advance"]),
+                          (on(p + 1 if p + 1 < len(ids) else p - 1), VECTOR_MESSAGES["off_by_one"]),
+                          atol=1e-5, rtol=1e-4)
+    return Case(label, call, on(), close(**TOL), hints=[hint])
+
+
+@check
+def token_vectors(hidden, rng):
+    if not hidden:
+        return [_vectors_case("token_vectors(TinyGPT(11, 8, 8, 2, 16, 2), ids (6,), position=2): shape (3, 8)",
+                              (11, 8, 8, 2, 16, 2), "learned", rng.integers(0, 11, size=6).tolist(), 2, rng),
+                _vectors_case("token_vectors of a TinyGPT with 3 blocks, ids (5,), position=0: shape (4, 8)",
+                              (11, 8, 8, 2, 16, 3), "learned", rng.integers(0, 11, size=5).tolist(), 0, rng)]
+    return [_vectors_case("token_vectors, rope TinyGPT(13, 10, 12, 3, 24, 2), ids (9,), position=5",
+                          (13, 10, 12, 3, 24, 2), "rope", rng.integers(0, 13, size=9).tolist(), 5, rng),
+            _vectors_case("token_vectors, TinyGPT(7, 6, 4, 1, 8, 1), ids (6,), position=4", (7, 6, 4, 1, 8, 1),
+                          "sinusoidal", rng.integers(0, 7, size=6).tolist(), 4, rng)]
+
+
+CONTEXTUAL_CHOICES = ("equal at every layer", "equal after the embedding, apart after the blocks",
+                      "apart at every layer")
+
+predict_contextual = ask(
+    "predict_contextual",
+    label="predict_contextual(): the same word at the same position of two sentences, before and after the blocks",
+    form=one_of(CONTEXTUAL_CHOICES), compare=equal(),
+    mistakes=[(is_("equal at every layer"), "The embedding gives the word one vector whatever surrounds it, but "
+                                            "each block adds what attention read from the earlier words, and those "
+                                            "differ: the vectors part after the first block."),
+              (is_("apart at every layer"), "The embedding is a table lookup plus the position's vector: the same "
+                                            "word at the same position gets exactly the same vector. Only the blocks, "
+                                            "which read the other words, set them apart.")])

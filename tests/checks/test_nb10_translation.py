@@ -1,0 +1,233 @@
+"""Do the checks of notebook 10's encoder-decoder (shift_right, greedy_decode) and of the embeddings' geometry
+(token_vectors) reject the mistakes students make, each with its own message, and accept other correct code?
+
+The known-wrong implementations and the differently written correct ones are data here (MISTAKES,
+ALTERNATIVES), in the harness's form, so the notebook's standard suite can run them through its test cells
+too. The tests below call the checks directly, visible and hidden: they need no notebook.
+"""
+import numpy as np
+import pytest
+import torch
+
+from autograder.checks import core, nb10
+from tests.harness import Mistake, indent
+
+pytestmark = pytest.mark.nb10
+
+SHIFT = """
+def shift_right(targets, bos_id):
+{body}
+"""
+DECODE = """
+def greedy_decode(model, src, bos_id, eos_id, max_len):
+{body}
+"""
+VECTORS = """
+def token_vectors(model, ids, position):
+{body}
+"""
+
+
+def shift(body: str) -> str:
+    return SHIFT.format(body=indent(body, 4))
+
+
+def decode(body: str) -> str:
+    return DECODE.format(body=indent(body, 4))
+
+
+def vectors(body: str) -> str:
+    return VECTORS.format(body=indent(body, 4))
+
+
+GREEDY_LOOP = """
+out = [bos_id]
+for _ in range({steps}):
+    logits = model(src[None], torch.tensor([out]))
+    word = int({read})
+    {append_and_stop}
+return {result}
+"""
+
+
+def greedy(steps="max_len", read="logits[0, -1].argmax()", result="out[1:]", start="[bos_id]",
+           append_and_stop="out.append(word)\n    if word == eos_id:\n        break"):
+    return decode(GREEDY_LOOP.format(steps=steps, read=read, result=result, append_and_stop=append_and_stop)
+                  .replace("out = [bos_id]", f"out = {start}"))
+
+
+MISTAKES = [
+    Mistake("shift_right", "no_shift", shift("return targets.clone()"), "very word it is asked to predict"),
+    Mistake("shift_right", "shifted_left", shift("""
+bos = torch.full_like(targets[:, :1], bos_id)
+return torch.cat([targets[:, 1:], bos], dim=1)
+"""), "towards the start"),
+    Mistake("shift_right", "bos_over_the_first_word", shift("""
+inputs = targets.clone()
+inputs[:, 0] = bos_id
+return inputs
+"""), "took the place of the first word"),
+    Mistake("shift_right", "last_word_kept", shift("""
+bos = torch.full((targets.shape[0], 1), bos_id, dtype=targets.dtype)
+return torch.cat([bos, targets], dim=1)
+"""), "one longer than the targets"),
+    Mistake("shift_right", "batch_as_one_sequence", shift("""
+flat = torch.cat([torch.tensor([bos_id]), targets.flatten()[:-1]])
+return flat.view_as(targets)
+"""), "sentence above it"),
+    Mistake("shift_right", "in_place", shift("""
+targets[:, 1:] = targets[:, :-1].clone()
+targets[:, 0] = bos_id
+return targets
+"""), "changed the targets it was given"),
+    Mistake("greedy_decode", "no_stop_at_eos", greedy(append_and_stop="out.append(word)"), "goes on after EOS"),
+    Mistake("greedy_decode", "bos_returned", greedy(result="out"), "starts with BOS"),
+    Mistake("greedy_decode", "eos_dropped", greedy(append_and_stop="if word == eos_id:\n        break\n    "
+                                                                   "out.append(word)"), "just before EOS"),
+    Mistake("greedy_decode", "first_position_read", greedy(read="logits[0, 0].argmax()"), "after BOS alone"),
+    Mistake("greedy_decode", "argmax_over_positions", greedy(read="logits[0].argmax(dim=0)[-1]"), "wrong axis"),
+    Mistake("greedy_decode", "one_word_too_many", greedy(steps="max_len + 1"), "more ids than max_len"),
+    Mistake("greedy_decode", "no_bos", greedy(start="[]", read="logits[0, -1].argmax()"), "no input"),
+    Mistake("token_vectors", "embedding_row_missing", vectors("""
+x, rows = model.embed(ids[None]), []
+for block in model.blocks:
+    x = block(x)
+    rows.append(x[0, position])
+return torch.stack(rows)
+"""), "one row short"),
+    Mistake("token_vectors", "final_norm_added", vectors("""
+x = model.embed(ids[None])
+rows = [x[0, position]]
+for block in model.blocks:
+    x = block(x)
+    rows.append(x[0, position])
+rows.append(model.ln_f(x)[0, position])
+return torch.stack(rows)
+"""), "final layernorm"),
+    Mistake("token_vectors", "last_position", vectors("""
+x = model.embed(ids[None])
+rows = [x[0, -1]]
+for block in model.blocks:
+    x = block(x)
+    rows.append(x[0, -1])
+return torch.stack(rows)
+"""), "last position"),
+    Mistake("token_vectors", "token_table_only", vectors("""
+x = model.tok_emb(ids[None])
+rows = [x[0, position]]
+for block in model.blocks:
+    x = block(x)
+    rows.append(x[0, position])
+return torch.stack(rows)
+"""), "without its positions"),
+    Mistake("token_vectors", "every_block_reads_the_embedding", vectors("""
+x = model.embed(ids[None])
+return torch.stack([x[0, position]] + [block(x)[0, position] for block in model.blocks])
+"""), "what the block before it wrote"),
+    Mistake("token_vectors", "next_position", vectors("""
+x = model.embed(ids[None])
+rows = [x[0, position + 1]]
+for block in model.blocks:
+    x = block(x)
+    rows.append(x[0, position + 1])
+return torch.stack(rows)
+"""), "neighbouring position"),
+]
+
+ALTERNATIVES = {
+    "shift_right": shift("""
+inputs = torch.roll(targets, shifts=1, dims=1)
+inputs[:, 0] = bos_id
+return inputs
+"""),
+    "greedy_decode": decode("""
+written = torch.tensor([[bos_id]])
+while written.shape[1] <= max_len:
+    next_id = model(src.unsqueeze(0), written)[:, -1, :].argmax(dim=-1, keepdim=True)
+    written = torch.cat([written, next_id], dim=1)
+    if next_id.item() == eos_id:
+        break
+return written[0, 1:]
+"""),
+    "token_vectors": vectors("""
+with torch.no_grad():
+    h = model.embed(ids.unsqueeze(0))
+    out = [h[:, position]]
+    for block in model.blocks:
+        h = block(h)
+        out.append(h[:, position])
+return torch.cat(out, dim=0)
+"""),
+}
+
+EXERCISES = ("shift_right", "greedy_decode", "token_vectors")
+
+
+def _function(source: str, name: str):
+    namespace = {"torch": torch, "np": np}
+    exec(compile(source, f"<{name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def _failure(exercise: str, source: str, hidden: bool) -> "core.CheckFailure | None":
+    try:
+        getattr(nb10, exercise)(_function(source, exercise), hidden=hidden)
+    except core.CheckFailure as failure:
+        return failure
+    return None
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=str)
+def test_known_mistake_is_rejected_visible_and_hidden_with_its_message(mistake):
+    visible = _failure(mistake.exercise, mistake.source, hidden=False)
+    assert visible is not None, f"{mistake} passed the visible check"
+    assert mistake.expect.lower() in str(visible).lower(), (
+        f"{mistake}: the message should say {mistake.expect!r}; it says {visible}")
+    assert _failure(mistake.exercise, mistake.source, hidden=True) is not None, f"{mistake} passed the hidden check"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_differently_written_correct_answer_is_accepted(exercise):
+    for hidden in (False, True):
+        failure = _failure(exercise, ALTERNATIVES[exercise], hidden)
+        assert failure is None, f"a correct {exercise} was rejected (hidden={hidden}): {failure}"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_every_exercise_has_three_mistakes_with_different_messages(exercise):
+    mine = [m for m in MISTAKES if m.exercise == exercise]
+    assert len(mine) >= 3
+    said = {str(_failure(exercise, m.source, hidden=False)).split("\n")[0] for m in mine}
+    assert len(said) == len(mine), f"two mistakes of {exercise} get the same message: {said}"
+
+
+def test_the_messages_name_symptoms_not_the_line():
+    """A message may say what went wrong and why; it never hands over the code to write."""
+    for message in [*nb10.SHIFT_MESSAGES.values(), *nb10.DECODE_MESSAGES.values()]:
+        for code in ("torch.cat", "[:, :-1]", "argmax(dim=-1)", "argmax(-1)", "break", "torch.full"):
+            assert code not in message, f"{code!r} dictates the line: {message}"
+
+
+def test_the_made_up_translator_depends_on_what_it_is_fed():
+    """The rule that makes the decoding cases bite: the next word depends on the word fed last and on BOS."""
+    from autograder.checks.nb10.translation import _RuleTranslator
+
+    model = _RuleTranslator()
+    src = torch.tensor([[4, 9, 6, 2]])
+    a = model(src, torch.tensor([[1, 5]]))[0, -1].argmax()
+    b = model(src, torch.tensor([[1, 6]]))[0, -1].argmax()
+    c = model(src, torch.tensor([[3, 5]]))[0, -1].argmax()
+    assert int(a) != int(b) and int(a) != int(c)  # the word fed last counts, and so does BOS in front
+    assert int(model(src, torch.tensor([[1, 5, 5, 5, 5]]))[0, -1].argmax()) == 2  # past the source: EOS
+    with pytest.raises(ValueError, match="batch axis"):
+        model(src[0], torch.tensor([[1]]))
+
+
+def test_a_broken_check_is_caught_by_these_tests(monkeypatch):
+    """Break the check on purpose (its right answer forgets BOS): the reference is then rejected."""
+    from autograder.checks.nb10 import translation
+
+    monkeypatch.setattr(translation, "_shift_case", lambda label, t, bos: translation.Case(
+        label, lambda fn: fn(torch.tensor(t), bos), lambda: torch.tensor(t), translation.equal()))
+    with pytest.raises(core.CheckFailure):
+        nb10.shift_right(_function(ALTERNATIVES["shift_right"], "shift_right"))
