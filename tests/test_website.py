@@ -249,7 +249,7 @@ def test_a_figure_drawn_with_an_exercise_is_the_courses_on_every_page_and_never_
     shown = 0
     for n in NOTEBOOKS:
         page = (built.out / f"{n}.html").read_text(encoding="utf-8")
-        student = read_notebook(paths.notebooks_dir() / f"{n}.ipynb")
+        student = read_notebook(built.out / "notebooks" / f"{n}.ipynb")  # the notebook the page was built from
         solution = read_notebook(paths.solutions_dir() / f"{n}.ipynb")
         website.given_outputs(student, solution, n)
         drawn = [o for c in student.cells if c.cell_type == "code" for o in c.outputs if website.DRAWN in o.get("metadata", {})]
