@@ -444,7 +444,7 @@ def played(term, tmp_path_factory):
             first.page.keyboard.press("Control+s")
             first.page.wait_for_timeout(1000)
             # saved before it is submitted, however long the save takes: the tab loses its "unsaved" mark
-            first.page.wait_for_function("() => !document.querySelector('.lm-TabBar-tab.jp-mod-dirty')",
+            first.page.wait_for_function("() => !document.querySelector('.lm-TabBar-tab.lm-mod-current.jp-mod-dirty')",
                                          timeout=60_000, polling=POLL_MS)
             seen["cells"] = first.cells()
             first.cell_node("test_expectation").scroll_into_view_if_needed()
