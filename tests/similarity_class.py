@@ -13,7 +13,8 @@ other comments (or none), helpers in the other order, lines split over two or jo
 of its steps split off into a temporary or a temporary folded back into the next line, a constant put in a
 temporary of its own (``scale = 0.5`` ... ``x * scale``) or taken out of one, the terms of sums and products
 in the other order (``b * a``), ``x = x + y`` written ``x += y``, comparisons from the other side (``0 < x``),
-one name for every step's value (``x = ...; x = f(x)``) or a name for each,
+one name for every step's value (``x = ...; x = f(x)``) or a name for each, the checks of the input in the
+other order,
 a docstring added to the helpers, a ``print`` left in or taken out, sometimes
 one step rewritten in another form, and one of the copied exercises written afresh. Students who work alone
 make the same choices, each their own way. Predictions
@@ -162,7 +163,7 @@ def copy_style(rng: random.Random, style: Style, rewrite: float = 0.3) -> Style:
     names = rng.sample([n for n in NAMES if n not in style.names], k=len(style.names))
     return Style(forms=forms, names=names,
                  comments=[rng.choice(COMMENTS) if rng.random() < 0.3 else None for _ in forms],
-                 checks=list(style.checks), noise=dict(style.noise), helpers=style.helpers,
+                 checks=list(reversed(style.checks)), noise=dict(style.noise), helpers=style.helpers,
                  inline=[not inlined if rng.random() < 0.5 else inlined for inlined in style.inline],
                  helpers_swapped=not style.helpers_swapped,
                  layout={"plain": "split", "split": "joined", "joined": "plain"}[style.layout],

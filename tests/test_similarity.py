@@ -116,6 +116,20 @@ def test_one_name_for_every_step_reads_as_a_name_for_each():
         assert "return V" in " ".join(t[0] for t in normalised_tokens(kept, given=given))
 
 
+def test_independent_statements_in_another_order_read_the_same_but_a_dependent_one_does_not_move():
+    given = frozenset({"def f(x, y):"})
+    checks = ["    assert x.ndim == 2\n", "    if y < 0:\n        raise ValueError('y')\n", "    n = len(x)\n",
+              "    m = y.size\n"]
+    body = "    x = x[:n]\n    return x * m\n"
+    orders = ([0, 1, 2, 3], [3, 1, 0, 2], [1, 3, 2, 0])
+    read = {" ".join(t[0] for t in normalised_tokens("def f(x, y):\n" + "".join(checks[i] for i in order) + body,
+                                                     given=given)) for order in orders}
+    assert len(read) == 1, read
+    # `x = x[:n]` writes what the check reads: the check stays before it
+    moved = "def f(x, y):\n    x = x[:2]\n    assert x.ndim == 2\n    return x\n"
+    assert " ".join(t[0] for t in normalised_tokens(moved, given=given)).startswith("V = V [ : 2 ] assert")
+
+
 def test_a_temporary_read_twice_or_a_parameter_reassigned_stays():
     code = "def f(x, y):\n    t = np.exp(x)\n    x = x + 1\n    return t / t.sum() + x\n"
     tokens = " ".join(t[0] for t in normalised_tokens(code, given=frozenset({"def f(x, y):"})))

@@ -18,6 +18,9 @@ its place in the answer (the side-by-side page marks what is shared where the st
   the same (the terms sorted by their tokens; ``@``, ``-`` and ``/`` keep their order);
 - **an augmented assignment**: ``x += y`` reads as ``x = x + y``;
 - **a comparison from the other side**: ``a > b`` reads as ``b < a`` (and ``>=`` as ``<=``);
+- **the order of independent statements**: in a function's body, two statements next to each other of which
+  neither reads or writes what the other writes are read in the order of their tokens (two checks of the
+  input swapped, a line moved above one it does not depend on); a ``return`` never moves;
 - **a string standing alone as a statement** (a docstring added to a helper) and **a call of print** (a line
   left from checking by hand, or added to pad a copy) are left out, as comments are.
 
@@ -37,6 +40,9 @@ _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _CONTEXTS = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)  # no place, nothing inside
 _COMMUTATIVE = (ast.Add, ast.Mult)
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+_BODIES = frozenset({ast.Module, ast.FunctionDef, ast.AsyncFunctionDef})  # whose statements may be reordered
+_BARRIERS = frozenset({ast.Return, ast.Yield, ast.YieldFrom, ast.Break, ast.Continue, ast.Global, ast.Nonlocal,
+                       ast.Await})
 _FLIPPED = {ast.Gt: "<", ast.GtE: "<="}  # a comparison read from the other side
 _AUGMENTED = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
               ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
@@ -178,6 +184,8 @@ class _Rewriter:
                 marks.append(node)
             elif kind is BinOp and isinstance(node.op, _COMMUTATIVE):
                 marks.append(node)
+            if kind in _BODIES and len(node.body) > 1:
+                marks.append(node.body[1])  # its statements may be reordered: read it statement by statement
             new_scope = kind in _SCOPE_TYPES and node is not tree
             inner = scopes + (id(node),) if new_scope else scopes
             if kind in _DEFINITIONS:
@@ -246,13 +254,59 @@ class _Rewriter:
             return self._augmented(node, span)
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIPPED:
             return self._flipped(node, span)
-        out: list[Token] = []
+        pieces: list[tuple[ast.AST | None, list[Token]]] = []  # each part: the child it is (None: between)
         at = span[0]
         for start, end, child in self._children(node):
-            out += self._slice(at, start) if start > at else []
-            out += self.emit(child)
+            if start > at and (between := self._slice(at, start)):
+                pieces.append((None, between))
+            if tokens := self.emit(child):
+                pieces.append((child, tokens))
             at = max(at, end)
-        return out + self._slice(at, span[1])
+        if tail := self._slice(at, span[1]):
+            pieces.append((None, tail))
+        if type(node) in _BODIES and len(node.body) > 1:
+            self._reorder(pieces, {id(s) for s in node.body})
+        return [token for _, tokens in pieces for token in tokens]
+
+    def _reorder(self, pieces: list[tuple[ast.AST | None, list[Token]]], body: set[int]) -> None:
+        """Statements next to each other that neither reads nor writes what the other writes, sorted by their
+        tokens (a copy's checks or independent lines in another order read the same); in place."""
+        moved = True
+        while moved:
+            moved = False
+            for i in range(len(pieces) - 1):
+                (a, first), (b, second) = pieces[i], pieces[i + 1]
+                if (a is None or b is None or id(a) not in body or id(b) not in body
+                        or [t[0] for t in second] >= [t[0] for t in first]):
+                    continue
+                (writes_a, names_a), (writes_b, names_b) = self._effects(a), self._effects(b)
+                if writes_a is not None and writes_b is not None and not (writes_a & names_b or writes_b & names_a):
+                    pieces[i], pieces[i + 1] = pieces[i + 1], pieces[i]
+                    moved = True
+
+    def _effects(self, statement: ast.AST) -> tuple[set[str] | None, set[str]]:
+        """What a statement may change and every name it reads or writes; None for one that may not move
+        (a return, or a yield, break or continue inside it). A call standing alone may change all it names,
+        a check (``assert``, ``if ...: raise``) changes nothing."""
+        names, writes = set(), set()
+        for node in ast.walk(statement):
+            kind = type(node)
+            if kind is ast.Name:
+                names.add(node.id)
+                if type(node.ctx) is not ast.Load:
+                    writes.add(node.id)
+            elif kind in _BARRIERS:
+                return None, names
+        kind = type(statement)
+        if kind in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+            targets = statement.targets if kind is ast.Assign else [statement.target]
+            writes |= {n.id for target in targets for n in ast.walk(target) if type(n) is ast.Name}
+        elif kind is ast.Assert or (kind is ast.If and not statement.orelse
+                                    and all(type(s) is ast.Raise for s in statement.body)):
+            writes = set()
+        else:  # a call, a loop, a with, a definition: anything it names
+            writes = set(names)
+        return writes, names
 
     def _terms(self, node: ast.BinOp, span: tuple[int, int]) -> list[Token]:
         """A sum's or product's terms (however nested: ``a + b + c``), sorted by their tokens."""
