@@ -303,3 +303,53 @@ def test_validate_in_a_students_image_reads_the_answer_cell_without_the_course()
     assert status == 0, lines
     line = next(line for line in lines if WHY in line)
     assert line.split()[:4] == ["read", "by", "your", "instructor"], lines
+
+
+DRAFT = '''# %% tags=["setup"]
+import math
+
+# %% solution=true
+def mean_of(values):
+    """The mean of a non-empty list of numbers."""
+    ### BEGIN SOLUTION
+    return sum(values) / len(values)
+    ### END SOLUTION
+    ### BEGIN BUG
+    # return sum(values) / (len(values) - 1)
+    ### END BUG
+
+# %% [markdown]
+# **Why was it wrong?** In a sentence or two: what the code did, and the symptom.
+
+# %% [markdown] manual=1
+# ### BEGIN SOLUTION
+# **Model answer.** It divided by n - 1, so every mean came out too large.
+#
+# **Mark scheme (1 point).** 1: names the divisor and the too-large means. 0: blank.
+# ### END SOLUTION
+'''
+
+
+def build_solution():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_solution", paths.root() / "tools" / "build_solution.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_draft_s_manual_marker_makes_the_answer_cell_of_the_bug_hunt_above_it(tmp_path):
+    draft = tmp_path / "draft.py"
+    draft.write_text(DRAFT, encoding="utf-8")
+    nb = build_solution().build(draft)
+    (answer,) = [c for c in nb.cells if manual.is_manual_cell(c)]
+    assert answer.cell_type == "markdown" and answer.id == "why-mean-of"
+    assert nbgrader_meta(answer) == {"grade": True, "grade_id": "why_mean_of", "locked": False, "points": 1,
+                                     "schema_version": 3, "solution": True, "task": False}
+    student = student_notebook(nb, "draft.ipynb")
+    assert [c.source for c in student.cells if manual.is_manual_cell(c)] == [manual.TEXT_STUB]
+    assert "Model answer" not in "".join(c.source for c in student.cells)
+    draft.write_text(DRAFT.replace("# ### BEGIN SOLUTION\n# **Model", "# **Model"), encoding="utf-8")
+    with pytest.raises(SystemExit, match="BEGIN SOLUTION"):  # the region is where the mark scheme is read from
+        build_solution().build(draft)
