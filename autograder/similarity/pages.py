@@ -42,7 +42,8 @@ def too_short_lines(result: Similarity) -> list[str]:
     said = not_compared(result)
     if not said:
         return []
-    lines = [said, "Too short to compare, per exercise (too short of all the answers given; * at this class size):"]
+    lines = [said, "Too short to compare, per exercise (answers too short of those given; * some of them only at "
+                   "this class size):"]
     for assignment, tallies in short_by_assignment(result).items():
         lines.append(f"  {assignment}: " + "; ".join(
             f"{t.grade_id} {t.not_compared} of {t.not_compared + t.answered}" + ("*" if t.too_short_here else "")
