@@ -98,8 +98,8 @@ def manual_section(ex: Exercise, result: SubmissionResult, advice: bool = True) 
                f"<span>{e(_num(got))} / {e(_num(of))} points</span></h2>")]
     answer = result.answers.get(ex.name, "")
     if ex.status == "manual":
-        body.append(f'<p>Your written answer{", read and scored by your instructor" if not ex.waiting else ""}'
-                    f'{": your instructor reads it and gives its points" if ex.waiting else ""}:</p>')
+        body.append("<p>Your written answer (" + ("your instructor reads it and gives its points" if ex.waiting else
+                                                  "read and scored by your instructor") + "):</p>")
         body.append(code_box(answer, f"Your answer: {ex.name}"))
     elif ex.status == "not attempted" and advice:  # an untouched notebook gets one message, not one per answer
         body.append("<p><b>What to try next:</b> Write your answer in the cell under the bug hunt's check, where it "
@@ -401,7 +401,8 @@ def page(result: SubmissionResult) -> str:
     submitted = f" Submitted {e(result.submitted_at)}." if result.submitted_at else ""
     waiting = sum(t.max_points for t in result.tests if t.waiting)
     if waiting:
-        submitted = f" {e(_num(waiting))} of them wait for your instructor to read your written answer." + submitted
+        submitted = (f" {e(_num(waiting))} of them {'waits' if waiting == 1 else 'wait'} for your instructor to read "
+                     "your written answer." + submitted)
     score, max_score = result.score, result.max_score
     exs = result.exercises
     summary = lost_summary(exs, compile_errors(result), score, max_score) if exs and not untouched(exs) else ""
