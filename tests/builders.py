@@ -24,6 +24,7 @@ import copy
 import csv
 import hashlib
 import importlib
+import json
 import os
 import random
 import re
@@ -327,6 +328,23 @@ class Graded:
 
     def problems(self, student: str, assignment: str = A) -> list[tuple[str, str]]:
         return [(r["problem"], r["detail"]) for r in self._of("problems.csv", student, assignment)]
+
+    def course_seconds(self, student: str, assignment: str = A) -> dict[str, float]:
+        """The course's own seconds for each cell ("test:test_x" -> s) that ``student``'s result was graded
+        against: its reference run, timed on this machine under its load and saved in --out (what each cell's
+        limit was computed from)."""
+        saved = json.loads((self.out / "results" / student / f"{assignment}.json").read_text(encoding="utf-8"))
+        ref = self.out / "reference" / f"{assignment}-{saved['source_hash'][:16]}-{saved['seed']}.json"
+        return {k: float(v) for k, v in json.loads(ref.read_text(encoding="utf-8"))["seconds"].items()}
+
+    def course_limit(self, student: str, grade_id: str, floor: float, assignment: str = A) -> tuple[float, float]:
+        """(limit, the course's seconds) of test cell ``grade_id`` in a run given ``--timeout-floor floor``:
+        max(floor, factor x the course's seconds for it), at most the cap, as grade computes it."""
+        from autograder.engine import Limits
+        from autograder.grade.submission.timelimits import TimePolicy
+
+        course = self.course_seconds(student, assignment)[f"test:{grade_id}"]
+        return TimePolicy(floor=floor).limit(course, Limits.for_grading().first_timeout()), course
 
 
 def grade_command(submissions: Path, *args: str) -> list[str]:
