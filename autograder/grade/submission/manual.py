@@ -2,8 +2,9 @@
 
 In the source an answer is an nbgrader *manually graded answer*: a markdown cell whose nbgrader metadata says
 ``solution: true`` and ``grade: true``, with its points and a grade id ``why_<bug hunt>`` (:data:`PREFIX`). Its
-whole text is one solution region: the model answer and the mark scheme between ``### BEGIN SOLUTION`` and
-``### END SOLUTION``. nbgrader's ClearSolutions releases it as ``YOUR ANSWER HERE``.
+whole text is one solution region: the model answer and the mark scheme between nbgrader's BEGIN SOLUTION and
+END SOLUTION delimiter lines (not spelt out here: the students' wheel must hold no such line). nbgrader's
+ClearSolutions releases it as ``YOUR ANSWER HERE``.
 
 The grader counts it as nbgrader does (``nbgrader.utils.determine_grade``):
 
