@@ -389,7 +389,12 @@ def several(assignment: str = A) -> nbformat.NotebookNode:
 
 # What a kernel meets, in one notebook (each after its own answer's tests): input() with no one to answer,
 # sys.exit(), the answer timed with %%time, a widget that waits for a click until the cell's time is up.
-WAIT_SECONDS = 4  # --timeout of both grade and validate for the class: the widget's wait meets it
+# validate's --timeout, its one limit for every cell: the widget's wait meets it, and an honest cell (the set-up
+# cell's imports on a busy machine) has room. grade gets --timeout-floor TIMEOUT_FLOOR instead: each course cell
+# may take that or 100 times the course's own time for it on this machine, and the widget's cell, the learner's
+# own, has no course time and waits out the cap (stock nbgrader's 30 s), as every cell a learner adds does.
+WAIT_SECONDS = 20
+TIMEOUT_FLOOR = 4
 KERNEL_CELLS = {
     "build_vocab": 'name = input("Your name? ")\nprint("hello", name)\n',
     "encode": 'import sys\nsys.exit("stop here")\n',

@@ -352,9 +352,10 @@ def full_marks_but_no_network(ctx):
     """, after="test_encode_hidden")
 
 
-# This loop waits rather than spins: it meets three cells (a time-out of 6 s, then two of 5), and the point
-# is what the time-outs cost the notebook, which is the same for a sleeping loop; spinning, it took a core from
-# the rest of the test command for 16 s in each of the test command's three gradings of this class. A student's
+# This loop waits rather than spins: it meets three cells (the first at its own limit, the others at the shorter
+# one that follows a time-out), and the point is what the time-outs cost the notebook, which is the same for a
+# sleeping loop; spinning, it took a core from the rest of the test command for 16 s in each of the test command's
+# three gradings of this class. A student's
 # busy loop, graded beside honest students, is issue 25's class (tests/broken_class.py); a busy loop
 # interrupted, tests/grade/test_engine.py. The fork bomb's children below still spin: they are the hostile load.
 def timeout_costs_only_the_looping_exercise(ctx):

@@ -192,7 +192,7 @@ def test_feedback_reports_tampering_and_never_shows_hidden_tests(graded):
     assert "changed" in page and "hidden=True" not in page
 
 
-LIMIT_SAID = re.compile(r"(?:interrupted|still running) after (\\d+(?:\\.\\d+)?) s")
+LIMIT_SAID = re.compile(r"(?:interrupted|still running) after (\d+(?:\.\d+)?) s")
 
 
 def test_every_stall_was_cut_at_a_limit_and_within_the_time_budget(graded):
