@@ -331,3 +331,30 @@ def test_a_reason_survives_the_saved_result_and_reaches_the_feedback_page():
     score = judge.TestScore(f"test_{Q}", 1.0, 1.0, "passed", "recorded", prediction=p)
     page = feedback_page([score.to_json()])
     assert 'Your reason: <q class="reason">only &lt;5&gt; rows</q>' in page
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t\n"])
+def test_an_empty_reason_earns_nothing_and_the_check_asks_for_the_reason(why_question, blank):
+    from autograder.checks.questions import EMPTY_REASON
+
+    with pytest.raises(core.CheckFailure) as failed:
+        why_question(lambda: ((1, 2), blank))
+    assert EMPTY_REASON in str(failed.value) and "expected a tuple" not in str(failed.value)
+    with pytest.raises(core.CheckFailure, match="Your reason is empty"):
+        why_question(lambda: ((1, 2), blank), hidden=True)
+    # the same pair with a reason is recorded; a malformed answer is still told about its form first
+    assert "Prediction recorded" in printed(lambda: why_question(lambda: ((1, 2), " rows first ")))
+    with pytest.raises(core.CheckFailure, match="expected a tuple of two ints"):
+        why_question(lambda: ((1,), blank))
+    # the grader's record of it reads "no reason", and the reveal asks for one
+    assert why_question.answer_of(why_question.evidence(((1, 2), blank))).reason == ""
+    assert "You gave no reason" in printed(lambda: why_question.reveal(lambda: ((1, 2), blank), (1, 2)))
+
+
+def test_an_empty_reason_earns_no_point_in_the_learners_notebook():
+    verdicts = run_exercise(A, Q, answer(Q, "(16000, 80), '  '"))
+    assert verdicts, f"no check of {Q} ran: nothing was refused"
+    for v in verdicts:
+        assert not v.graded and "Your reason is empty" in str(v.local), v.grader_message
+    kept = run_exercise(A, Q, answer(Q, "(16000, 80), 'one row per token'"))
+    assert kept and all(v.graded for v in kept)

@@ -17,10 +17,12 @@ A notebook words its questions one way (:class:`Wording`).
 **A one-line reason.** A question declared with ``reason=True`` asks the learner why, in their own
 words: the prediction returns ``(answer, "the reason, in one line")``. The reason is kept (it is in
 the learner's cell, and in the grader's record as :attr:`Prediction.reason`), printed beside the
-reveal and shown on the feedback page, and never graded: a bare ``answer`` earns the same point, and
-the reveal asks for the missing reason. Such a question's evidence is always the pair
-``(answer, reason)`` (``""`` for none), so the grader reads both from one recorded value. A question
-without ``reason=True`` reads its answer exactly as before.
+reveal and shown on the feedback page, and never judged right or wrong: a bare ``answer`` earns the same
+point, and the reveal asks for the missing reason. A reason left empty (``(answer, "")``, or only spaces)
+earns no point: the check asks for the reason, since a pair with a blank reason says the learner skipped
+it. Such a question's evidence is always the pair ``(answer, reason)`` (``""`` for none, :data:`BLANK`
+for one given empty), so the grader reads both from one recorded value. A question without
+``reason=True`` reads its answer exactly as before.
 """
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ from .hints import numbers, same_numbers
 from .registry import REGISTRY, Check, Prediction, checks_module
 
 Form = Callable[[Any], "str | None"]  # the decoded answer -> what is wrong with its form, None when nothing
+# A reason given but empty, as the evidence keeps it: one space, which a stripped reason never is, so the
+# check can refuse it while the grader's record (which strips it) still reads "no reason".
+BLANK = " "
+EMPTY_REASON = ('Your reason is empty. Write why you expect this answer, in one line, beside it: '
+                '`return answer, "why, in one line"`. The point is for a prediction with its reason.')
 Mistake = tuple[Any, str]  # (a wrong value, or a test of the decoded answer, and why it is wrong)
 
 
@@ -102,7 +109,15 @@ class Question(Check):
         if not self.asks_reason:
             return self._normal(value)
         given = with_reason(value)
-        return (self._normal(given.value), given.reason)
+        blank = isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], str) and not given.reason
+        return (self._normal(given.value), BLANK if blank else given.reason)
+
+    def problem(self, decoded: Any) -> "str | None":
+        """What keeps a recorded (decoded) value from its point: a malformed answer, or a reason given empty."""
+        problem = _form_problem(self.form, self.answer_of(decoded).value)
+        if problem is None and self.asks_reason and isinstance(decoded, (tuple, list)) and decoded[1] == BLANK:
+            return EMPTY_REASON
+        return problem
 
     def answer_of(self, decoded: Any) -> "Answer":
         """A recorded (decoded) value -> the answer and the reason (see :meth:`evidence`)."""
@@ -187,7 +202,7 @@ def question(assignment: str, name: str, *, form: Form, wording: Wording, label:
         # records the right answer as its evidence, and Question.recorded compares with it.
         text = (wording.hidden if hidden else wording.visible).format(label=label)
         return [Case(text, lambda fn: q.evidence(fn()), const(None),
-                     predicate(lambda got, want: _form_problem(form, q.answer_of(got).value)))]
+                     predicate(lambda got, want: q.problem(got)))]
 
     build.__name__ = name
     q = Question(assignment, name, build, wording.recorded, form=form, compare=compare or equal(),
