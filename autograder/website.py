@@ -3,13 +3,12 @@
 Built from the student notebooks in ``notebooks/`` (never ``solutions/``): every notebook rendered by
 nbconvert's JupyterLab template, a contents page in the prerequisite order (01 to 10) with README's line
 on what each one builds, README's figures, and on every page how to run the notebook and the page's own
-contents. A given cell that does not depend on the learner's work (neither an exercise nor a test, nor a
-cell that uses an exercise's function: :mod:`.learner_work`) shows what it printed or drew in the reference
-run stored in ``solutions/``; only its outputs are taken from there, never a line of code. Math is typeset
-in the browser by MathJax 2.7, the version nbconvert's template is written for, copied from the Python
-package ``jupyter-server-mathjax`` (in requirements.txt) into the site, on every page, the contents and the
-figures included; no page loads anything from another host, so the site works from a USB stick or a folder
-opened over ``file://``.
+contents. What each given cell shows under it comes from the reference run stored in ``solutions/`` and is
+decided by :mod:`.site_outputs` (only where it does not depend on the learner's work; only outputs, never a
+line of code); this module renders the pages around it. Math is typeset in the browser by MathJax 2.7, the
+version nbconvert's template is written for, copied from the Python package ``jupyter-server-mathjax`` (in
+requirements.txt) into the site, on every page, the contents and the figures included; no page loads anything
+from another host, so the site works from a USB stick or a folder opened over ``file://``.
 """
 from __future__ import annotations
 
@@ -30,14 +29,9 @@ from nbconvert import HTMLExporter
 from nbconvert.filters import markdown2html
 
 from . import paths
-from .checks.core import EVIDENCE_MIME
-from . import learner_work
-from .checks.causes import parsed
-from .checks.questions import is_question
-from .learner_work import learners_cells
-from .nbio import grade_id, is_solution_cell, notebook_title, read_notebook, write_atomic, write_atomic_bytes
-
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # needs a live kernel; the page has none
+from .nbio import notebook_title, read_notebook, write_atomic, write_atomic_bytes
+from .site_outputs import DRAWN, IMAGE_MIMES, drawn_caption, given_outputs
+from .site_outputs import WIDGET_MIME, shown_output  # noqa: F401  the site's tests read them from here too
 
 
 def mathjax_dir() -> Path:
@@ -294,113 +288,6 @@ def figures_page(notebooks: list[Notebook], figures: list[Figure], sources: dict
     return _shell("Figures", body, mathjax)
 
 
-# --------------------------------------------------------------------------- what a given cell showed
-
-# A set-up line that says whose earlier pieces a notebook runs on: on the site it would say "the course's", the
-# course's business, never the learner's (the set-up cell's outputs are dropped; this is the guard behind that).
-NOT_THE_LEARNERS = "the course's solutions"
-
-
-DRAWN = "site_drawn_with"  # an image output's metadata key: the exercises whose course versions drew it
-OWN_PIECES = "use_pieces"  # the set-up's hand-out of the earlier notebooks' pieces (the course's, in its run)
-
-
-def drawn_with(student, solution, assignment: str = "") -> dict[int, list[str]]:
-    """Position -> the names of the learner's work that code cell reads, directly or through what it computed from
-    them (:func:`.learner_work.depends_on`, one name at a time in notebook order), for every given cell that reads
-    any. A figure such a cell drew in the reference run was drawn with the course's versions of exactly these."""
-    names = learner_work.exercise_names(student, assignment)
-    names |= learner_work.exercise_names(solution, assignment) if solution is not None else set()
-    trees = {i: parsed(c.source) for i, c in enumerate(student.cells)
-             if c.cell_type == "code" and not is_solution_cell(c) and not grade_id(c)}
-    imported = learner_work.imported_names(t for t in trees.values() if t is not None)
-    found: dict[int, list[str]] = {}
-    for name in sorted(names):
-        tainted = {name}
-        for i, tree in trees.items():
-            if tree is not None and learner_work.depends_on(tree, tainted, imported):
-                found.setdefault(i, []).append(name)
-    return found
-
-
-def drawn_figures(ran, names: list[str], assignment: str) -> list:
-    """The images ``ran`` (a cell of the reference run) drew, each marked with the exercises it was drawn with, or
-    [] when any of them is a prediction's answer (a figure of it would be the answer) or the cell drew none. Only
-    the images travel: a printed line under the cell would be the course's result, never the learner's."""
-    if any(is_question(assignment, name) for name in names):
-        return []
-    figures = []
-    for output in ran.get("outputs", []):
-        data = {k: v for k, v in output.get("data", {}).items() if k in IMAGE_MIMES}
-        if output.get("output_type") in ("display_data", "execute_result") and data:
-            figures.append(nbformat.from_dict({"output_type": "display_data", "data": data,
-                                               "metadata": {**copy.deepcopy(output.get("metadata", {})),
-                                                            DRAWN: list(names)}}))
-    return figures
-
-
-def drawn_caption(names: list[str]) -> str:
-    """The caption under a figure the course's code drew in place of the learner's (HTML)."""
-    own = [n for n in names if n != OWN_PIECES]
-    listed = [f"<code>{e(n)}</code>" for n in own]
-    listed += ["the earlier notebooks' pieces"] if OWN_PIECES in names or not own else []
-    said = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
-    return (f"Drawn with the course's own {said}, not with your work: in the notebook this cell draws it with "
-            f"{'yours' if len(own) == len(listed) == 1 else 'your code'}.")
-
-
-def given_outputs(student, solution, assignment: str = "") -> int:
-    """Decide, cell by cell, what ``student``'s page shows under each code cell, and give each given cell that
-    keeps its outputs the ones it had in the reference run (``solution`` with its stored outputs); returns how
-    many cells show some.
-
-    The page is the learner's before they have written anything, so an output shows only where it does not
-    depend on their work (:func:`.learner_work.learners_cells`): never under an exercise or a check, never
-    under a cell that calls an exercise's function or uses what one returned, never the set-up cell's lines on
-    whose earlier pieces the notebook runs, nothing under a cell whose code cannot be read. One exception:
-    a given cell that draws a figure with an exercise's function (04's temperature plot calls the learner's
-    softmax) shows the figures the reference run drew, and only those, each captioned with the course's code
-    that drew it (:func:`drawn_figures`, :data:`DRAWN`); never one drawn from a prediction's answer. A kept cell
-    is matched by id and must hold the same source in both, so an output always belongs to the code above it;
-    only outputs travel, never the solution's code. The grader's evidence records and widgets (which need a
-    running kernel) are left out."""
-    reference = {c.get("id"): c for c in solution.cells if c.cell_type == "code"}
-    theirs = learners_cells(student, assignment, solution)
-    drawn = drawn_with(student, solution, assignment)
-    filled = 0
-    for i, cell in enumerate(student.cells):
-        if cell.cell_type != "code":
-            continue
-        ran = reference.get(cell.get("id"))
-        if ran is None or ran.source != cell.source or is_solution_cell(ran) or grade_id(ran):
-            cell.outputs, cell.execution_count = [], None
-            continue
-        if i in theirs:  # the learner's work: at most the figures the course's code drew, said so
-            cell.outputs = drawn_figures(ran, drawn[i], assignment) if drawn.get(i) else []
-            cell.execution_count = ran.get("execution_count") if cell.outputs else None
-            filled += bool(cell.outputs)
-            continue
-        outputs = [o for o in (shown_output(o) for o in ran.get("outputs", [])) if o is not None]
-        if any(NOT_THE_LEARNERS in "".join(o.get("text", "")) for o in outputs):
-            outputs = []
-        cell.outputs, cell.execution_count = outputs, ran.get("execution_count") if outputs else None
-        filled += bool(outputs)
-    return filled
-
-
-def shown_output(output):
-    """``output`` as a static page can show it, or None (evidence records, widgets, errors)."""
-    if output.get("output_type") == "error":
-        return None
-    if output.get("output_type") in ("display_data", "execute_result"):
-        data = {k: v for k, v in output.get("data", {}).items() if k != EVIDENCE_MIME}
-        if WIDGET_MIME in data or not data:
-            return None
-        output = copy.deepcopy(output)
-        output["data"] = data
-    return output
-
-
 def contents_of(body: str) -> list[tuple[str, str]]:
     """(anchor, heading text) of each section (h2) of a rendered notebook, in order."""
     found = []
@@ -438,7 +325,6 @@ def after_title(nb, block: str):
 # --------------------------------------------------------------------------- for a keyboard and a screen reader
 
 ALT = "site_alt"  # an image output's metadata key: its alt text, which TEMPLATE's data_png and data_jpg write
-IMAGE_MIMES = ("image/png", "image/jpeg")
 # TeX commands as a screen reader should say them in an alt text or a label; any other \name reads as its name
 TEX_WORDS = {"cdot": "·", "times": "×", "dots": "…", "ldots": "…", "cdots": "…", "le": "≤", "leq": "≤", "ge": "≥",
              "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈", "to": "→", "rightarrow": "→", "infty": "∞",
@@ -507,7 +393,7 @@ def describe_figures(nb) -> int:
 
 def with_alt(img_html: str, output) -> str:
     """nbconvert's <img> of ``output`` with the alt text :func:`describe_figures` gave it (a Jinja filter), and a
-    figure the course's code drew (:func:`drawn_figures`) in a <figure> whose caption says so."""
+    figure the course's code drew (:func:`.site_outputs.drawn_figures`) in a <figure> whose caption says so."""
     alt = (output.get("metadata") or {}).get(ALT)
     img_html = img_html.replace("<img ", f'<img alt="{e(alt)}" ', 1) if alt else img_html
     names = (output.get("metadata") or {}).get(DRAWN)

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import learner_work, paths, website
+from autograder import learner_work, paths, site_outputs, website
 from autograder.checks import questions
 from autograder.nbio import is_solution_cell, read_notebook
 
@@ -287,12 +287,12 @@ def test_a_figure_drawn_from_a_prediction_or_from_changed_code_is_left_out():
     student = notebook("def softmax(z):\n    raise NotImplementedError", outputs=False)
     student.cells[5].source += "  # mine"
     asked = []
-    real = website.is_question
+    real = site_outputs.is_question  # where the rule looks it up
     try:
-        website.is_question = lambda assignment, name: asked.append(name) or name.startswith("predict_")
+        site_outputs.is_question = lambda assignment, name: asked.append(name) or name.startswith("predict_")
         website.given_outputs(student, solution, "04_softmax_and_probability")
     finally:
-        website.is_question = real
+        site_outputs.is_question = real
     figure = student.cells[3].outputs
     assert [o.data for o in figure] == [{"image/png": "iVBOR"}], "the figure alone, not its printed line"
     assert figure[0].metadata[website.DRAWN] == ["softmax"]
