@@ -198,7 +198,7 @@ LIMIT_SAID = re.compile(r"(?:interrupted|still running) after (\d+(?:\.\d+)?) s"
 def test_every_stall_was_cut_at_a_limit_and_within_the_time_budget(graded):
     """No hostile submission holds the class up: every cell that timed out was cut at a limit the grader names, no
     more than the cap, and what the time-outs cost each submission stays within its time budget, as the grader
-    computed both (the budget is checked as a cell starts, so the last cell may overrun it by one cell's cost).
+    computed both (the budget is checked as a cell starts, so only the last cell may take the cost past it).
     That holds however busy the machine is: it is the grader's accounting, not a stopwatch. A stall that was never
     cut would leave the class unfinished (the fixture gives it 10 minutes); the cases' own statuses (time-out,
     killed) are asserted by the other tests."""
@@ -217,7 +217,11 @@ def test_every_stall_was_cut_at_a_limit_and_within_the_time_budget(graded):
         assert all(cut), f"{case}: a time-out that names no limit: {said}"
         seconds = [float(m.group(1)) for m in cut]
         assert all(0 < s <= cap for s in seconds), f"{case}: a limit past the cap of {cap:g} s: {said}"
-        cost = sum(s + grace for s in seconds)
-        assert cost <= budget + cap + grace, f"{case}: time-outs cost {cost:g} s, past the {budget:g} s budget: {said}"
+        # the budget is checked as each cell starts: all but the last cell to time out (at most the dearest) cost
+        # less than it, counted at their limits (the grader counts the wall time they took, no less)
+        costs = [s + grace for s in seconds]
+        before_last = sum(costs) - max(costs, default=0.0)
+        assert before_last < budget, f"{case}: time-outs cost {before_last:g} s before the last, past the {budget:g} s " \
+                                     f"budget: {said}"
         stalled += bool(seconds)
     assert stalled >= 4, "the looping, sleeping and bombing cases time out: this test must have seen them"
