@@ -359,9 +359,9 @@ predict_swapped_score = ask(
 HUNT_VARIANTS = ("at_zero", "one_early", "one_late", "keys_turned_again", "keys_turned_instead")
 
 HUNT_MESSAGES = {
-    "at_zero": "This is still the code as given. The new token's scores are not row T of the whole sequence's table: "
-               "they are the scores this query would get if it stood at the very start of the text, before every kept "
-               "key, where the new token stands after all of them.",
+    "at_zero": "This is still the code as given. The new token's scores are not row T of the whole sequence's table. "
+               "Read as offsets (query position minus key position): row T's are T, T - 1, ..., 1 to keys 0 .. T - 1; "
+               "the scores you return fit the offsets 0, -1, ..., -(T - 1).",
     "one_early": "Closer: the scores now come from a query placed among the kept keys, on top of the last one (offset 0 "
                  "to it), one position short of where the new token stands.",
     "one_late": "Closer: the scores now come from a query one position past the new token: every offset to a kept key "
