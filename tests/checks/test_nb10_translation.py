@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from autograder.checks import core, nb10
-from tests.harness import Mistake, indent
+from tests.harness import Mistake, answer, indent, returns
 
 pytestmark = pytest.mark.nb10
 
@@ -55,6 +55,8 @@ def greedy(steps="max_len", read="logits[0, -1].argmax()", result="out[1:]", sta
     return decode(GREEDY_LOOP.format(steps=steps, read=read, result=result, append_and_stop=append_and_stop)
                   .replace("out = [bos_id]", f"out = {start}"))
 
+
+EXERCISES = ("shift_right", "greedy_decode", "token_vectors")  # the predictions need the notebook's answer
 
 MISTAKES = [
     Mistake("shift_right", "no_shift", shift("return targets.clone()"), "very word it is asked to predict"),
@@ -134,7 +136,19 @@ return torch.stack(rows)
 """), "neighbouring position"),
 ]
 
+MISTAKES += [  # the predictions: a wrong answer of the right form is recorded wrong, with its reason
+    returns("predict_rouge_reads", "the_same_place", "(2, 'French keeps the place')", "where 'rouge' sits in French"),
+    returns("predict_rouge_reads", "the_first_word", "0", "the first word"),
+    returns("predict_rouge_reads", "not_a_position", "8", "between 0 and 7"),
+    returns("predict_contextual", "static_all_the_way", "('equal at every layer', 'one row per word')",
+            "part after the first block"),
+    returns("predict_contextual", "positions_set_them_apart", "'apart at every layer'", "exactly the same vector"),
+    returns("predict_contextual", "not_a_choice", "'different'", "answer with one of"),
+]
+
 ALTERNATIVES = {
+    "predict_rouge_reads": answer("predict_rouge_reads", "(['the', 'red'].index('red'), 'red is read')"),
+    "predict_contextual": answer("predict_contextual", "'equal after the embedding, ' + 'apart after the blocks'"),
     "shift_right": shift("""
 inputs = torch.roll(targets, shifts=1, dims=1)
 inputs[:, 0] = bos_id
@@ -160,7 +174,6 @@ return torch.cat(out, dim=0)
 """),
 }
 
-EXERCISES = ("shift_right", "greedy_decode", "token_vectors")
 
 
 def _function(source: str, name: str):
@@ -177,7 +190,7 @@ def _failure(exercise: str, source: str, hidden: bool) -> "core.CheckFailure | N
     return None
 
 
-@pytest.mark.parametrize("mistake", MISTAKES, ids=str)
+@pytest.mark.parametrize("mistake", [m for m in MISTAKES if m.exercise in EXERCISES], ids=str)
 def test_known_mistake_is_rejected_visible_and_hidden_with_its_message(mistake):
     visible = _failure(mistake.exercise, mistake.source, hidden=False)
     assert visible is not None, f"{mistake} passed the visible check"
