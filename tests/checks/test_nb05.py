@@ -3,6 +3,7 @@ import pytest
 
 from autograder.checks import nb05
 from autograder.checks.models import adamw
+from tests.checks import test_nb05_recurrence as recurrence
 from tests.checks.bug_hunts import stub_test
 from tests.harness import Mistake, answer, exercise_suite, returns
 from tests.variants import variant
@@ -475,6 +476,9 @@ def predict_overfit_floor():
     return float(-np.mean([np.log(p[pair]) for pair in pairs]))
 ''',
 }
+
+MISTAKES += recurrence.MISTAKES  # rnn_forward, gradient_by_distance and their prediction: see that module
+ALTERNATIVES.update(recurrence.ALTERNATIVES)
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
 globals().update(stub_test(A))  # bigram_counts is a bug hunt: its released cell is the bug, proven rejected
