@@ -147,27 +147,39 @@ def _split_slices(x, H):
     return np.stack([x[..., h * D:(h + 1) * D] for h in range(H)], axis=1)  # (B, H, T, D)
 
 
+def _origin(x, v):
+    """(token, feature) of the number v in the (B, T, d) input x (sequence 0), or None."""
+    where = np.argwhere(x[0] == v)
+    return tuple(int(i) for i in where[0]) if len(where) else None
+
+
 def _split_hint(got, want):
+    """Symptoms only: which input numbers landed in head 0, never the line that fixes it."""
     g, w = numbers(got), want.data
     if g is None or w.ndim != 4:
         return None
     B, H, T, D = w.shape
     x = w.transpose(0, 2, 1, 3).reshape(B, T, H * D)  # the input, recovered
-    if g.shape == w.shape and np.array_equal(g, x.reshape(B, H, T, D)):
-        return ("The shape is right and the heads are scrambled: this is a plain reshape to (B, H, T, D), which keeps "
-                "the flat order, so 'head 0' is the first T * D numbers, several tokens' features mixed (the bug you "
-                "predicted). Head h must hold features h*D .. (h+1)*D - 1 of every token.")
-    if g.shape == w.shape and np.array_equal(g, x.transpose(0, 2, 1).reshape(B, H, T, D)):
-        return ("The axes were moved before the cut: after a transpose the flat order runs over positions first, so "
-                "the reshape cuts across tokens and each 'head' holds one feature of many tokens. Cut each token's "
-                "vector into heads first (it is contiguous), then move the head axis.")
-    if g.shape == (B, T, H, D):
-        return ("This looks like (B, T, H, D): each token's vector is cut into heads, but the heads are still on axis "
-                "2, after the positions. Attention needs them on axis 1.")
-    if g.shape == w.shape and np.array_equal(g, x.reshape(B, T, D, H).transpose(0, 3, 1, 2)):
-        return (f"Each head takes every H-th feature (H = {H}): a head must be a contiguous block of D features, "
-                "so reshape to (B, T, H, D), not (B, T, D, H).")
-    return None
+    if g.shape == (B, T, H, D) and g.shape != w.shape:
+        return (f"The shape is {g.shape}; the contract asks for (B, H, T, D) = {w.shape}: axis 1 should count the "
+                f"{H} heads, and yours has length {T}, the number of tokens.")
+    if g.shape != w.shape or T < 2:
+        return None
+    got_from = [_origin(x, v) for v in g[0, 0, 1]]  # where head 0's row for position 1 came from
+    if any(o is None for o in got_from):
+        return None
+    said = ", ".join(f"token {t} feature {f}" for t, f in got_from)
+    lead = (f"Right shape, wrong numbers. Head 0's row for position 1 should be token 1's features 0..{D - 1}; "
+            f"yours holds {said}.")
+    if np.array_equal(g, x.reshape(B, H, T, D)):
+        return lead + (" Head 0 is just the first T * D numbers of the input in their stored order: whole tokens "
+                       "one after another, so it never reaches the last tokens.")
+    if np.array_equal(g, x.transpose(0, 2, 1).reshape(B, H, T, D)):
+        return lead + " Each of head 0's rows holds one feature of several tokens, not D features of one token."
+    if np.array_equal(g, x.reshape(B, T, D, H).transpose(0, 3, 1, 2)):
+        return lead + (f" Each token's row in head 0 holds the right token, but features {H} apart (every H-th "
+                       f"feature, H = {H}), not D neighbouring features.")
+    return lead
 
 
 @check
@@ -208,8 +220,9 @@ def _merge_hints(x):
         if g is None:
             return None
         if g.shape == want.data.shape and np.array_equal(g, x.reshape(B, T, H * D)):
-            return ("This is a reshape without transposing back: move the heads next to D first, "
-                    "transpose(0, 2, 1, 3) to (B, T, H, D), then reshape to (B, T, H * D).")
+            return ("Right shape, wrong numbers: token 0's output should be the H heads' vectors of token 0 side "
+                    "by side; yours holds head 0's vectors of several tokens in a row (the positions ended up "
+                    "among the features), and the round trip merge_heads(split_heads(x, H)) does not give x back.")
         if g.shape == (B, T, D):
             return "The heads were added or averaged; merging puts them side by side: H * D features."
         if g.shape == want.data.shape and np.array_equal(g, x.transpose(0, 2, 3, 1).reshape(B, T, H * D)):
@@ -382,13 +395,13 @@ predict_reshape_head0 = ask(
     "predict_reshape_head0", 
     form=described("a (3, 2) table of numbers", lambda v: numbers(v) is not None and numbers(v).shape == (3, 2)),
     normalize=_table, compare=close(), mistakes=[
-     ([[0, 1], [4, 5], [8, 9]], "That is what a correct split gives (features 0-1 of every token). A plain reshape "
-                                "keeps the flat order 0, 1, 2, ... and cuts it into blocks: its 'head 0' is the "
+     ([[0, 1], [4, 5], [8, 9]], "That is features 0-1 of every token, which would skip numbers of the flat run. A "
+                                "reshape keeps the flat order 0, 1, 2, ... and cuts it into blocks: [0, 0] is the "
                                 "first 6 numbers, [[0, 1], [2, 3], [4, 5]], all of token 0 and half of token 1."),
-     ([[0, 1], [2, 3], [8, 9]], "A reshape never skips numbers: it reads the flat order 0, 1, 2, ... and 'head 0' "
+     ([[0, 1], [2, 3], [8, 9]], "A reshape never skips numbers: it reads the flat order 0, 1, 2, ... and [0, 0] "
                                 "is simply the first 6 of them."),
-     ([[2, 3], [6, 7], [10, 11]], "That is head 1 of a correct split. A plain reshape keeps the flat order, so its "
-                                  "'head 0' is the first 6 numbers.")])
+     ([[2, 3], [6, 7], [10, 11]], "That is features 2-3 of every token, which would skip numbers. A reshape keeps "
+                                  "the flat order, so [0, 0] is the first 6 numbers.")])
 
 
 predict_rank = ask(

@@ -81,28 +81,28 @@ def split_heads(x, n_heads):
     if d % n_heads:
         raise ValueError("heads must divide d")
     return x.reshape(B, n_heads, T, d // n_heads)
-''', "the heads are scrambled"),
+''', "first T * D numbers of the input in their stored order"),
     Mistake("split_heads", "half_fix_transpose_before_the_cut", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
     if d % n_heads:
         raise ValueError("heads must divide d")
     return x.transpose(0, 2, 1).reshape(B, n_heads, T, d // n_heads)
-''', "moved before the cut"),
+''', "one feature of several tokens"),
     Mistake("split_heads", "heads_left_on_axis_2", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
     if d % n_heads:
         raise ValueError("heads must divide d")
     return x.reshape(B, T, n_heads, d // n_heads)
-''', "still on axis 2"),
+''', "axis 1 should count the"),
     Mistake("split_heads", "interleaved_heads", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
     if d % n_heads:
         raise ValueError("heads must divide d")
     return x.reshape(B, T, d // n_heads, n_heads).transpose(0, 3, 1, 2)
-''', "contiguous block"),
+''', "every H-th feature"),
     Mistake("split_heads", "no_divisibility_check", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
@@ -112,7 +112,7 @@ def split_heads(x, n_heads):
 def merge_heads(x):
     B, H, T, D = x.shape
     return x.reshape(B, T, H * D)
-''', "without transposing back"),
+''', "head 0's vectors of several tokens in a row"),
     Mistake("merge_heads", "heads_summed", '''
 def merge_heads(x):
     return x.sum(axis=1)
@@ -196,7 +196,7 @@ def low_rank_approx(X, r):
     Mistake("predict_reshape_head0", "thinks_reshape_splits_features",
             "def predict_reshape_head0():\n    return [[0, 1], [4, 5], [8, 9]]\n", "keeps the flat order"),
     returns("predict_reshape_head0", "head_one", "[[2, 3], [6, 7], [10, 11]]",
-            "That is head 1"),
+            "features 2-3 of every token"),
     returns("predict_reshape_head0", "skips_numbers", "[[0, 1], [2, 3], [8, 9]]",
             "never skips"),
     returns("predict_reshape_head0", "wrong_shape", "[0, 1, 2, 3, 4, 5]",
