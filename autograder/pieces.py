@@ -82,7 +82,8 @@ NEEDS: dict[str, tuple[Piece, ...]] = {
         + _pieces("07_complex_rotations_and_rope", "apply_rope")
         + _pieces("08_causality_and_masking", "masked_softmax")
         + _pieces("08_causality_and_masking", "is_causal", joint=causal_on_tensors)
-        + _pieces("05_gradients_and_chain_rule", "linear_backward", "embedding_backward", "softmax_jacobian")),
+        + _pieces("05_gradients_and_chain_rule", "linear_backward", "embedding_backward", "softmax_jacobian",
+                  "rnn_forward")),
     "10_decoder_block": (
         _pieces("09_attention", "MultiHeadAttention", "scaled_dot_product_attention")
         + _pieces("09_attention", "apply_rope_torch", exercise=False)

@@ -5,6 +5,7 @@ import pytest
 from autograder.checks import nb09
 from autograder.checks.models import numpy_attention
 from autograder.checks.models import numpy_heads
+from tests.checks import test_nb09_recurrence as recurrence
 from tests.harness import Mistake, answer, exercise_suite, indent, returns, run_exercise, stub_of
 from tests.variants import variant
 
@@ -368,6 +369,9 @@ def head_backward(ids, E, W_q, W_k, W_v, grad_out):
     "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return math.exp(10) / (math.exp(10) + 2)\n",
     "predict_path_steps": answer("predict_path_steps", "10 - 1, 9 // 3"),
 })
+
+MISTAKES += recurrence.MISTAKES  # read_context and its prediction: see that module
+ALTERNATIVES.update(recurrence.ALTERNATIVES)
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
 

@@ -62,6 +62,8 @@ def read_context(query, H, attend):
 ''', "wrong shape"),
     returns("predict_copy_accuracy", "both_perfect", '(1.0, 1.0), "same training"', "rebuild 10 tokens"),
     returns("predict_copy_accuracy", "not_a_pair", '0.3, "falls"', "tuple of 2 numbers"),
+    returns("predict_copy_accuracy", "the_fixed_vector_holds", '(0.9, 1.0), "32 numbers hold 30 bits"',
+            "9 further updates"),
 ]
 
 ALTERNATIVES = {

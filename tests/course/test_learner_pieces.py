@@ -118,6 +118,13 @@ grad = np.zeros((vocab_size, grad_out.shape[-1]))
 for i, row in zip(flat, grad_out.reshape(len(flat), -1)):
     grad[i] += row
 return grad''',
+    # 05's tanh RNN, the encoder of 09's translation model
+    "rnn_forward": '''
+steps, state = [], h0
+for x_t in x.unbind(dim=-2):
+    state = torch.tanh(state @ W_h.T + x_t @ W_x.T + b)
+    steps.append(state)
+return torch.stack(steps, dim=-2)''',
     "softmax": '''
 z = np.moveaxis(np.asarray(z, dtype=float), axis, -1)
 e = np.exp(z - z.max(axis=-1, keepdims=True))
@@ -232,6 +239,13 @@ if np.size(ids) and (np.min(ids) < 0 or np.max(ids) >= vocab_size):
 grad = np.zeros((vocab_size, np.shape(grad_out)[-1]))
 np.add.at(grad, np.ravel(ids), np.reshape(grad_out, (-1, np.shape(grad_out)[-1])))
 return grad''',
+    "rnn_forward": '''
+H = torch.empty(*x.shape[:-1], W_h.shape[0], dtype=x.dtype)
+h = h0
+for t in range(x.shape[-2]):
+    h = torch.tanh(torch.einsum("...j,ij->...i", h, W_h) + torch.einsum("...j,ij->...i", x[..., t, :], W_x) + b)
+    H[..., t, :] = h
+return H''',
     "softmax": '''
 e = np.exp(z - np.max(z, axis=axis, keepdims=True))
 return e / np.sum(e, axis=axis, keepdims=True)''',
