@@ -155,6 +155,86 @@ def masked_softmax(scores, allowed):
     returns("predict_first_position_loss", "higher", '"higher"', "reads its own token"),
     returns("predict_first_position_loss", "lower", '"lower"', "no position can beat"),
     returns("predict_first_position_loss", "not_a_choice", '"same"', "answer with one of"),
+    # ---------------------------------------- where the targets come from: BOS, and masked tokens
+    returns("predict_bos_targets", "every_id_a_target", '(6, 6), "each id is predicted"', "never a target"),
+    returns("predict_bos_targets", "bos_adds_two", '(6, 7), "bos adds one"', "only ever an input"),
+    returns("predict_bos_targets", "bos_changes_nothing", '(5, 5), "bos carries nothing"', "now gets a training signal"),
+    Mistake("causal_lm_pairs", "no_shift", """
+def causal_lm_pairs(ids, bos_id=None):
+    ids = np.asarray(ids)
+    if bos_id is not None:
+        ids = np.concatenate([[bos_id], ids])
+    return ids, ids
+""", "copy what it reads"),
+    Mistake("causal_lm_pairs", "bos_not_dropped_from_targets", """
+def causal_lm_pairs(ids, bos_id=None):
+    ids = np.asarray(ids)
+    if bos_id is None:
+        return ids[:-1], ids[1:]
+    return np.concatenate([[bos_id], ids[:-1]]), np.concatenate([[bos_id], ids[:-1]])[1:]
+""", "same length"),
+    Mistake("causal_lm_pairs", "bos_ignored", """
+def causal_lm_pairs(ids, bos_id=None):
+    ids = np.asarray(ids)
+    return ids[:-1], ids[1:]
+""", "positions for"),
+    Mistake("causal_lm_pairs", "targets_shifted_the_wrong_way", """
+def causal_lm_pairs(ids, bos_id=None):
+    ids = np.asarray(ids)
+    if bos_id is not None:
+        ids = np.concatenate([[bos_id], ids])
+    return ids[1:], ids[:-1]
+""", "targets"),
+    Mistake("masked_lm_pairs", "target_leaks_into_input", """
+def masked_lm_pairs(ids, mask_positions, mask_id):
+    ids = np.asarray(ids)
+    targets = np.full(len(ids), -100)
+    for p in mask_positions:
+        if not 0 <= p < len(ids):
+            raise ValueError(f"mask position {p} is outside 0 .. {len(ids) - 1}")
+        targets[p] = ids[p]
+    return ids.copy(), targets
+""", "can copy its answer"),
+    Mistake("masked_lm_pairs", "causal_next_id_targets", """
+def masked_lm_pairs(ids, mask_positions, mask_id):
+    ids = np.asarray(ids)
+    inputs, targets = ids.copy(), np.full(len(ids), -100)
+    for p in mask_positions:
+        if not 0 <= p < len(ids):
+            raise ValueError(f"mask position {p} is outside 0 .. {len(ids) - 1}")
+        inputs[p] = mask_id
+        if p + 1 < len(ids):
+            targets[p] = ids[p + 1]
+    return inputs, targets
+""", "id after it"),
+    Mistake("masked_lm_pairs", "every_position_a_target", """
+def masked_lm_pairs(ids, mask_positions, mask_id):
+    ids = np.asarray(ids)
+    inputs = ids.copy()
+    for p in mask_positions:
+        if not 0 <= p < len(ids):
+            raise ValueError(f"mask position {p} is outside 0 .. {len(ids) - 1}")
+        inputs[p] = mask_id
+    return inputs, ids.copy()
+""", "were not masked carry a target"),
+    Mistake("masked_lm_pairs", "shifted_like_the_causal_one", """
+def masked_lm_pairs(ids, mask_positions, mask_id):
+    ids = np.asarray(ids)
+    inputs, targets = ids.copy(), np.full(len(ids), -100)
+    for p in mask_positions:
+        if not 0 <= p < len(ids):
+            raise ValueError(f"mask position {p} is outside 0 .. {len(ids) - 1}")
+        inputs[p], targets[p] = mask_id, ids[p]
+    return inputs[:-1], targets[1:]
+""", "one input and one target"),
+    Mistake("masked_lm_pairs", "no_range_check", """
+def masked_lm_pairs(ids, mask_positions, mask_id):
+    ids = np.asarray(ids)
+    inputs, targets = ids.copy(), np.full(len(ids), -100)
+    inputs[mask_positions] = mask_id
+    targets[mask_positions] = ids[mask_positions]
+    return inputs, targets
+""", "IndexError"),
     # ---------------------------------------- the bug hunt: the bug as given, a half-fix, and other slips
     Mistake("causal_self_attention", "the_bug_as_given", variant(
         A, "causal_self_attention", replace=("scores = np.where(causal_mask(T), scores, -np.inf)",
@@ -184,6 +264,23 @@ def causal_self_attention(x):
     return masked_softmax(x @ x.T / np.sqrt(d), causal_mask(T)) @ x  # masked before the softmax, by 08's own
 ''',
     "predict_first_position_loss": answer("predict_first_position_loss", '"about the same"'),
+    "predict_bos_targets": answer("predict_bos_targets", '(6 - 1, 6), "a BOS gives the first id a reader"'),
+    "causal_lm_pairs": """
+def causal_lm_pairs(ids, bos_id=None):
+    seq = ([] if bos_id is None else [bos_id]) + list(ids)
+    return np.array(seq[:-1], dtype=int), np.array(seq[1:], dtype=int)
+""",
+    "masked_lm_pairs": """
+def masked_lm_pairs(ids, mask_positions, mask_id):
+    n = len(ids)
+    bad = [p for p in mask_positions if p < 0 or p >= n]
+    if bad:
+        raise ValueError(f"mask position {bad[0]} is outside 0 .. {n - 1}")
+    hidden = set(mask_positions)
+    inputs = np.array([mask_id if i in hidden else t for i, t in enumerate(ids)], dtype=int)
+    targets = np.array([t if i in hidden else -100 for i, t in enumerate(ids)], dtype=int)
+    return inputs, targets
+""",
     "causal_mask": '''
 def causal_mask(T):
     return np.arange(T)[None, :] <= np.arange(T)[:, None]
