@@ -16,6 +16,7 @@ import pytest
 from autograder.checks import core, nb01
 from autograder.engine import Limits
 from autograder.grade.submission.grade_one import grade_one, run_reference
+from autograder.grade.submission.manual import is_manual_id
 from autograder.nbio import exercise_of
 from tests.adversarial.evidence import payload, right_decode, right_encode, stub_encode, wrong_encode
 from tests.builders import A, right_notebook, solutions, solution_index, solve, write_submission
@@ -242,7 +243,9 @@ def test_each_forgery_fails_for_its_own_reason(forged_scores, gid, status, phras
 @pytest.mark.grading
 def test_nothing_is_lost_elsewhere(forged_scores):
     """A forgery (or a NameError) in one exercise costs no other exercise a point."""
-    honest = {gid: s for gid, s in forged_scores.items() if exercise_of(gid) not in FORGERIES}
+    # the bug hunt's written why is scored by a person, and the forger left it as released
+    honest = {gid: s for gid, s in forged_scores.items()
+              if exercise_of(gid) not in FORGERIES and not is_manual_id(gid)}
     assert len(honest) >= 10, sorted(honest)
     short = {gid: (s.points, s.max_points, s.status, s.message) for gid, s in honest.items()
              if s.points != s.max_points or s.status != "passed"}
