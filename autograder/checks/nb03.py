@@ -335,22 +335,37 @@ def linear_weight_grad(hidden, rng):
 # ------------------------------------------------------------- bug hunt: a batch
 
 def _batch_grad_hints(G, X):
-    d_out, d_in = G.shape[1], X.shape[1]
+    """Symptoms only (which entries, which batch sizes), never the line that fixes it."""
+    d_out, d_in, N = G.shape[1], X.shape[1], len(G)
+    loop = sum(np.outer(g, x) for g, x in zip(G, X))
+
+    def worst(got):
+        """The entry where a wrong table is furthest from the sum of the examples' tables."""
+        i, j = np.unravel_index(np.argmax(np.abs(got - loop)), loop.shape)
+        return (f"entry [{i}, {j}] is {float(got[i, j]):.4g} where the sum of the {N} examples' tables "
+                f"linear_weight_grad(G[n], X[n]) gives {float(loop[i, j]):.4g}")
+
+    with np.errstate(all="ignore"):
+        of_sums, of_means = np.outer(G.sum(axis=0), X.sum(axis=0)), np.outer(G.mean(axis=0), X.mean(axis=0))
     return [known_mistakes(
+        (lambda: of_sums,
+         f"Right shape, wrong numbers, and only for a batch of more than one example (N = {N} here; with one "
+         f"example yours equals linear_weight_grad(G[0], X[0])): {worst(of_sums)}."),
+        (lambda: of_means,
+         f"Right shape, still wrong numbers for N = {N}, and not by one common factor (dividing by the batch size "
+         f"would scale every entry alike): {worst(of_means)}."),
         (lambda: X.T @ G, f"Your gradient has shape {(d_in, d_out)}, but W, and so dL/dW, has shape "
                           f"(d_out, d_in) = {(d_out, d_in)}." if d_in != d_out else
-                          "The shape is W's, but the numbers are not the sum of linear_weight_grad(G[n], X[n]) over "
-                          "the examples: the right numbers, in the wrong places."),
+                          "The shape is W's, and the numbers are those of the sum of the examples' tables, in "
+                          "mirrored places: your entry [i, j] holds the sum's [j, i]."),
         (lambda: (X.T @ G).reshape(d_out, d_in),
-         "The shape is W's now, but the numbers still disagree with the loop of linear_weight_grad(G[n], X[n]) "
+         "The shape is W's now, but the numbers still disagree with the sum of linear_weight_grad(G[n], X[n]) "
          "over the examples, on the square layer too, where the shape was never the problem. A reshape reads the "
          "same numbers in another order; it does not put them where they belong."),
-        (lambda: G.T @ X / len(G), "That is the mean over the batch: L is the sum of the examples' losses, so its "
-                                   "gradient is the sum of their tables, not their average."),
-        (lambda: np.outer(G.sum(axis=0), X.sum(axis=0)), "That multiplies the sum of the g's by the sum of the x's; "
-                                                         "the gradient is the sum of the products g_n x_n^T, one per "
-                                                         "example."),
-        (lambda: np.outer(G[0], X[0]), "That is the first example's table only: add up the tables of all N examples."),
+        (lambda: loop / N, f"Every entry is the sum of the examples' tables divided by N = {N}: the contract's L is "
+                           f"the sum of the N losses."),
+        (lambda: np.outer(G[0], X[0]), "Equals the first example's table alone: the other examples add nothing."),
+        (lambda: loop - np.outer(G[-1], X[-1]), "Equals the sum of every example's table but the last one's."),
         **MATCH)]
 
 
@@ -369,9 +384,11 @@ def batch_weight_grad(hidden, rng):
     if not hidden:
         G2 = F([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
         X2 = F([[1.0, 2.0], [3.0, 0.0], [0.0, 1.0]])
-        return [case(rng.normal(size=(4, 2)), rng.normal(size=(4, 3)), "4 examples, d_out = 2, d_in = 3"),
-                case(G2, X2, "the teammate's square layer, d_out = d_in = 2 (expected [[1, 3], [6, 1]])"),
-                case(F([[1.0, 2.0]]), F([[3.0, 4.0, 5.0]]), "one example: linear_weight_grad's [[3, 4, 5], [6, 8, 10]]")]
+        return [case(F([[1.0, 2.0]]), F([[3.0, 4.0, 5.0]]), "one example: linear_weight_grad's [[3, 4, 5], [6, 8, 10]]"),
+                case(rng.normal(size=(4, 2)), rng.normal(size=(4, 3)), "4 examples, d_out = 2, d_in = 3"),
+                case(G2, X2, "a square layer, d_out = d_in = 2 (expected [[1, 3], [6, 1]])"),
+                case(F([[1.0, 0.0], [0.0, 1.0]]), F([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
+                     "2 examples, each touching its own output and input (expected [[1, 0, 0], [0, 1, 0]])")]
     return [case(rng.normal(size=(n, m)), rng.normal(size=(n, k)), f"{n} examples, d_out = {m}, d_in = {k}")
             for n, m, k in [(5, 3, 3), (2, 4, 1), (6, 2, 5), (1, 3, 3)]]
 

@@ -168,7 +168,15 @@ def linear_weight_grad(g, x):
     return -np.outer(g, x)
 ''', "sign flipped"),
     # bug hunt: the released code is the bug itself (the suite checks it is rejected); then half-fixes
-    Mistake("batch_weight_grad", "the_bug_row_layout", '''
+    Mistake("batch_weight_grad", "the_bug_outer_of_the_sums", '''
+def batch_weight_grad(G, X):
+    return np.outer(G.sum(axis=0), X.sum(axis=0))  # one table for the whole batch, no loop
+''', "only for a batch of more than one example"),
+    Mistake("batch_weight_grad", "half_fix_outer_of_the_means", '''
+def batch_weight_grad(G, X):
+    return np.outer(G.mean(axis=0), X.mean(axis=0))
+''', "not by one common factor"),
+    Mistake("batch_weight_grad", "half_fix_row_layout", '''
 def batch_weight_grad(G, X):
     return X.T @ G
 ''', "but W, and so dL/dW, has shape (d_out, d_in) = (2, 3)"),
@@ -179,15 +187,11 @@ def batch_weight_grad(G, X):
     Mistake("batch_weight_grad", "half_fix_mean_not_sum", '''
 def batch_weight_grad(G, X):
     return (X.T @ G).T / len(X)
-''', "mean over the batch"),
-    Mistake("batch_weight_grad", "half_fix_product_of_sums", '''
-def batch_weight_grad(G, X):
-    return np.outer(G.sum(axis=0), X.sum(axis=0))
-''', "sum of the products"),
+''', "divided by N"),
     Mistake("batch_weight_grad", "half_fix_first_example", '''
 def batch_weight_grad(G, X):
     return linear_weight_grad(G[0], X[0])
-''', "first example"),
+''', "first example's table alone"),
     returns("predict_outer_sum", "adds_a_and_b", "11", "adds the entries of a and of b"),
     returns("predict_outer_sum", "dot_of_the_first_two", "9", "a dot product of the first two entries"),
     returns("predict_outer_sum", "counts_entries", "6", "the number of entries"),
@@ -260,7 +264,7 @@ def linear_weight_grad(g, x):
     "predict_score_rank": answer("predict_score_rank", "[2, 6], 'min(d, 6)'"),
     "batch_weight_grad": '''
 def batch_weight_grad(G, X):
-    # the fix: the rows of dL/dW follow the outputs, so G supplies them (X.T @ G was the row layout's gradient)
+    # the fix: only each example's own g and x meet (the outer product of the sums paired every g with every x)
     return np.einsum("ni,nj->ij", G, X)
 ''',
 }
@@ -277,10 +281,11 @@ def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix()
     from autograder.checks.compare import CheckFailure
 
     attempts = {
-        "the bug as released": lambda G, X: X.T @ G,
+        "the bug as released": lambda G, X: np.outer(G.sum(axis=0), X.sum(axis=0)),
+        "the outer product of the means": lambda G, X: np.outer(G.mean(axis=0), X.mean(axis=0)),
+        "the row layout's product": lambda G, X: X.T @ G,
         "reshaped to W's shape": lambda G, X: (X.T @ G).reshape(G.shape[1], X.shape[1]),
         "the mean, not the sum": lambda G, X: G.T @ X / len(G),
-        "a product of sums": lambda G, X: np.outer(G.sum(axis=0), X.sum(axis=0)),
         "the first example only": lambda G, X: np.outer(G[0], X[0]),
     }
     first_lines = {}
@@ -290,5 +295,7 @@ def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix()
         first_lines[name] = str(failure.value).splitlines()[0]
         assert "G.T @ X" not in str(failure.value) and "G.T@X" not in str(failure.value), name
     assert len(set(first_lines.values())) == len(attempts), first_lines
-    assert "shape" in first_lines["the bug as released"] and "X.T" not in first_lines["the bug as released"]
+    bug = str(first_lines["the bug as released"])
+    assert "Right shape, wrong numbers" in bug and "more than one example" in bug, bug  # a symptom...
+    assert "sum" not in bug.split("(")[0] and "outer" not in bug, bug  # ...not the cause
     nb03.batch_weight_grad(lambda G, X: G.T @ X)  # the fix passes
