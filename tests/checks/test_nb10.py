@@ -5,6 +5,7 @@ import pytest
 from autograder.checks import nb10
 from autograder.checks.models import numpy_gpt, torch_gpt, training
 from tests.checks import test_nb10_gpt2 as gpt2
+from tests.checks import test_nb10_ninja as ninja
 from tests.checks import test_nb10_translation as translation
 from tests.harness import Mistake, answer, exercise_suite, indent, returns, run_exercise, stub_of
 from tests.variants import variant
@@ -738,6 +739,8 @@ return pairs
 
 MISTAKES += translation.MISTAKES  # the encoder-decoder and the embeddings' geometry: data of their own module
 ALTERNATIVES.update(translation.ALTERNATIVES)
+MISTAKES += ninja.MISTAKES  # LayerNorm's backward pass, node by node: data of its own module
+ALTERNATIVES.update(ninja.ALTERNATIVES)
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
 

@@ -9,6 +9,7 @@ an answer matches. The reference models and their variants are in :mod:`autograd
 One module per group of exercises, in the notebook's order (importing them registers their checks):
 
 - :mod:`.layers`: LayerNorm, FeedForward, DecoderBlock, count_block_params
+- :mod:`.ninja`: layernorm_backward_nodes, LayerNorm's backward pass derived node by node
 - :mod:`.dropout`: where a block and a TinyGPT drop in training mode (no check of its own)
 - :mod:`.tinygpt`: TinyGPT and its options (positions, tie_weights, gelu, dropout)
 - :mod:`.training`: lm_loss, generate, the prediction questions (the experiments' among them), train_step
@@ -27,6 +28,7 @@ from __future__ import annotations
 # in the notebook's order, which the registry keeps
 from .layers import (BLOCK_MESSAGES, FF_MESSAGES, FF_TOL, LN_MESSAGES, DecoderBlock, FeedForward, LayerNorm,
                      count_block_params)
+from .ninja import NODES as NINJA_NODES, layernorm_backward_nodes
 from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
 from .training import (STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
                        predict_harmful_switches, predict_no_positions, train_step)
@@ -44,13 +46,15 @@ from .common import A, ModelCase, ask, check
 from .dropout import DROPPED, UNTOUCHED, _dropout_kind
 
 __all__ = [  # the checks a notebook calls, then what the tests read
-    "LayerNorm", "FeedForward", "DecoderBlock", "count_block_params", "TinyGPT", "lm_loss", "generate",
-    "predict_ffn_share", "predict_changed_positions", "predict_no_positions", "predict_harmful_switches",
+    "LayerNorm", "layernorm_backward_nodes", "FeedForward", "DecoderBlock", "count_block_params", "TinyGPT",
+    "lm_loss", "generate", "predict_ffn_share", "predict_changed_positions", "predict_no_positions",
+    "predict_harmful_switches",
     "train_step", "kv_cache_bytes",
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
     "to_llama_attention", "induction_pairs", "shift_right", "greedy_decode", "predict_rouge_reads", "token_vectors",
     "predict_contextual",
-    "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "FF_MESSAGES", "FF_TOL", "BLOCK_MESSAGES",
+    "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",
+    "BLOCK_MESSAGES",
     "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
     "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SHIFT_MESSAGES",
     "DECODE_MESSAGES", "VECTOR_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",
