@@ -1,0 +1,232 @@
+"""Do the checks of notebook 10's induction finale (observe_heads, previous_token_score, induction_score,
+find_heads, ablate_heads) reject the mistakes students make, each with its own symptom, and accept other
+correct code?
+
+MISTAKES and ALTERNATIVES are data in the harness's form, so the notebook's standard suite runs them through
+its test cells too; the tests below call the checks directly, visible and hidden, without the notebook.
+"""
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.checks import core, nb10
+from tests.harness import Mistake, answer, indent, returns
+
+pytestmark = pytest.mark.nb10
+
+EXERCISES = ("previous_token_score", "induction_score", "find_heads", "ablate_heads")
+SIGNATURES = {"previous_token_score": "def previous_token_score(attn):",
+              "induction_score": "def induction_score(attn, seq):",
+              "find_heads": "def find_heads(maps, ids):",
+              "ablate_heads": "def ablate_heads(model, heads):"}
+
+
+def define(exercise: str, body: str, before: str = "") -> str:
+    return f"{before}\n{SIGNATURES[exercise]}\n{indent(body, 4)}\n"
+
+
+# the learner's own pieces find_heads may call: the right scores, written one way
+SCORES = """
+def _previous(attn):
+    return attn.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)
+
+
+def _induction(attn, seq):
+    last, qs, ks = {}, [], []
+    for q, t in enumerate(seq.tolist()):
+        if t in last:
+            qs.append(q)
+            ks.append(last[t] + 1)
+        last[t] = q
+    return attn[..., qs, ks].mean(-1)
+"""
+
+
+def finder(prev_at: float, ind_at: float) -> str:
+    return define("find_heads", f"""
+prev, ind = _previous(maps), _induction(maps, ids)
+return {{"previous token": [tuple(i) for i in (prev > {prev_at}).nonzero().tolist()],
+        "induction": [tuple(i) for i in (ind > {ind_at}).nonzero().tolist()]}}
+""", SCORES)
+
+
+def ablation(body: str) -> str:
+    return define("ablate_heads", body, "import copy")
+
+
+COLUMNS = """
+new = copy.deepcopy(model)
+with torch.no_grad():
+    for layer, head in heads:
+        attn = new.blocks[layer].attn
+        D = attn.d_head
+        {zero}
+return new
+"""
+
+MISTAKES = [
+    Mistake("previous_token_score", "reads_the_diagonal",
+            define("previous_token_score", "return attn.diagonal(dim1=-2, dim2=-1).mean(-1)"), "one place earlier"),
+    Mistake("previous_token_score", "two_back",
+            define("previous_token_score", "return attn.diagonal(offset=-2, dim1=-2, dim2=-1).mean(-1)"),
+            "one place too far"),
+    Mistake("previous_token_score", "averaged_over_every_query",
+            define("previous_token_score", "return attn.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1) / "
+                                           "attn.shape[-1]"), "diluted"),
+    Mistake("induction_score", "reads_the_earlier_occurrence", define("induction_score", """
+last, pairs = {}, []
+for q, t in enumerate(seq.tolist()):
+    if t in last:
+        pairs.append((q, last[t]))
+    last[t] = q
+return torch.stack([attn[..., q, k] for q, k in pairs], -1).mean(-1)
+"""), "not what it reads"),
+    Mistake("induction_score", "reads_the_first_copy", define("induction_score", """
+first, pairs = {}, []
+for q, t in enumerate(seq.tolist()):
+    if t in first:
+        pairs.append((q, first[t] + 1))
+    else:
+        first[t] = q
+return torch.stack([attn[..., q, k] for q, k in pairs], -1).mean(-1)
+"""), "first copy"),
+    Mistake("induction_score", "averaged_over_every_query", define("induction_score", """
+last, total = {}, 0
+for q, t in enumerate(seq.tolist()):
+    if t in last:
+        total = total + attn[..., q, last[t] + 1]
+    last[t] = q
+return total / len(seq)
+"""), "nothing to copy"),
+    Mistake("find_heads", "threshold_read_off_one_sharp_head", finder(0.9, 0.9), "misses the"),
+    Mistake("find_heads", "threshold_that_lets_everything_through", finder(0.05, 0.05), "calls the uniform head"),
+    Mistake("find_heads", "the_top_head_of_each_layer", define("find_heads", """
+prev, ind = _previous(maps), _induction(maps, ids)
+return {"previous token": [(layer, int(prev[layer].argmax())) for layer in range(len(prev))],
+        "induction": [(layer, int(ind[layer].argmax())) for layer in range(len(ind))]}
+""", SCORES), "calls the"),
+    Mistake("ablate_heads", "zeroes_the_wrong_axis",
+            ablation(COLUMNS.format(zero="attn.w_o.weight[head * D:(head + 1) * D] = 0")), "output features"),
+    Mistake("ablate_heads", "silences_the_whole_layer",
+            ablation(COLUMNS.format(zero="attn.w_o.weight[:] = 0")), "same layer"),
+    Mistake("ablate_heads", "silences_every_head", ablation("""
+new = copy.deepcopy(model)
+with torch.no_grad():
+    for block in new.blocks:
+        block.attn.w_o.weight.zero_()
+return new
+"""), "every head"),
+    Mistake("ablate_heads", "changes_nothing", ablation("return copy.deepcopy(model)"), "still write"),
+    Mistake("ablate_heads", "in_place", ablation("""
+with torch.no_grad():
+    for layer, head in heads:
+        attn = model.blocks[layer].attn
+        attn.w_o.weight[:, head * attn.d_head:(head + 1) * attn.d_head] = 0
+return model
+"""), "changed the model it was given"),
+]
+
+MISTAKES += [  # the observation: any pattern of the list is recorded, a made-up one is refused
+    returns("observe_heads", "not_a_pattern", "('stripes', 'I see stripes')", "answer with one of"),
+]
+
+ALTERNATIVES = {
+    "observe_heads": answer("observe_heads", "('a line just below the diagonal', 'looks like the previous token')"),
+    "previous_token_score": define("previous_token_score", """
+T = attn.shape[-1]
+q = torch.arange(1, T)
+return attn[..., q, q - 1].sum(-1) / (T - 1)
+"""),
+    "induction_score": define("induction_score", """
+ids = seq.tolist()
+weights = []
+for q in range(len(ids)):
+    earlier = [k for k in range(q) if ids[k] == ids[q]]
+    if earlier:
+        weights.append(attn[..., q, max(earlier) + 1])
+return sum(weights) / len(weights)
+"""),
+    "find_heads": finder(0.3, 0.2),
+    # silencing a head's values (weights and bias) is another way to make it write nothing
+    "ablate_heads": ablation("""
+new = copy.deepcopy(model)
+for layer, head in heads:
+    attn = new.blocks[layer].attn
+    rows = slice(head * attn.d_head, (head + 1) * attn.d_head)
+    with torch.no_grad():
+        attn.w_v.weight[rows] = 0.0
+        attn.w_v.bias[rows] = 0.0
+return new
+"""),
+}
+
+
+def _function(source: str, name: str):
+    namespace = {"torch": torch, "np": np, "copy": copy}
+    exec(compile(source, f"<{name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def _failure(exercise: str, source: str, hidden: bool) -> "core.CheckFailure | None":
+    try:
+        getattr(nb10, exercise)(_function(source, exercise), hidden=hidden)
+    except core.CheckFailure as failure:
+        return failure
+    return None
+
+
+@pytest.mark.parametrize("mistake", [m for m in MISTAKES if m.exercise in EXERCISES], ids=str)
+def test_known_mistake_is_rejected_visible_and_hidden_with_its_message(mistake):
+    visible = _failure(mistake.exercise, mistake.source, hidden=False)
+    assert visible is not None, f"{mistake} passed the visible check"
+    assert mistake.expect.lower() in str(visible).lower(), (
+        f"{mistake}: the message should say {mistake.expect!r}; it says {visible}")
+    assert _failure(mistake.exercise, mistake.source, hidden=True) is not None, f"{mistake} passed the hidden check"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_differently_written_correct_answer_is_accepted(exercise):
+    for hidden in (False, True):
+        failure = _failure(exercise, ALTERNATIVES[exercise], hidden)
+        assert failure is None, f"a correct {exercise} was rejected (hidden={hidden}): {failure}"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_every_exercise_has_three_mistakes_with_different_messages(exercise):
+    mine = [m for m in MISTAKES if m.exercise == exercise]
+    assert len(mine) >= 3
+    said = {str(_failure(exercise, m.source, hidden=False)).split("\n")[0] for m in mine}
+    assert len(said) == len(mine), f"two mistakes of {exercise} get the same message: {said}"
+
+
+def test_the_messages_name_symptoms_not_the_line():
+    for message in [*nb10.SCORE_MESSAGES.values(), *nb10.ABLATE_MESSAGES.values()]:
+        for code in ("diagonal(", "offset=", "[:, ", "w_o.weight", "zero_"):
+            assert code not in message, f"{code!r} dictates the line: {message}"
+
+
+def test_the_made_up_heads_leave_room_for_a_threshold_on_every_fresh_sequence():
+    """What makes find_heads fair: on many fresh sequences, each detector's own kind of head scores above every
+    other kind, with a gap a threshold fits in, even with the hidden cases' noise."""
+    from autograder.checks.nb10 import experiments as ex
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        ids = ex.repeated_ids(rng)
+        maps = ex.heads_of(list(ex.KINDS), ids, rng, 3, (0.15, 0.4))
+        for name, score in (("previous token", ex.previous_score_np(maps)),
+                            ("induction", ex.induction_score_np(maps, ids))):
+            flat = score.ravel()
+            mine = flat[ex.KINDS.index(name)]
+            assert mine > 0.35 and np.delete(flat, ex.KINDS.index(name)).max() < 0.15, (name, flat)
+
+
+def test_a_broken_check_is_caught_by_these_tests(monkeypatch):
+    """Break the check on purpose (its right score reads the diagonal): the right answer is then rejected."""
+    from autograder.checks.nb10 import experiments
+
+    monkeypatch.setattr(experiments, "previous_score_np",
+                        lambda maps, offset=-1, over_all=False: np.diagonal(maps, 0, -2, -1).mean(-1))
+    assert _failure("previous_token_score", ALTERNATIVES["previous_token_score"], hidden=False) is not None
