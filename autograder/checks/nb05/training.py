@@ -118,9 +118,9 @@ def _embedding_backward_case(label, ids, grad, vocab_size):
         np.add.at(G, flat_ids, flat_grad)
         return G
 
-    repeats = ("Rows of repeated ids must add up: G[ids] = grad_out (and G[ids] += grad_out, which NumPy "
-               "buffers) keeps only one of the repeated rows. Use np.add.at(G, ids, grad_out), or "
-               "one_hot(ids, V).T @ grad_out.")
+    repeats = ("Rows of repeated ids must add up, and yours come out too small: a row whose id was looked up "
+               "k times holds only one of its k gradient rows. On the prediction's ids [2, 0, 2] with rows of "
+               "ones, row 2 must hold 2: print what your code puts there.")
     hint = known_mistakes(
         (assigned, repeats),
         (per_row_loop, repeats),
