@@ -382,3 +382,115 @@ def first_repeat(hidden, rng):
                      np.array([two_pi / 3.5, two_pi / 6]), 42),
         _repeat_case("first_repeat for periods 4 and 6, horizon 12", np.array([two_pi / 4, two_pi / 6]), 12),
     ]
+
+
+# ---------------------------------------------------------- nearest_collision
+
+NEAREST_CHOICES = ("position 1", "a distant one")
+
+
+predict_nearest_position = ask(
+    "predict_nearest_position",
+    label="predict_nearest_position(): in a d = 4 encoding, is the position nearest to position 0 among 1 .. 1999 "
+          "its neighbour or a distant one",
+    form=one_of(NEAREST_CHOICES), compare=equal(),
+    mistakes=[(is_("position 1"), "Position 1 is one radian round the fast hand, about a sixth of a turn: far. "
+                                  "Over 2000 tokens the fast hand makes about 318 turns and the slow one about 3, "
+                                  "so somewhere the fast hand comes back near its start while the slow one is "
+                                  "near a whole turn too: at position 1885 the vector is within 0.044 of position "
+                                  "0's.")],
+    otherwise="The nearest position is 1885, 0.044 away, while position 1 is 0.959 away: far positions can look "
+              "almost alike when every hand is nearly back where it started.")
+
+
+def _nearest(pe, min_gap):
+    pe = np.asarray(pe, dtype=float)
+    dist = np.sqrt(((pe[min_gap:] - pe[0]) ** 2).sum(axis=1))  # (T - min_gap,)
+    i = int(np.argmin(dist))
+    return min_gap + i, float(dist[i])
+
+
+def _nearest_hint(pe, min_gap):
+    pe = np.asarray(pe, dtype=float)
+
+    def dist(rows):
+        return np.sqrt(((rows - pe[0]) ** 2).sum(axis=1))
+
+    def wrong_index():
+        p, dd = _nearest(pe, min_gap)
+        return p - min_gap, dd
+
+    def squared():
+        p, dd = _nearest(pe, min_gap)
+        return p, dd ** 2
+
+    def from_one():
+        p, dd = _nearest(pe, 1)
+        return p, dd
+
+    def farthest():
+        dd = dist(pe[min_gap:])
+        return min_gap + int(np.argmax(dd)), float(dd.max())
+
+    def city_block():
+        dd = np.abs(pe[min_gap:] - pe[0]).sum(axis=1)
+        return min_gap + int(np.argmin(dd)), float(dd.min())
+
+    def neighbour_steps():
+        dd = np.sqrt(((pe[1:] - pe[:-1]) ** 2).sum(axis=1))  # distance of each row to the row before it
+        i = int(np.argmin(dd[min_gap - 1:])) + min_gap - 1
+        return i + 1, float(dd[i])
+
+    return known_mistakes(
+        ((lambda: (0, 0.0)), "Position 0 itself came back, at distance 0: every vector is nearest to itself. Only "
+                             "the positions from min_gap on are candidates."),
+        (wrong_index, "The distance is right but the position is min_gap too small: is it an index into the rows "
+                      "you searched rather than the row's own position?"),
+        (squared, "The position is right but the distance is its square: is a square root missing?"),
+        (from_one, "That position is closer to position 0 than min_gap allows: the positions before min_gap are "
+                   "not candidates."),
+        (farthest, "That is the position farthest from position 0, not the nearest."),
+        (city_block, "Your distance adds the absolute differences: use the ordinary (Euclidean) length of the "
+                     "difference vector."),
+        (neighbour_steps, "Your distances are between each row and the row before it: every candidate must be "
+                          "compared with position 0's row."),
+    )
+
+
+def _nearest_case(label, pe, min_gap=None):
+    args = (pe,) if min_gap is None else (pe, min_gap)
+    g = 1 if min_gap is None else min_gap
+    return Case(label, call_with(*args), lambda: _nearest(pe, g), close(), hints=[_nearest_hint(pe, g)])
+
+
+@check
+def nearest_collision(hidden, rng):
+    three = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 0.9]])
+    if not hidden:
+        near_one = np.array([[0.0, 0.0], [0.1, 0.0], [3.0, 0.0], [0.0, 0.5], [2.0, 2.0]])
+        tie = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, -1.0]])
+        return [
+            _nearest_case("nearest_collision([[0, 1], [1, 0], [0, 0.9]]): position 2, at distance 0.1", three),
+            _nearest_case("nearest_collision of a 5-row table whose nearest row is position 1, min_gap = 2: "
+                          "position 3", near_one, 2),
+            _nearest_case("nearest_collision of a table where positions 2, 3 and 4 tie at distance 1: the smallest, 2",
+                          tie),
+            _nearest_case("nearest_collision(sinusoidal_positions(50, 2)): omega = 1, position 44 is seven turns "
+                          "and 0.0177 radians", _pe(50, 2)),
+            _nearest_case("nearest_collision(sinusoidal_positions(2000, 4))", _pe(2000, 4)),
+            Case("nearest_collision(np.zeros(5)): one vector, not a table", call_with(np.zeros(5)),
+                 raises("pe must be a 2-D (T, d) table, got shape (5,)")),
+            Case("nearest_collision(table of 3 rows, min_gap=0): position 0 would find itself",
+                 call_with(three, 0), raises("min_gap must be in 1 .. T - 1 = 2, got 0")),
+            Case("nearest_collision(table of 3 rows, min_gap=3): no row left to search", call_with(three, 3),
+                 raises("min_gap must be in 1 .. T - 1 = 2, got 3")),
+        ]
+    table = rng.normal(size=(int(rng.integers(20, 60)), 6))
+    gap = int(rng.integers(2, 10))
+    return [
+        _nearest_case(f"nearest_collision of a random ({table.shape[0]}, 6) table, min_gap = {gap}", table, gap),
+        _nearest_case("nearest_collision(sinusoidal_positions(3000, 6), min_gap=100)", _pe(3000, 6), 100),
+        _nearest_case("nearest_collision(sinusoidal_positions(400, 2), min_gap=10)", _pe(400, 2), 10),
+        Case("nearest_collision(table of 3 rows, min_gap=5)", call_with(three, 5),
+             raises("min_gap must be in 1 .. T - 1 = 2, got 5")),
+    ]

@@ -238,6 +238,72 @@ def shift_positions(pe, k, base=10000.0):
 def shift_positions(pe, k, base=10000.0):
     return pe.copy()
 ''', "nothing was turned"),
+    # ------------------------------------------------------------------ nearest_collision
+    returns("predict_nearest_position", "the_neighbour", '"position 1"', "a sixth of a turn"),
+    returns("predict_nearest_position", "not_a_choice", '"position 1885"', "answer with one of"),
+    returns("predict_nearest_position", "a_number", "1885", "answer with one of"),
+    Mistake("nearest_collision", "finds_itself", '''
+def nearest_collision(pe, min_gap=1):
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 1 <= min_gap < len(pe):
+        raise ValueError("bad input")
+    distance = np.linalg.norm(pe - pe[0], axis=1)
+    return int(np.argmin(distance)), float(distance.min())
+''', "nearest to itself"),
+    Mistake("nearest_collision", "index_into_the_slice", '''
+def nearest_collision(pe, min_gap=1):
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 1 <= min_gap < len(pe):
+        raise ValueError("bad input")
+    distance = np.linalg.norm(pe[min_gap:] - pe[0], axis=1)
+    return int(np.argmin(distance)), float(distance.min())
+''', "min_gap too small"),
+    Mistake("nearest_collision", "squared_distance", '''
+def nearest_collision(pe, min_gap=1):
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 1 <= min_gap < len(pe):
+        raise ValueError("bad input")
+    distance = ((pe[min_gap:] - pe[0]) ** 2).sum(axis=1)
+    return min_gap + int(np.argmin(distance)), float(distance.min())
+''', "square root missing"),
+    Mistake("nearest_collision", "min_gap_ignored", '''
+def nearest_collision(pe, min_gap=1):
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 1 <= min_gap < len(pe):
+        raise ValueError("bad input")
+    distance = np.linalg.norm(pe[1:] - pe[0], axis=1)
+    return 1 + int(np.argmin(distance)), float(distance.min())
+''', "closer to position 0 than min_gap allows"),
+    Mistake("nearest_collision", "argmax", '''
+def nearest_collision(pe, min_gap=1):
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 1 <= min_gap < len(pe):
+        raise ValueError("bad input")
+    distance = np.linalg.norm(pe[min_gap:] - pe[0], axis=1)
+    return min_gap + int(np.argmax(distance)), float(distance.max())
+''', "farthest"),
+    Mistake("nearest_collision", "city_block", '''
+def nearest_collision(pe, min_gap=1):
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 1 <= min_gap < len(pe):
+        raise ValueError("bad input")
+    distance = np.abs(pe[min_gap:] - pe[0]).sum(axis=1)
+    return min_gap + int(np.argmin(distance)), float(distance.min())
+''', "absolute differences"),
+    Mistake("nearest_collision", "neighbour_steps", '''
+def nearest_collision(pe, min_gap=1):
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 1 <= min_gap < len(pe):
+        raise ValueError("bad input")
+    steps = np.linalg.norm(pe[1:] - pe[:-1], axis=1)[min_gap - 1:]
+    i = int(np.argmin(steps))
+    return min_gap + i, float(steps[i])
+''', "the row before it"),
+    Mistake("nearest_collision", "no_validation", '''
+def nearest_collision(pe, min_gap=1):
+    distance = np.linalg.norm(np.asarray(pe)[min_gap:] - np.asarray(pe)[0], axis=-1)
+    return min_gap + int(np.argmin(distance)), float(np.min(distance))
+''', "should raise ValueError"),
 ]
 
 ALTERNATIVES = {
@@ -250,6 +316,22 @@ def first_repeat(omegas, horizon=10_000):
 ''',
     "predict_common_period": answer("predict_common_period", "next(p for p in range(1, 100) if p % 8 == p % 12 == 0)"),
     "predict_sine_twin": answer("predict_sine_twin", "int(np.int64(5))"),
+    "predict_nearest_position": answer("predict_nearest_position", '"a distant " + "one"'),
+    "nearest_collision": '''
+import math
+def nearest_collision(pe, min_gap=1):
+    if np.ndim(pe) != 2:
+        raise ValueError("a (T, d) table please")
+    T = len(pe)
+    if min_gap < 1 or min_gap >= T:
+        raise ValueError(f"min_gap out of range: {min_gap}")
+    best, best_p = math.inf, None
+    for p in range(min_gap, T):
+        dist = math.sqrt(sum((float(a) - float(b)) ** 2 for a, b in zip(pe[p], pe[0])))
+        if dist < best:
+            best, best_p = dist, p
+    return best_p, best
+''',
     "predict_offset_terms": '''
 def predict_offset_terms():
     answer = "none"
