@@ -526,3 +526,43 @@ def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix()
         return counts
 
     nb05.bigram_counts(fixed)
+
+
+def test_embedding_backward_shows_the_lost_repeats_as_a_symptom_without_the_fix():
+    """G[ids] += grad_out (buffered) and G[ids] = grad_out are caught by a message that names what came out (a repeated
+    id's row too small, row 2 of the prediction's case must hold 2), never the unbuffered addition that fixes it; a
+    one-hot product, written differently from the reference, passes."""
+    import numpy as np
+
+    from autograder.checks import nb05
+
+    def buffered(ids, grad_out, vocab_size):
+        grad_out = np.asarray(grad_out, dtype=float)
+        G = np.zeros((vocab_size, grad_out.shape[-1]))
+        G[np.asarray(ids)] += grad_out
+        return G
+
+    def assigned(ids, grad_out, vocab_size):
+        grad_out = np.asarray(grad_out, dtype=float)
+        G = np.zeros((vocab_size, grad_out.shape[-1]))
+        G[np.asarray(ids)] = grad_out
+        return G
+
+    for attempt in (buffered, assigned):
+        with pytest.raises(AssertionError) as failure:
+            nb05.embedding_backward(attempt)
+        message = str(failure.value)
+        assert "come out too small" in message and "row 2 must hold 2" in message, message
+        assert "add.at" not in message and "buffer" not in message and "one_hot" not in message, message
+
+    def one_hot_product(ids, grad_out, vocab_size):
+        ids = np.asarray(ids)
+        if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+            raise ValueError(f"id outside [0, {vocab_size})")
+        grad_out = np.asarray(grad_out, dtype=float)
+        if grad_out.shape[:-1] != ids.shape:
+            raise ValueError("grad_out's leading shape must be ids' shape")
+        X = (ids.reshape(-1, 1) == np.arange(vocab_size)).astype(float)  # (N, V) one-hot
+        return X.T @ grad_out.reshape(-1, grad_out.shape[-1])
+
+    nb05.embedding_backward(one_hot_product)
