@@ -29,15 +29,18 @@ check = exercise(A)
 # -------------------------------------------------------------------------- attention
 
 SDPA_MESSAGES = {
-    "no_scale": "The scores are not scaled: divide q @ k^T by sqrt(D), with D = q.shape[-1].",
-    "scale_d": "The scores are divided by D; divide them by sqrt(D).",
-    "query_axis": "Each column of the weights sums to 1 instead of each row: the softmax must run "
-                  "over the keys, dim=-1.",
-    "inverted_mask": "The mask looks inverted: True means allowed, so set the scores where the mask is "
-                     "False (~mask) to -inf.",
-    "mask_after_softmax": "The mask was applied after the softmax, so the kept weights no longer sum to 1: "
-                          "set the disallowed scores to -inf before the softmax.",
-    "mask_zero": "Disallowed scores were set to 0, not -inf: a score of 0 still gets the weight exp(0).",
+    "no_scale": "The weights are sharper than they should be: your scores look not scaled at all, sqrt(D) times "
+                "too far apart, and the wider the vectors the sharper the softmax gets.",
+    "scale_d": "The weights are flatter than they should be: your scores look shrunk by D, more than the spread of "
+               "a sum of D products asks for.",
+    "query_axis": "Each column of the weights sums to 1 instead of each row: one query's weights should share "
+                  "out 1 over the keys it reads.",
+    "inverted_mask": "The mask looks inverted: the weights are 0 exactly where the mask is True, and True "
+                     "means allowed.",
+    "mask_after_softmax": "The mask looks applied after the softmax: a row's kept weights no longer sum to 1, "
+                          "because the blocked keys took their share of the softmax first.",
+    "mask_zero": "Blocked keys still get a weight, as much as a score of 0 would earn: a key the mask blocks "
+                 "should get a weight of exactly 0.",
 }
 
 
@@ -48,7 +51,7 @@ class close_or_inverted(close):
         __tracebackhide__ = True
         if "ValueError" in got.raised and not want.raised:
             self.fail(case, f"raised ValueError: {got.message}. But every row of this mask keeps at least one key, "
-                            "so no error is due: check each row over the keys (mask.any(dim=-1)), not each column "
+                            "so no error is due: look at each row (one query, over the keys), not each column "
                             "(a key no query may read, like padding, is fine). Or the mask looks inverted: True = "
                             "allowed here, as in F.scaled_dot_product_attention (nn.MultiheadAttention's attn_mask "
                             "is the one where True = not allowed).")
@@ -77,8 +80,8 @@ def _sdpa_case(label, q, k, v, mask=None):
 
 
 EMPTY_ROW = ("keeps no key: its softmax would be 0/0 = NaN (PyTorch's own SDPA quietly returns zeros there). "
-             "Raise ValueError naming the row, as 08's masked_softmax does: check (~mask).all(-1), or "
-             "mask.any(-1), after broadcasting the mask to the scores' shape")
+             "Raise ValueError naming the row, as 08's masked_softmax does; a mask may be smaller than the "
+             "scores, so look for the empty row once it has the scores' shape")
 
 
 def _empty_row_case(label, q, k, v, mask, row):
@@ -141,16 +144,18 @@ def scaled_dot_product_attention(hidden, rng):
 # --------------------------------------------------------------------- multi-head attention
 
 MHA_MESSAGES = {
-    "no_scale": "The scores are not scaled: divide them by sqrt(D), D = d_model // n_heads.",
-    "scale_d_model": "The scores are divided by sqrt(d_model); divide by the square root of the head "
-                     "width D = d_model // n_heads.",
-    "merge_without_transpose": "The heads were merged without the transpose back: (B, H, T, D) -> "
-                               ".transpose(1, 2) -> (B, T, H, D) -> .reshape(B, T, d_model).",
-    "split_without_transpose": "The heads were split by reshaping straight to (B, H, T, D): reshape to "
-                               "(B, T, H, D), then .transpose(1, 2).",
+    "no_scale": "The weights are sharper than nn.MultiheadAttention's: the scores look not scaled at all.",
+    "scale_d_model": "The weights are flatter than nn.MultiheadAttention's: the scores look shrunk by sqrt(d_model), "
+                     "where one head's dot product sums only D = d_model // n_heads products: the square root of "
+                     "the head width is the spread to undo.",
+    "merge_without_transpose": "Each output row mixes several positions: the heads look merged without the transpose "
+                               "back, so the (B, H, T, D) outputs were read as if they were laid out (B, T, H, D).",
+    "split_without_transpose": "Each head's rows mix several positions: the heads look split by reshaping straight "
+                               "to (B, H, T, D), cutting (B, T, d_model) in the order the positions come, not the "
+                               "features. Which axis holds one head's D features?",
     "keys_from_x": "Keys and values come from x, not from context: for cross-attention they must be "
                    "projections of context.",
-    "wq_for_keys": "The keys look projected with w_q: use w_k for keys and w_v for values.",
+    "wq_for_keys": "The keys look projected with w_q: the scores match keys made by the query layer, not w_k.",
     "inverted_mask": "The mask looks inverted: in this course True = allowed, as in F.scaled_dot_product_attention "
                      "(it is nn.MultiheadAttention's attn_mask that uses True = not allowed).",
     "no_output_projection": "The output projection is missing: pass the merged heads through w_o.",

@@ -53,7 +53,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         scores = scores.masked_fill(~mask, float("-inf"))
     w = torch.softmax(scores, dim=-1)
     return w @ v, w
-''', "divide them by sqrt(D)"),
+''', "look shrunk by D"),
     Mistake("scaled_dot_product_attention", "softmax_over_queries", '''
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
@@ -61,7 +61,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         scores = scores.masked_fill(~mask, float("-inf"))
     w = torch.softmax(scores, dim=-2)
     return w @ v, w
-''', "over the keys, dim=-1"),
+''', "instead of each row"),
     Mistake("scaled_dot_product_attention", "inverted_mask", '''
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
@@ -76,7 +76,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     if mask is not None:
         w = w * mask
     return w @ v, w
-''', "applied after the softmax"),
+''', "looks applied after the softmax"),
     Mistake("scaled_dot_product_attention", "masked_scores_zero", '''
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
@@ -84,7 +84,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         scores = scores * mask
     w = torch.softmax(scores, dim=-1)
     return w @ v, w
-''', "not -inf"),
+''', "Blocked keys still get a weight"),
     Mistake("scaled_dot_product_attention", "returns_output_only", '''
 def scaled_dot_product_attention(q, k, v, mask=None):
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
@@ -113,7 +113,7 @@ return self.w_o(out.transpose(1, 2).reshape(B, T, d))
     Mistake("MultiHeadAttention", "w_q_for_keys", mha(SPLIT.replace("self.w_k(c)", "self.w_q(c)") + '''
 out, _ = scaled_dot_product_attention(q, k, v, mask)
 return self.w_o(out.transpose(1, 2).reshape(B, Tq, d))
-'''), "use w_k for keys"),
+'''), "keys look projected with w_q"),
     Mistake("MultiHeadAttention", "scaled_by_d_model", mha(SPLIT + '''
 scores = q @ k.transpose(-2, -1) / math.sqrt(d)
 if mask is not None:
