@@ -16,11 +16,22 @@ from tests.harness import Mistake, answer, indent, returns
 
 pytestmark = pytest.mark.nb10
 
-EXERCISES = ("previous_token_score", "induction_score", "find_heads", "ablate_heads")
+EXERCISES = ("previous_token_score", "induction_score", "find_heads", "ablate_heads", "my_experiment")
 SIGNATURES = {"previous_token_score": "def previous_token_score(attn):",
               "induction_score": "def induction_score(attn, seq):",
               "find_heads": "def find_heads(maps, ids):",
-              "ablate_heads": "def ablate_heads(model, heads):"}
+              "ablate_heads": "def ablate_heads(model, heads):",
+              "my_experiment": "def my_experiment():"}
+
+HYPOTHESIS = "'with half the blocks the loss after 40 steps is higher, since a shallower stack learns less'"
+
+
+def experiment(change: str, hypothesis: str = HYPOTHESIS) -> str:
+    return define("my_experiment", f"""
+def change(model):
+{indent(change, 4)}
+return {{"hypothesis": {hypothesis}, "change": change}}
+""")
 
 
 def define(exercise: str, body: str, before: str = "") -> str:
@@ -128,12 +139,24 @@ return model
 """), "changed the model it was given"),
 ]
 
+MISTAKES += [  # an experiment of the learner's own: its form is checked, and that the change changes something
+    Mistake("my_experiment", "a_change_that_changes_nothing", experiment("return model"), "leaves the model as it was"),
+    Mistake("my_experiment", "no_hypothesis", experiment("model.ln_f = torch.nn.Identity()\nreturn model", "'fewer'"),
+            "the hypothesis has 1 word:"),
+    Mistake("my_experiment", "a_change_that_is_not_a_function", define("my_experiment", f"""
+return {{"hypothesis": {HYPOTHESIS}, "change": "half the blocks"}}
+"""), "make it a function"),
+    Mistake("my_experiment", "a_change_that_returns_nothing", experiment("model.blocks = model.blocks[:2]"),
+            "not a model"),
+]
+
 MISTAKES += [  # the observation: any pattern of the list is recorded, a made-up one is refused
     returns("observe_heads", "not_a_pattern", "('stripes', 'I see stripes')", "answer with one of"),
 ]
 
 ALTERNATIVES = {
     "observe_heads": answer("observe_heads", "('a line just below the diagonal', 'looks like the previous token')"),
+    "my_experiment": experiment("model.blocks = model.blocks[:2]\nreturn model"),
     "previous_token_score": define("previous_token_score", """
 T = attn.shape[-1]
 q = torch.arange(1, T)

@@ -16,7 +16,7 @@ One module per group of exercises, in the notebook's order (importing them regis
 - :mod:`.cache_and_maps`: kv_cache_bytes, generate_cached, attention_maps, agreement_scores
 - :mod:`.gpt2`: from_gpt2, interleaved_to_halves, to_llama_attention
 - :mod:`.induction`: induction_pairs, for the closing extension (an induction head)
-- :mod:`.experiments`: observe_heads, previous_token_score, induction_score, find_heads, ablate_heads (the
+- :mod:`.experiments`: my_experiment (an experiment of the learner's design), observe_heads, previous_token_score, induction_score, find_heads, ablate_heads (the
   induction finale done by the learner: observe, detect, ablate)
 - :mod:`.translation`: shift_right, greedy_decode, predict_rouge_reads (the encoder-decoder that translates),
   token_vectors and predict_contextual (the embeddings' geometry)
@@ -39,7 +39,7 @@ from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, at
 from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, interleaved_to_halves, to_llama_attention
 from .induction import MESSAGES as INDUCTION_MESSAGES, induction_pairs, pairs_of
 from .experiments import (ABLATE_MESSAGES, SCORE_MESSAGES, ablate_heads, find_heads, induction_score,
-                          observe_heads, previous_token_score)
+                          my_experiment, observe_heads, previous_token_score)
 from .translation import (DECODE_MESSAGES, SHIFT_MESSAGES, VECTOR_MESSAGES, greedy_decode, predict_contextual,
                           predict_rouge_reads, shift_right, token_vectors)
 

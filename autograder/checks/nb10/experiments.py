@@ -138,9 +138,9 @@ def _score_case(label: str, maps: np.ndarray, ids: "np.ndarray | None") -> Case:
 @check
 def previous_token_score(hidden, rng):
     ids = repeated_ids(rng, T=12)
-    one = heads_of(["previous token"], ids, rng, 1)[0, 0]
+    one = heads_of(["previous token"], ids, rng, 1)
     kinds = list(rng.permutation(KINDS))
-    return [_score_case("previous_token_score of one previous-token head's (12, 12) map", one, None),
+    return [_score_case("previous_token_score of one previous-token head's (1, 1, 12, 12) map", one, None),
             _score_case(f"previous_token_score of (2, 3, 12, 12) maps, heads: {', '.join(kinds)}",
                         heads_of(kinds, ids, rng, 3), None)] if not hidden else [
             _score_case("previous_token_score of (3, 2, 20, 20) maps", heads_of(
@@ -152,8 +152,8 @@ def induction_score(hidden, rng):
     if not hidden:
         ids = np.array([4, 7, 1, 9, 5, 4, 7, 1, 9, 5, 4, 7, 1, 9])  # period 5, nearly three times
         kinds = list(rng.permutation(KINDS))
-        return [_score_case("induction_score of one induction head's (14, 14) map on [4, 7, 1, 9, 5] written again "
-                            "and again", heads_of(["induction"], ids, rng, 1)[0, 0], ids),
+        return [_score_case("induction_score of one induction head's (1, 1, 14, 14) map on [4, 7, 1, 9, 5] written "
+                            "again and again", heads_of(["induction"], ids, rng, 1), ids),
                 _score_case(f"induction_score of (2, 3, 14, 14) maps on the same sequence, heads: {', '.join(kinds)}",
                             heads_of(kinds, ids, rng, 3), ids)]
     ids = repeated_ids(rng, T=24, V=8, distinct=False)  # few tokens: repeats inside the stretch too
@@ -287,3 +287,57 @@ def ablate_heads(hidden, rng):
                 _ablate_case("ablate_heads(model, [(0, 1), (1, 0)])", cfg, seed, [(0, 1), (1, 0)], ids)]
     return [_ablate_case("ablate_heads(model, [(0, 2)]) of 3 layers", (11, 8, 12, 3, 16, 3), seed, [(0, 2)], ids),
             _ablate_case("ablate_heads(model, []): nothing silenced", cfg, seed, [], ids)]
+
+
+# --------------------------------------------------------------------------- my_experiment
+
+EXPERIMENT_FORM = "an experiment of your own design, and a change that alters the model"
+
+
+def _altered(change) -> str:
+    """What the change does to a fresh model of the experiments' shape (4 blocks of one head): ``EXPERIMENT_FORM``
+    when it alters the parameter count or the logits, else a ValueError that says what is missing."""
+    from ..models.torch_gpt import gpt_class
+
+    torch = import_torch()
+    torch.manual_seed(0)
+    fresh = gpt_class()(13, 16, 16, 1, 32, 4).eval()  # V, context, d_model, n_heads, d_ff, n_layers
+    ids = torch.arange(12)[None] % 13
+    with torch.no_grad():
+        before, count = fresh(ids), sum(p.numel() for p in fresh.parameters())
+    try:
+        changed = change(copy.deepcopy(fresh))
+    except Exception as exc:
+        raise ValueError(f"your change raised {type(exc).__name__}: {exc}, on a freshly built TinyGPT of 4 blocks "
+                         "(the experiments' shape, smaller): it must take a model and return the model changed.") from None
+    if not isinstance(changed, torch.nn.Module):
+        raise ValueError(f"your change returned {type(changed).__name__}, not a model: return the model you changed.")
+    with torch.no_grad():
+        after = changed.eval()(ids)
+    if sum(p.numel() for p in changed.parameters()) == count and after.shape == before.shape \
+            and torch.allclose(after, before):
+        raise ValueError("your change leaves the model as it was: the same number of parameters, and the same "
+                         "logits on the same tokens, so measuring it can only repeat the baseline.")
+    return EXPERIMENT_FORM
+
+
+def _experiment_form(got) -> str:
+    if not isinstance(got, dict) or not {"hypothesis", "change"} <= set(got):
+        raise ValueError("my_experiment() should return a dict with 'hypothesis' (a sentence) and 'change' (a "
+                         f"function from a model to the changed model); got {type(got).__name__}"
+                         f"{' with the keys ' + str(sorted(got)) if isinstance(got, dict) else ''}.")
+    words = got["hypothesis"].split() if isinstance(got["hypothesis"], str) else []
+    if len(words) < 8:
+        raise ValueError(f"the hypothesis has {len(words)} word{'' if len(words) == 1 else 's'}: say in one sentence what you change, what you "
+                         "expect the validation loss to do, and why.")
+    if not callable(got["change"]):
+        raise ValueError(f"'change' is {type(got['change']).__name__}: make it a function that takes a model and "
+                         "returns it changed.")
+    return _altered(got["change"])
+
+
+@check
+def my_experiment(hidden, rng):
+    label = ("my_experiment(): a hypothesis of 8 words or more, and a change that alters a freshly built model"
+             if not hidden else "my_experiment(), graded: the same, for completion")
+    return [Case(label, lambda fn: _experiment_form(fn()), lambda: EXPERIMENT_FORM, equal())]
