@@ -334,6 +334,88 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_score_variance", "standard_deviation", "8.0", "standard deviation"),
     returns("predict_score_variance", "mean_zero_so_zero", "0.0", "scores spread"),
     returns("predict_score_variance", "d_squared", "64 ** 2", "not 64^2"),
+    # -------------------------------------------------- score_variance_by_width
+    Mistake("score_variance_by_width", "standard_deviation", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in widths:
+        q, k = rng.normal(size=(n_pairs, d)), rng.normal(size=(n_pairs, d))
+        out.append(np.std(np.sum(q * k, axis=-1)))
+    return np.array(out)
+''', "square root of the width"),
+    Mistake("score_variance_by_width", "one_product_per_pair", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in widths:
+        q, k = rng.normal(size=(n_pairs, d)), rng.normal(size=(n_pairs, d))
+        out.append(np.var(q * k))  # the variance of the products, never summed into scores
+    return np.array(out)
+''', "does not see the width"),
+    Mistake("score_variance_by_width", "scaled_scores", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in widths:
+        q, k = rng.normal(size=(n_pairs, d)), rng.normal(size=(n_pairs, d))
+        out.append(np.var(np.sum(q * k, axis=-1) / np.sqrt(d)))
+    return np.array(out)
+''', "does not see the width"),
+    Mistake("score_variance_by_width", "mean_not_spread", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in widths:
+        q, k = rng.normal(size=(n_pairs, d)), rng.normal(size=(n_pairs, d))
+        out.append(np.mean(np.sum(q * k, axis=-1)))
+    return np.array(out)
+''', "close to 0"),
+    Mistake("score_variance_by_width", "q_with_itself", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in widths:
+        q = rng.normal(size=(n_pairs, d))
+        out.append(np.var(np.sum(q * q, axis=-1)))
+    return np.array(out)
+''', "twice what independent"),
+    Mistake("score_variance_by_width", "product_of_sums", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in widths:
+        q, k = rng.normal(size=(n_pairs, d)), rng.normal(size=(n_pairs, d))
+        out.append(np.var(q.sum(axis=-1) * k.sum(axis=-1)))
+    return np.array(out)
+''', "square of the width"),
+    Mistake("score_variance_by_width", "uniform_not_normal", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in widths:
+        q, k = rng.random(size=(n_pairs, d)), rng.random(size=(n_pairs, d))
+        out.append(np.var(np.sum(q * k, axis=-1)))
+    return np.array(out)
+''', "sampling noise"),
+    Mistake("score_variance_by_width", "global_random_state", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in widths:
+        q, k = np.random.normal(size=(n_pairs, d)), np.random.normal(size=(n_pairs, d))
+        out.append(np.var(np.sum(q * k, axis=-1)))
+    return np.array(out)
+''', "identically seeded"),
+    Mistake("score_variance_by_width", "writes_down_the_law", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    return np.array(widths, dtype=float)
+''', "two different seeds"),
+    Mistake("score_variance_by_width", "sorted_widths", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    out = []
+    for d in sorted(widths):
+        q, k = rng.normal(size=(n_pairs, d)), rng.normal(size=(n_pairs, d))
+        out.append(np.var(np.sum(q * k, axis=-1)))
+    return np.array(out)
+''', "at width"),
+    Mistake("score_variance_by_width", "one_number", '''
+def score_variance_by_width(widths, n_pairs, rng):
+    q, k = rng.normal(size=(n_pairs, widths[-1])), rng.normal(size=(n_pairs, widths[-1]))
+    return float(np.var(np.sum(q * k, axis=-1)))
+''', "one variance per width"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
     # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
     Mistake("softmax", "eps_in_denominator", '''
@@ -460,6 +542,16 @@ def predict_better_model():
     import math
     return "A" if 300 * math.log(20) < 1500 * math.log(2) else "B"
 ''',
+    "score_variance_by_width": '''
+def score_variance_by_width(widths, n_pairs, rng):
+    import torch  # a differently written measurement: unbiased variance, einsum, a generator's own draws
+    result = []
+    for d in widths:
+        pairs = rng.standard_normal((2, n_pairs, d))
+        scores = np.einsum("nd,nd->n", pairs[0], pairs[1])
+        result.append(torch.tensor(scores).var().item())
+    return result
+''',
     "predict_score_variance": '''
 def predict_score_variance():
     d = 64
@@ -514,7 +606,7 @@ def test_every_exercise_has_a_header_and_a_hint_ladder():
     import re
 
     texts = _texts()
-    assert len(texts) == 16, sorted(texts)
+    assert len(texts) == 17, sorted(texts)
     for name, text in texts.items():
         assert len(re.findall(HEADER, text, re.M)) == 1, (name, re.findall(r"^> .*$", text, re.M))
         summaries = re.findall(r"<summary>(.*?)</summary>", text)
