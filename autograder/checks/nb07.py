@@ -354,6 +354,71 @@ predict_swapped_score = ask(
                             "aligned: RoPE knows whether the key comes before or after the query.")])
 
 
+# ------------------------------------------------------------------ the score table: diagonal_spread
+
+CELL_CHOICES = ("each row", "each column", "each diagonal", "each anti-diagonal")
+
+predict_equal_cells = ask(
+    "predict_equal_cells", reason=True,
+    label="predict_equal_cells(): which lines of cells of the RoPE score table (query at m, key at n) share one value",
+    form=one_of(CELL_CHOICES), compare=equal(),
+    mistakes=[(is_("each row"), "Along a row the query stays at m but the key moves, so m - n changes from cell to cell."),
+              (is_("each column"), "Along a column the key stays at n but the query moves, so m - n changes."),
+              (is_("each anti-diagonal"), "Along an anti-diagonal m + n is fixed: the positions move in opposite "
+                                          "directions and their difference changes by 2 at each step.")],
+    otherwise="The score is q^T R((n - m) w) k: it depends on m - n only, which is fixed along each diagonal.")
+
+
+def _spread(table):
+    T = table.shape[0]
+    m, n = np.indices(table.shape)
+    return np.array([np.ptp(table[m - n == o]) for o in range(-(T - 1), T)])  # (2T - 1,)
+
+
+def _spread_hint(table):
+    T = table.shape[0]
+    m, n = np.indices(table.shape)
+    offsets = range(-(T - 1), T)
+    return known_mistakes(
+        (lambda: _spread(table)[::-1], "Your spreads come in the reverse order: entry 0 is the line with m - n = -(T - 1), "
+                                        "the single cell at the top right (query at 0, key at T - 1)."),
+        (lambda: _spread(table[:, ::-1]), "Those are the spreads along the anti-diagonals (m + n fixed), running from "
+                                          "top left to bottom left: a diagonal runs down and to the right."),
+        (lambda: np.array([np.std(table[m - n == o]) for o in offsets]), "Those are standard deviations: the spread "
+                                                                         "is the largest value minus the smallest."),
+        (lambda: np.array([np.mean(table[m - n == o]) for o in offsets]), "Those are the lines' means: the spread is "
+                                                                          "the largest value minus the smallest."),
+        (lambda: _spread(table)[T - 1:], "Only the lines with m - n >= 0: the table has 2T - 1 diagonals, the ones above "
+                                         "the main diagonal too."),
+        **MATCH)
+
+
+def _spread_case(label, table):
+    return Case(label, call_with(table), lambda: _spread(table), close(dtype="f"), hints=[_spread_hint(table)])
+
+
+@check
+def diagonal_spread(hidden, rng):
+    if not hidden:
+        small = np.array([[0.0, 5.0, 1.0], [2.0, 0.0, 7.0], [4.0, 3.0, 0.0]])
+        toeplitz = np.array([[float(abs(i - j) + (i > j)) for j in range(5)] for i in range(5)])
+        return [
+            _spread_case("diagonal_spread([[0, 5, 1], [2, 0, 7], [4, 3, 0]]): [0, 2, 0, 1, 0]", small),
+            _spread_case("diagonal_spread of a 5 x 5 table that is constant along each diagonal: all 0", toeplitz),
+            _spread_case("diagonal_spread of np.arange(16.0).reshape(4, 4) ** 2", np.arange(16.0).reshape(4, 4) ** 2),
+            _spread_case("diagonal_spread([[3.0]]): one cell, one line", np.array([[3.0]])),
+            Case("diagonal_spread(np.zeros((2, 3))): a table of 2 queries and 3 keys is not square",
+                 call_with(np.zeros((2, 3))), raises("table must be square (T, T), got shape (2, 3)")),
+            Case("diagonal_spread(np.zeros(4)): one row, not a table", call_with(np.zeros(4)),
+                 raises("table must be square (T, T), got shape (4,)")),
+        ]
+    T = int(rng.integers(6, 12))
+    return [_spread_case(f"diagonal_spread of a random ({T}, {T}) table", rng.normal(size=(T, T))),
+            _spread_case("diagonal_spread of a random (2, 2) table", rng.normal(size=(2, 2))),
+            Case("diagonal_spread(np.zeros((4, 3)))", call_with(np.zeros((4, 3))),
+                 raises("table must be square (T, T), got shape (4, 3)"))]
+
+
 # ------------------------------------------------------------- the bug hunt: new_token_scores
 
 HUNT_VARIANTS = ("at_zero", "one_early", "one_late", "keys_turned_again", "keys_turned_instead")

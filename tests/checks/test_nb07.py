@@ -194,6 +194,55 @@ def half_layout_permutation(D):
     returns("predict_swapped_score", "same", '"same", "the distance is 3 both ways"', "before or after the query"),
     returns("predict_swapped_score", "capitalised", '"Different"', "answer with one of"),
     returns("predict_swapped_score", "a_bool", "False", "answer with one of"),
+    returns("predict_equal_cells", "anti_diagonal", '"each anti-diagonal", "m + n is the distance"', "opposite directions"),
+    returns("predict_equal_cells", "rows", '"each row"', "the key moves"),
+    returns("predict_equal_cells", "columns", '"each column"', "the query moves"),
+    returns("predict_equal_cells", "not_a_choice", '"diagonals"', "answer with one of"),
+    Mistake("diagonal_spread", "np_diagonal_offset_counts_n_minus_m", '''
+def diagonal_spread(table):
+    table = np.asarray(table, dtype=float)
+    if table.ndim != 2 or table.shape[0] != table.shape[1]:
+        raise ValueError("not square")
+    T = len(table)
+    return np.array([np.ptp(np.diagonal(table, o)) for o in range(-(T - 1), T)])
+''', "reverse order"),
+    Mistake("diagonal_spread", "anti_diagonals", '''
+def diagonal_spread(table):
+    table = np.asarray(table, dtype=float)
+    if table.ndim != 2 or table.shape[0] != table.shape[1]:
+        raise ValueError("not square")
+    T = len(table)
+    m, n = np.indices(table.shape)
+    return np.array([np.ptp(table[m + n == s]) for s in range(2 * T - 1)])
+''', "anti-diagonals"),
+    Mistake("diagonal_spread", "standard_deviation", '''
+def diagonal_spread(table):
+    table = np.asarray(table, dtype=float)
+    if table.ndim != 2 or table.shape[0] != table.shape[1]:
+        raise ValueError("not square")
+    T = len(table)
+    m, n = np.indices(table.shape)
+    return np.array([np.std(table[m - n == o]) for o in range(-(T - 1), T)])
+''', "standard deviations"),
+    Mistake("diagonal_spread", "lower_half_only", '''
+def diagonal_spread(table):
+    table = np.asarray(table, dtype=float)
+    if table.ndim != 2 or table.shape[0] != table.shape[1]:
+        raise ValueError("not square")
+    return np.array([np.ptp(np.diagonal(table, -o)) for o in range(len(table))])
+''', "2T - 1 diagonals"),
+    Mistake("diagonal_spread", "means", '''
+def diagonal_spread(table):
+    table = np.asarray(table, dtype=float)
+    if table.ndim != 2 or table.shape[0] != table.shape[1]:
+        raise ValueError("not square")
+    return np.array([np.mean(np.diagonal(table, -o)) for o in range(-(len(table) - 1), len(table))])
+''', "means"),
+    Mistake("diagonal_spread", "no_validation", '''
+def diagonal_spread(table):
+    T = len(table)
+    return np.array([np.ptp(np.diagonal(table, -o)) for o in range(-(T - 1), T)])
+''', "should raise ValueError"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
     # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
     Mistake("rotation_matrix", "float32_angle", '''
@@ -225,6 +274,18 @@ def pair_score(q, k, m, n, omega):
 ''',
     "predict_shifted_score": answer("predict_shifted_score", '5.341161, "only m - n counts"'),
     "predict_swapped_score": answer("predict_swapped_score", '"different"'),
+    "predict_equal_cells": answer("predict_equal_cells", '("each " + "diagonal", "offset only")'),
+    "diagonal_spread": '''
+def diagonal_spread(table):
+    if np.ndim(table) != 2 or len(table) != len(table[0]):
+        raise ValueError("a square table please")
+    T = len(table)
+    out = []
+    for offset in range(-(T - 1), T):
+        cells = [float(table[m][m - offset]) for m in range(T) if 0 <= m - offset < T]
+        out.append(max(cells) - min(cells))
+    return np.array(out)
+''',
     "rotate_complex": '''
 def rotate_complex(z, theta):
     return z * np.exp(1j * np.asarray(theta))  # Euler's name for the point at angle theta
