@@ -16,12 +16,35 @@ from tests.harness import Mistake, answer, indent, returns
 
 pytestmark = pytest.mark.nb10
 
-EXERCISES = ("previous_token_score", "induction_score", "find_heads", "ablate_heads", "my_experiment")
+EXERCISES = ("switched_forward", "my_experiment", "previous_token_score", "induction_score", "find_heads",
+             "ablate_heads")
 SIGNATURES = {"previous_token_score": "def previous_token_score(attn):",
               "induction_score": "def induction_score(attn, seq):",
               "find_heads": "def find_heads(maps, ids):",
               "ablate_heads": "def ablate_heads(model, heads):",
-              "my_experiment": "def my_experiment():"}
+              "my_experiment": "def my_experiment():",
+              "switched_forward": "def switched_forward(block, switches):"}
+
+FORWARD = """
+def forward(x):
+    T = x.shape[1]
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    attend = lambda h: block.attn(h, {mask})
+    for sublayer, norm in ((attend, block.ln1), (block.ff, {second})):
+        if {post}:
+            x = {post_line}
+        else:
+            x = {pre_line}
+    return x
+return forward
+"""
+
+
+def forward(mask="mask=allowed", second="block.ln2", post='switches.norm == "post"',
+            post_line="norm(x + sublayer(x)) if switches.residual else norm(sublayer(x))",
+            pre_line="x + sublayer(norm(x)) if switches.residual else sublayer(norm(x))") -> str:
+    return define("switched_forward", FORWARD.format(mask=mask, second=second, post=post, post_line=post_line,
+                                                     pre_line=pre_line))
 
 HYPOTHESIS = "'with half the blocks the loss after 40 steps is higher, since a shallower stack learns less'"
 
@@ -139,6 +162,18 @@ return model
 """), "changed the model it was given"),
 ]
 
+MISTAKES += [  # the switches in the learner's own block: each flag read wrong shows its own symptom
+    Mistake("switched_forward", "norm_switch_ignored", forward(post="False"), "changes nothing"),
+    Mistake("switched_forward", "residual_switch_ignored",
+            forward(pre_line="x + sublayer(norm(x))", post_line="norm(x + sublayer(x))"), "carries the input along"),
+    Mistake("switched_forward", "post_norm_keeps_its_residual", forward(post_line="norm(x + sublayer(x))"),
+            "post-norm or not"),
+    Mistake("switched_forward", "post_norm_on_the_branch",
+            forward(post_line="x + norm(sublayer(x)) if switches.residual else norm(sublayer(x))"), "normalises the sum"),
+    Mistake("switched_forward", "one_layernorm_for_both", forward(second="block.ln1"), "has its own"),
+    Mistake("switched_forward", "no_causal_mask", forward(mask=""), "saw the future"),
+]
+
 MISTAKES += [  # an experiment of the learner's own: its form is checked, and that the change changes something
     Mistake("my_experiment", "a_change_that_changes_nothing", experiment("return model"), "leaves the model as it was"),
     Mistake("my_experiment", "no_hypothesis", experiment("model.ln_f = torch.nn.Identity()\nreturn model", "'fewer'"),
@@ -152,10 +187,25 @@ return {{"hypothesis": {HYPOTHESIS}, "change": "half the blocks"}}
 
 MISTAKES += [  # the observation: any pattern of the list is recorded, a made-up one is refused
     returns("observe_heads", "not_a_pattern", "('stripes', 'I see stripes')", "answer with one of"),
+    returns("observe_heads", "the_layer_0_line", "('a line just below the diagonal', 'the previous token')",
+            "layer-0 head's"),
+    returns("observe_heads", "nothing_seen", "('no pattern', 'looks like noise')", "not noise"),
 ]
 
 ALTERNATIVES = {
     "observe_heads": answer("observe_heads", "('a line just below the diagonal', 'looks like the previous token')"),
+    "switched_forward": define("switched_forward", """
+def run(x):
+    mask = torch.ones(x.shape[1], x.shape[1]).tril().bool()
+    post = switches.norm == "post"
+    h = block.attn(x if post else block.ln1(x), mask=mask)
+    x = h + x if switches.residual else h
+    x = block.ln1(x) if post else x
+    h = block.ff(x if post else block.ln2(x))
+    x = h + x if switches.residual else h
+    return block.ln2(x) if post else x
+return run
+"""),
     "my_experiment": experiment("model.blocks = model.blocks[:2]\nreturn model"),
     "previous_token_score": define("previous_token_score", """
 T = attn.shape[-1]

@@ -16,7 +16,8 @@ One module per group of exercises, in the notebook's order (importing them regis
 - :mod:`.cache_and_maps`: kv_cache_bytes, generate_cached, attention_maps, agreement_scores
 - :mod:`.gpt2`: from_gpt2, interleaved_to_halves, to_llama_attention
 - :mod:`.induction`: induction_pairs, for the closing extension (an induction head)
-- :mod:`.experiments`: my_experiment (an experiment of the learner's design), observe_heads, previous_token_score, induction_score, find_heads, ablate_heads (the
+- :mod:`.experiments`: switched_forward (the switches in the learner's own block), my_experiment (an experiment
+  of the learner's design), observe_heads, previous_token_score, induction_score, find_heads, ablate_heads (the
   induction finale done by the learner: observe, detect, ablate)
 - :mod:`.translation`: shift_right, greedy_decode, predict_rouge_reads (the encoder-decoder that translates),
   token_vectors and predict_contextual (the embeddings' geometry)
@@ -39,7 +40,7 @@ from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, at
 from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, interleaved_to_halves, to_llama_attention
 from .induction import MESSAGES as INDUCTION_MESSAGES, induction_pairs, pairs_of
 from .experiments import (ABLATE_MESSAGES, SCORE_MESSAGES, ablate_heads, find_heads, induction_score,
-                          my_experiment, observe_heads, previous_token_score)
+                          my_experiment, observe_heads, previous_token_score, switched_forward)
 from .translation import (DECODE_MESSAGES, SHIFT_MESSAGES, VECTOR_MESSAGES, greedy_decode, predict_contextual,
                           predict_rouge_reads, shift_right, token_vectors)
 
@@ -56,12 +57,14 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "train_step", "kv_cache_bytes",
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
     "to_llama_attention", "induction_pairs", "observe_heads", "previous_token_score", "induction_score",
-    "find_heads", "ablate_heads", "shift_right", "greedy_decode", "predict_rouge_reads", "token_vectors",
+    "find_heads", "ablate_heads", "switched_forward", "my_experiment",
+    "shift_right", "greedy_decode", "predict_rouge_reads", "token_vectors",
     "predict_contextual",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",
     "BLOCK_MESSAGES",
     "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
-    "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SCORE_MESSAGES", "ABLATE_MESSAGES", "SHIFT_MESSAGES",
+    "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SCORE_MESSAGES", "ABLATE_MESSAGES",
+    "SHIFT_MESSAGES",
     "DECODE_MESSAGES", "VECTOR_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",
     "Gpt2Shape", "gpt2_np", "gpt2_params", "llama_attention", "llama_np", "llama_state_np", "normal", "tensor",
 ]

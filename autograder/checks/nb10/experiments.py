@@ -16,7 +16,7 @@ import numpy as np
 
 from ..compare import Case, close, equal
 from ..hints import known_mistakes
-from ..questions import one_of
+from ..questions import is_, one_of
 from ..toolkit import import_torch
 from .common import ask, check
 from .induction import pairs_of
@@ -29,10 +29,18 @@ FOUND = ("previous token", "induction")  # what find_heads reports
 PATTERNS = ("the diagonal", "a line just below the diagonal", "lines parallel to the diagonal, a period back",
             "a column at position 0", "no pattern")
 
+OBSERVE_WHY = {
+    "a line just below the diagonal": "That line is a layer-0 head's: it reads the position just before its query. "
+                                      "The layer-1 heads read further back, by a distance that grows with the period.",
+    "the diagonal": "No trained head stays on the diagonal (its own position): that reads the token it already has.",
+    "no pattern": "Below the first repeat's line the layer-1 maps are not noise: each row's weight sits at one "
+                  "distance back, the same along the row, and that distance is the period's.",
+}
+
 observe_heads = ask(
     "observe_heads",
     label="observe_heads(): the pattern you see in a layer-1 head's map, and what you make of it",
-    form=one_of(PATTERNS), compare=equal())
+    form=one_of(PATTERNS), compare=equal(), mistakes=[(is_(k), why) for k, why in OBSERVE_WHY.items()])
 
 
 # --------------------------------------------------------------------------- made-up maps
@@ -308,8 +316,9 @@ def _altered(change) -> str:
     try:
         changed = change(copy.deepcopy(fresh))
     except Exception as exc:
-        raise ValueError(f"your change raised {type(exc).__name__}: {exc}, on a freshly built TinyGPT of 4 blocks "
-                         "(the experiments' shape, smaller): it must take a model and return the model changed.") from None
+        raise ValueError(f"your change raised {type(exc).__name__}: {exc}, on a freshly built TinyGPT of 4 "
+                         "blocks (the experiments' shape, smaller): it must take a model and return the model "
+                         "changed.") from None
     if not isinstance(changed, torch.nn.Module):
         raise ValueError(f"your change returned {type(changed).__name__}, not a model: return the model you changed.")
     with torch.no_grad():
@@ -328,8 +337,9 @@ def _experiment_form(got) -> str:
                          f"{' with the keys ' + str(sorted(got)) if isinstance(got, dict) else ''}.")
     words = got["hypothesis"].split() if isinstance(got["hypothesis"], str) else []
     if len(words) < 8:
-        raise ValueError(f"the hypothesis has {len(words)} word{'' if len(words) == 1 else 's'}: say in one sentence what you change, what you "
-                         "expect the validation loss to do, and why.")
+        plural = "" if len(words) == 1 else "s"
+        raise ValueError(f"the hypothesis has {len(words)} word{plural}: say in one sentence what you change, "
+                         "what you expect the validation loss to do, and why.")
     if not callable(got["change"]):
         raise ValueError(f"'change' is {type(got['change']).__name__}: make it a function that takes a model and "
                          "returns it changed.")
@@ -341,3 +351,85 @@ def my_experiment(hidden, rng):
     label = ("my_experiment(): a hypothesis of 8 words or more, and a change that alters a freshly built model"
              if not hidden else "my_experiment(), graded: the same, for completion")
     return [Case(label, lambda fn: _experiment_form(fn()), lambda: EXPERIMENT_FORM, equal())]
+
+
+# --------------------------------------------------------------------------- switched_forward
+
+FORWARD_MESSAGES = {
+    "norm_ignored": "With norm='post' your block gives what the pre-norm block gives: the norm switch changes nothing.",
+    "residual_ignored": "With residual=False the output still carries the input along: each sub-layer's result was "
+                        "added to the stream it read, as if the switch were on.",
+    "residual_kept_in_post": "Post-norm without residual gives the post-norm block with residual: with the switch "
+                             "off, nothing of the input may pass around a sub-layer, post-norm or not.",
+    "norm_on_the_branch": "Post-norm's output is not normalised: your block normalises each sub-layer's output and "
+                          "then adds the input back, so the stream's scale still grows; the 2017 block normalises "
+                          "the sum.",
+    "one_norm": "Both sub-layers were normalised by the same LayerNorm: the feed-forward network has its own.",
+    "no_mask": "Position 0's output depends on later positions: the attention saw the future (no causal mask).",
+}
+
+
+def _switched_np(block, x, norm: str, residual: bool, variant: "str | None" = None):
+    """The block under the switches (norm 'pre'/'post', residual on/off), or a known wrong reading of them."""
+    torch = import_torch()
+    T = x.shape[1]
+    allowed = torch.ones(T, T, dtype=torch.bool).tril()
+    attend = (lambda h: block.attn(h)) if variant == "no_mask" else (lambda h: block.attn(h, mask=allowed))
+    norm = "pre" if variant == "norm_ignored" else norm
+    residual = True if variant == "residual_ignored" or (variant == "residual_kept_in_post" and norm == "post") \
+        else residual
+    second = block.ln1 if variant == "one_norm" else block.ln2
+    with torch.no_grad():
+        for sublayer, ln in ((attend, block.ln1), (block.ff, second)):
+            if norm == "post" and variant == "norm_on_the_branch":
+                x = x + ln(sublayer(x)) if residual else ln(sublayer(x))
+            elif norm == "post":
+                x = ln(x + sublayer(x)) if residual else ln(sublayer(x))
+            else:
+                x = x + sublayer(ln(x)) if residual else sublayer(ln(x))
+    return x.numpy()
+
+
+def _forward_case(norm: str, residual: bool, seed: int, shape: tuple) -> Case:
+    from types import SimpleNamespace
+
+    from ..models.torch_gpt import gpt_class
+
+    state = {}
+
+    def made():
+        if not state:
+            torch = import_torch()
+            torch.manual_seed(seed)
+            block = gpt_class()(11, 8, shape[2], 2, 24, 1).blocks[0].eval()
+            with torch.no_grad():  # LayerNorm's own scale and shift, so a norm left out or swapped shows
+                for ln in (block.ln1, block.ln2):
+                    ln.weight.uniform_(0.5, 1.5)
+                    ln.bias.normal_(0.0, 0.3)
+            state.update(block=block, x=torch.randn(*shape) * 2.0)
+        return state["block"], state["x"]
+
+    switches = SimpleNamespace(residual=residual, final_norm=True, scaled=True, norm=norm, warmup=True, pos="learned")
+
+    def call(fn):
+        block, x = made()
+        with import_torch().no_grad():
+            return fn(block, switches)(x.clone())
+
+    variants = ("norm_ignored", "residual_kept_in_post", "norm_on_the_branch", "one_norm", "no_mask") if residual \
+        else ("residual_kept_in_post", "residual_ignored", "norm_ignored", "one_norm", "no_mask")  # the first fits
+    hint = known_mistakes(*((lambda v=v: _switched_np(*made(), norm, residual, v), FORWARD_MESSAGES[v])
+                            for v in variants), atol=1e-4, rtol=1e-4)
+    label = f"switched_forward(block, Switches(norm={norm!r}, residual={residual}))(x), x of shape {shape}"
+    return Case(label, call, lambda: _switched_np(*made(), norm, residual), close(atol=1e-4, rtol=1e-4),
+                hints=[hint])
+
+
+@check
+def switched_forward(hidden, rng):
+    seed = int(rng.integers(0, 10_000))
+    if not hidden:
+        return [_forward_case(n, r, seed, (2, 5, 8)) for n, r in (("pre", True), ("post", True), ("pre", False),
+                                                                  ("post", False))]
+    return [_forward_case("post", True, seed, (1, 7, 12)), _forward_case("post", False, seed, (3, 4, 12)),
+            _forward_case("pre", False, seed, (1, 7, 12))]
