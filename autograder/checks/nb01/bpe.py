@@ -217,8 +217,8 @@ def _decode_hints(ids, merges):
         return ("bytes", list("".join(chr(b) for i in ids for b in table[i]).encode("utf-8")))
 
     return [known_values(
-        (via_chars, "Each id below 256 is one byte: build bytes from the byte values (bytes([i])), not chr(i) "
-                    "encoded as UTF-8, which turns a byte like 195 into two bytes."),
+        (via_chars, "A byte above 127 came back as two bytes (195 as 195 131): it looks as if each byte went "
+                    "through a character, chr(i), encoded as UTF-8. Each id below 256 is one byte, not chr(i)."),
     )]
 
 

@@ -228,7 +228,7 @@ def _tie_hint(ids):
         return []
     return [known_values(
         (lambda: min(tied), "A tie went to the smallest pair: ties go to the pair that occurs first in ids "
-                            "(max(counts, key=counts.get) keeps the first of equal counts; sorting the pairs does not)."),
+                            "(it looks as if the pairs were sorted, or compared, before the tie was settled)."),
         (lambda: max(tied), "A tie went to the largest pair: ties go to the pair that occurs first in ids."),
         (lambda: tied[-1], "A tie went to the pair seen last: ties go to the pair that occurs first in ids."),
     )]
