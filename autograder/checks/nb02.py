@@ -6,9 +6,9 @@ from functools import partial
 import numpy as np
 
 from ..reference import lazy
-from .compare import Case, call_with, close, const, equal, raises
+from .compare import Case, call_with, close, const, equal, predicate, raises
 from .hints import numbers
-from .questions import NB01, as_tuple, described, is_int, is_scalar, question
+from .questions import NB01, NB04, as_tuple, described, is_int, is_scalar, one_of, plain, question
 from .registry import exercise
 from .toolkit import import_torch
 
@@ -410,3 +410,74 @@ predict_rank = ask(
          "plane and the rank is 2."),
      (1, "Rows 0 and 1 are parallel, but row 2, [1, 0, 1], points elsewhere: two independent rows, rank 2."),
      (0, "Only the zero matrix has rank 0.")])
+
+
+# ------------------------------------------------------------ the circle's image: predict, then measure
+
+predict_shear_stretch = ask(
+    "predict_shear_stretch", form=one_of(("shorter", "same", "longer")), normalize=plain,
+    wording=NB04, mistakes=[  # its reveal is not the cell after next: the measurement comes between
+     ("same", "The columns are where the two basis vectors land, but the circle has points between them: "
+              "p = (cos t, sin t) with t near 60 degrees mixes both columns and lands further out."),
+     ("shorter", "The point (0, 1) of the circle lands on column 1, of length sqrt(5) = 2.24: the longest radius "
+                 "of the image can only be at least that.")])
+
+
+def _stretch_case(label, A_, n_points=720):
+    A_ = np.asarray(A_, dtype=float)
+    s = np.linalg.svd(A_, compute_uv=False)
+    cols = np.linalg.norm(A_, axis=0)
+    rows = np.linalg.norm(A_, axis=1)
+    eig = np.sort(np.abs(np.linalg.eigvals(A_)))[::-1]
+    # n points around the circle miss the farthest and nearest directions by at most pi / n radians: the shortest
+    # radius can then be off by up to s_1 * pi / n (a flat image, s_2 = 0), the longest by far less
+    tol = dict(rtol=1e-3, atol=1.05 * s[0] * np.pi / n_points + 1e-6)
+
+    def test(got, want):
+        g = numbers(got)
+        if g is None or g.shape != (2,) or g.dtype.kind not in "biuf" or not np.all(np.isfinite(g)):
+            return f"stretch_of returned {fmt_short(got)}; return two numbers, (longest, shortest)."
+        if np.allclose(g, s, **tol):
+            return None
+        said = f"for A = {A_.tolist()} you measured (longest, shortest) = {np.round(g, 3).tolist()}"
+        if np.allclose(g, s[::-1], **tol):
+            return f"{said}: the two radii are right, in the wrong order; the longest comes first."
+        if np.allclose(g, s ** 2, **tol):
+            return f"{said}: these are the squares of the image's radii: a length is the square root of a sum of squares."
+        if np.allclose(np.sort(g), np.sort(cols), **tol):
+            return (f"{said}: these are the lengths of A's columns, the images of (1, 0) and (0, 1) only. Points of "
+                    "the circle between them can land further out, or closer in.")
+        if np.allclose(np.sort(g), np.sort(rows), **tol):
+            return (f"{said}: these are the lengths of A's rows. The circle's points p are A's inputs: measure the "
+                    "lengths of the outputs A p.")
+        if np.allclose(g, eig, **tol):
+            return (f"{said}: these are the sizes of A's eigenvalues, how much A stretches the directions it keeps; "
+                    "the circle's image is stretched most along a direction A turns.")
+        return (f"{said}; the image of the unit circle reaches {s[0]:.3f} at its farthest point and {s[1]:.3f} at "
+                f"its nearest. Are the points on the circle (length 1), spread around all of it, and is each "
+                "measured after A moves it?")
+
+    return Case(label, call_with(A_, n_points), lambda: (float(s[0]), float(s[1])), predicate(test))
+
+
+def fmt_short(v):
+    return repr(v)[:80]
+
+
+@check
+def stretch_of(hidden, rng):
+    if not hidden:
+        return [
+            _stretch_case("stretch_of([[3, 0], [0, 1]], 720): the circle becomes an ellipse of radii 3 and 1",
+                          [[3.0, 0.0], [0.0, 1.0]]),
+            _stretch_case("stretch_of([[2, 1], [1, 1.5]], 720)", [[2.0, 1.0], [1.0, 1.5]]),
+            _stretch_case("stretch_of([[1, 2], [0, 1]], 720): a shear", [[1.0, 2.0], [0.0, 1.0]]),
+            _stretch_case("stretch_of([[1, 2], [0.5, 1]], 720): rank 1, the circle flattens to a segment",
+                          [[1.0, 2.0], [0.5, 1.0]]),
+        ]
+    return [
+        _stretch_case("stretch_of of a random 2 x 2 matrix, 720 points", rng.normal(size=(2, 2))),
+        _stretch_case("stretch_of of a rotation by 0.7 rad: every radius 1",
+                      [[np.cos(0.7), -np.sin(0.7)], [np.sin(0.7), np.cos(0.7)]]),
+        _stretch_case("stretch_of([[0, -3], [0.5, 0]], 720)", [[0.0, -3.0], [0.5, 0.0]]),
+    ]

@@ -201,6 +201,50 @@ def low_rank_approx(X, r):
             "never skips"),
     returns("predict_reshape_head0", "wrong_shape", "[0, 1, 2, 3, 4, 5]",
             "a (3, 2) table"),
+    returns("predict_shear_stretch", "the_columns_are_the_farthest", '"same", "the columns are the farthest"',
+            "circle has points between them"),
+    returns("predict_shear_stretch", "shorter", '"shorter"', "can only be at least that"),
+    returns("predict_shear_stretch", "not_a_choice", '"2.41"', "answer with one of"),
+    Mistake("stretch_of", "column_lengths", '''
+def stretch_of(A, n_points=720):
+    cols = np.linalg.norm(A, axis=0)
+    return float(cols.max()), float(cols.min())
+''', "lengths of A's columns"),
+    Mistake("stretch_of", "row_lengths", '''
+def stretch_of(A, n_points=720):
+    t = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
+    rows = np.linalg.norm(A, axis=1)
+    return float(rows.max()), float(rows.min())
+''', "lengths of A's rows"),
+    Mistake("stretch_of", "eigenvalues", '''
+def stretch_of(A, n_points=720):
+    e = np.abs(np.linalg.eigvals(A))
+    return float(e.max()), float(e.min())
+''', "eigenvalues"),
+    Mistake("stretch_of", "squared_lengths", '''
+def stretch_of(A, n_points=720):
+    t = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
+    image = A @ np.stack([np.cos(t), np.sin(t)])
+    r2 = (image ** 2).sum(axis=0)
+    return float(r2.max()), float(r2.min())
+''', "squares of the image's radii"),
+    Mistake("stretch_of", "shortest_first", '''
+def stretch_of(A, n_points=720):
+    t = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
+    radii = np.linalg.norm(A @ np.stack([np.cos(t), np.sin(t)]), axis=0)
+    return float(radii.min()), float(radii.max())
+''', "wrong order"),
+    Mistake("stretch_of", "quarter_circle", '''
+def stretch_of(A, n_points=720):
+    t = np.linspace(0, np.pi / 2, n_points)  # only the points between the two basis vectors
+    radii = np.linalg.norm(A @ np.stack([np.cos(t), np.sin(t)]), axis=0)
+    return float(radii.max()), float(radii.min())
+''', "spread around all of it"),
+    Mistake("stretch_of", "one_number", '''
+def stretch_of(A, n_points=720):
+    t = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
+    return float(np.linalg.norm(A @ np.stack([np.cos(t), np.sin(t)]), axis=0).max())
+''', "return two numbers"),
     returns("predict_rank", "counts_nonzero_rows", "3, 'no row is zero'", "row 1 = 2 * row 0"),
     returns("predict_rank", "one_direction", "1", "two independent rows"),
     returns("predict_rank", "a_float", "2.0", "an int"),
@@ -262,6 +306,17 @@ def low_rank_approx(X, r):
 ''',
     "predict_score_multiplications": answer("predict_score_multiplications", "5 * 7 * 4, 'rows x columns x length'"),
     "predict_reshape_head0": answer("predict_reshape_head0", "((0.0, 1.0), (2.0, 3.0), (4.0, 5.0)), 'flat order'"),
+    "predict_shear_stretch": answer("predict_shear_stretch", "'longer', 'between the columns both add up'"),
+    "stretch_of": '''
+def stretch_of(A, n_points=720):
+    # a differently written measurement: complex numbers for the circle, a loop over the points
+    best, worst = 0.0, np.inf
+    for z in np.exp(2j * np.pi * np.arange(n_points) / n_points):
+        x, y = A @ np.array([z.real, z.imag])
+        r = float(np.hypot(x, y))
+        best, worst = max(best, r), min(worst, r)
+    return best, worst
+''',
     "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]]))\n",
 }
 
