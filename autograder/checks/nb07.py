@@ -8,7 +8,7 @@ import numpy as np
 from ..reference import lazy
 from .compare import Case, call_with, close, const, describe, equal, fmt, predicate, raises
 from .hints import known_mistakes, numbers
-from .questions import NB06, is_, near, number_in, one_of, question
+from .questions import NB06, is_, near, number_in, numbers_tuple, one_of, question
 from .registry import exercise
 from .toolkit import MATCH
 
@@ -352,6 +352,21 @@ predict_swapped_score = ask(
     mistakes=[(is_("same"), "The score is q^T R((n - m) w) k: at (5, 2) that is R(-3 w), at (2, 5) R(+3 w), the turn the "
                             "other way. A rotation is not its own inverse, so the two differ unless q and k happen to be "
                             "aligned: RoPE knows whether the key comes before or after the query.")])
+
+
+predict_quarter_turn = ask(
+    "predict_quarter_turn", reason=True,
+    label="predict_quarter_turn(): the pair (2, 1) turned by theta = -pi / 2, as (first, second)",
+    form=numbers_tuple(2), compare=close(atol=0.01, rtol=0.0), atol=0.01, rtol=0.0,
+    mistakes=[((-1, 2), "That is the turn by +pi / 2, counter-clockwise (multiplying by i). A negative angle turns "
+                        "the other way, clockwise: (2, 1) goes down to the right, to (1, -2)."),
+              ((-2, -1), "That is half a turn (pi): the arrow would point the opposite way. A quarter turn moves it "
+                         "only 90 degrees, and a negative one clockwise."),
+              ((1, 2), "The coordinates swapped places but no sign changed: that is a mirror in the diagonal, not "
+                       "a turn. A quarter turn also flips the sign of one coordinate."),
+              ((2, 1), "A quarter turn moves the arrow 90 degrees: the pair changes.")],
+    otherwise="cos(-pi / 2) = 0 and sin(-pi / 2) = -1, so R(-pi / 2) sends (a, b) to (b, -a): a quarter turn "
+              "clockwise, (2, 1) to (1, -2).")
 
 
 # ------------------------------------------------------------------ the score table: diagonal_spread

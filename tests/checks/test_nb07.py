@@ -194,6 +194,10 @@ def half_layout_permutation(D):
     returns("predict_swapped_score", "same", '"same", "the distance is 3 both ways"', "before or after the query"),
     returns("predict_swapped_score", "capitalised", '"Different"', "answer with one of"),
     returns("predict_swapped_score", "a_bool", "False", "answer with one of"),
+    returns("predict_quarter_turn", "counter_clockwise", "(-1, 2), 'like multiplying by i'", "clockwise"),
+    returns("predict_quarter_turn", "half_turn", "(-2.0, -1.0)", "half a turn"),
+    returns("predict_quarter_turn", "swapped_only", "(1, 2)", "mirror in the diagonal"),
+    returns("predict_quarter_turn", "one_number", "-2", "tuple of 2 numbers"),
     returns("predict_equal_cells", "anti_diagonal", '"each anti-diagonal", "m + n is the distance"', "opposite directions"),
     returns("predict_equal_cells", "rows", '"each row"', "the key moves"),
     returns("predict_equal_cells", "columns", '"each column"', "the query moves"),
@@ -274,6 +278,7 @@ def pair_score(q, k, m, n, omega):
 ''',
     "predict_shifted_score": answer("predict_shifted_score", '5.341161, "only m - n counts"'),
     "predict_swapped_score": answer("predict_swapped_score", '"different"'),
+    "predict_quarter_turn": answer("predict_quarter_turn", "(round(np.cos(np.pi / 2) * 2 + 1, 2), -2), 'clockwise'"),
     "predict_equal_cells": answer("predict_equal_cells", '("each " + "diagonal", "offset only")'),
     "diagonal_spread": '''
 def diagonal_spread(table):
