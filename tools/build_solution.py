@@ -104,6 +104,11 @@ def build(draft: Path) -> nbformat.NotebookNode:
         cell.id = f"cell-{i:02d}"
         if cell.cell_type != "code":
             grade = manual_answer(cell, exercise) if "manual" in meta else None
+            kept = meta.get("nbgrader")
+            if grade is None and isinstance(kept, dict) and kept.get("grade") and kept.get("solution"):
+                # a written answer that came back through jupytext (a draft made from an existing notebook):
+                # its metadata is kept as it was, or the notebook would silently lose a graded cell
+                grade = {k: v for k, v in kept.items() if k != "schema_version"}
             meta.clear()
             if grade:
                 if grade["grade_id"] in seen:

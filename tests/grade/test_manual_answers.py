@@ -353,3 +353,21 @@ def test_a_draft_s_manual_marker_makes_the_answer_cell_of_the_bug_hunt_above_it(
     draft.write_text(DRAFT.replace("# ### BEGIN SOLUTION\n# **Model", "# **Model"), encoding="utf-8")
     with pytest.raises(SystemExit, match="BEGIN SOLUTION"):  # the region is where the mark scheme is read from
         build_solution().build(draft)
+
+
+@pytest.mark.parametrize("name", ["02_shapes_and_matmul", "07_complex_rotations_and_rope"])
+def test_a_draft_made_from_a_notebook_keeps_every_graded_cell(tmp_path, name):
+    """Does a solution reviewed as text (jupytext's py:percent) and rebuilt keep its written answer's metadata?
+    (build_solution cleared every markdown cell's metadata, so the why cells came back as plain text.)"""
+    import jupytext
+
+    source = jupytext.read(paths.root() / "solutions" / f"{name}.ipynb")
+    draft = tmp_path / "draft.py"
+    jupytext.write(source, draft, fmt="py:percent")
+    rebuilt = build_solution().build(draft)
+
+    def graded(nb):
+        return [(c.cell_type, c.metadata["nbgrader"]) for c in nb.cells if "nbgrader" in c.metadata]
+
+    assert any(manual.is_manual_cell(c) for c in rebuilt.cells), "the written answer lost its metadata"
+    assert graded(rebuilt) == graded(source)
