@@ -7,8 +7,8 @@ import numpy as np
 
 from ..reference import lazy
 from .compare import Case, call_with, close, const, predicate, raises
-from .hints import known_mistakes
-from .questions import NB01, a_number, as_tuple, described, int_tuple, question, scalar_tuple
+from .hints import known_mistakes, numbers
+from .questions import NB01, NB04, a_number, as_tuple, described, int_tuple, question, scalar_tuple
 from .registry import exercise
 from .toolkit import import_torch
 
@@ -429,6 +429,7 @@ predict_scaled_scores = ask(
 
 predict_score_rank = ask(
     "predict_score_rank", form=described("a tuple of two ints, (rank with d = 2, rank with d = 8)", int_tuple(2)),
+    wording=NB04,  # the learner's measurement stands between the prediction and its reveal
     mistakes=[
      ((6, 6), "Each entry is its own dot product, yet with d = 2 the table is the sum of 2 outer products, one per "
               "feature, each of rank 1: its rank is at most 2."),
@@ -439,3 +440,54 @@ predict_score_rank = ask(
               "d (up to the table's size): 2 and 6."),
      (lambda got: got[0] != 2, "With d = 2 the table is the sum of 2 outer products, one per feature, each of "
                                "rank 1: its rank is at most 2, and random numbers reach it.")])
+
+
+# --------------------------------------------------- score_rank_by_width: the learner measures the rank's cap
+
+def _rank_case(label, widths, n_q, n_k, seed):
+    widths = list(widths)
+    law = [min(n_q, n_k, d) for d in widths]
+
+    def run(fn):
+        return fn(list(widths), n_q, n_k, np.random.default_rng(seed))
+
+    def test(got, want):
+        g = numbers(got)
+        if g is None or g.shape != (len(widths),):
+            return (f"score_rank_by_width returned {repr(got)[:80]}; return one rank per width, in the order of the "
+                    f"widths: {len(widths)} ints.")
+        if g.dtype.kind not in "biuf" or not np.all(np.isfinite(g)) or not np.all(g == np.round(g)):
+            return f"score_rank_by_width returned {np.round(g, 3).tolist()}: a rank is a whole number of directions."
+        g = g.astype(int).tolist()
+        if g == law:
+            return None
+        said = f"with {n_q} queries and {n_k} keys, widths {widths} gave ranks {g}"
+        if g == widths:
+            return (f"{said}: the rank follows the width past the table's size. Can a table with {min(n_q, n_k)} "
+                    "rows (or columns) have more independent rows than that?")
+        if g == [min(n_q, d) for d in widths] and n_q != n_k:
+            return f"{said}: past {n_k} the ranks keep growing, yet the table has only {n_k} columns."
+        if g == [min(n_k, d) for d in widths] and n_q != n_k:
+            return f"{said}: past {n_q} the ranks keep growing, yet the table has only {n_q} rows."
+        if len(set(g)) == 1:
+            return (f"{said}: the same rank at every width. Is each table drawn with its own width d, and is the rank "
+                    "measured on the (n_q, n_k) score table itself, not counted from its size or its nonzero rows?")
+        return (f"{said}; random queries and keys reach {law}. Draw Q of shape (n_q, d) and K of shape (n_k, d) at "
+                "each width, build their score table, and measure its rank.")
+
+    return Case(label, run, lambda: law, predicate(test))
+
+
+@check
+def score_rank_by_width(hidden, rng):
+    if not hidden:
+        return [
+            _rank_case("score_rank_by_width([1, 2, 4, 6, 8], 6, 6, rng)", [1, 2, 4, 6, 8], 6, 6, seed=21),
+            _rank_case("score_rank_by_width([8, 3, 12], 10, 4, rng): in the order of the widths given",
+                       [8, 3, 12], 10, 4, seed=22),
+        ]
+    seeds = [int(s) for s in rng.integers(0, 2**31, size=2)]
+    return [
+        _rank_case("score_rank_by_width([1, 5, 9, 20], 3, 7, rng)", [1, 5, 9, 20], 3, 7, seeds[0]),
+        _rank_case("score_rank_by_width([2, 16], 12, 12, rng)", [2, 16], 12, 12, seeds[1]),
+    ]

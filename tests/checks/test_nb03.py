@@ -207,6 +207,40 @@ def batch_weight_grad(G, X):
     returns("predict_scaled_scores", "cosine_ignores_the_sign", "(-55.0, 0.984), 'the cosine ignores scaling'",
             "are never negative"),
     returns("predict_scaled_scores", "dot_ignores_the_sign", "(55.0, -0.984)", "The dot product lost the sign"),
+    Mistake("score_rank_by_width", "no_cap_from_the_size", '''
+def score_rank_by_width(widths, n_q, n_k, rng):
+    return [int(np.linalg.matrix_rank(rng.normal(size=(d, d)))) for d in widths]  # a d x d table, not n_q x n_k
+''', "past the table's size"),
+    Mistake("score_rank_by_width", "counts_nonzero_rows", '''
+def score_rank_by_width(widths, n_q, n_k, rng):
+    ranks = []
+    for d in widths:
+        S = score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)))
+        ranks.append(int(np.count_nonzero(np.any(S != 0, axis=1))))
+    return ranks
+''', "the same rank at every width"),
+    Mistake("score_rank_by_width", "only_the_queries_cap", '''
+def score_rank_by_width(widths, n_q, n_k, rng):
+    return [int(np.linalg.matrix_rank(rng.normal(size=(n_q, d)))) for d in widths]
+''', "only 4 columns"),
+    Mistake("score_rank_by_width", "one_width_for_all", '''
+def score_rank_by_width(widths, n_q, n_k, rng):
+    d = widths[0]
+    Q, K = rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d))
+    return [int(np.linalg.matrix_rank(score_table(Q, K)))] * len(widths)
+''', "the same rank at every width"),
+    Mistake("score_rank_by_width", "sorted_widths", '''
+def score_rank_by_width(widths, n_q, n_k, rng):
+    ranks = []
+    for d in sorted(widths):
+        ranks.append(int(np.linalg.matrix_rank(score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d))))))
+    return ranks
+''', "random queries and keys reach"),
+    Mistake("score_rank_by_width", "one_number", '''
+def score_rank_by_width(widths, n_q, n_k, rng):
+    d = widths[-1]
+    return int(np.linalg.matrix_rank(score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)))))
+''', "one rank per width"),
     returns("predict_score_rank", "full_rank", "(6, 6), 'every entry is its own dot product'", "at most 2"),
     returns("predict_score_rank", "features_cap_only", "(2, 8)", "only 6 rows"),
     returns("predict_score_rank", "rank_one", "(1, 1)", "pointing different ways"),
@@ -261,6 +295,15 @@ def linear_weight_grad(g, x):
 ''',
     "predict_outer_sum": answer("predict_outer_sum", "float(sum([1, 2, 3]) * sum([1, 4]))"),  # no reason: same point
     "predict_scaled_scores": answer("predict_scaled_scores", "[-5 * 11, -11 / (5 * 5 ** 0.5)], 'scaled, then divided out'"),
+    "score_rank_by_width": '''
+def score_rank_by_width(widths, n_q, n_k, rng):
+    out = []
+    for d in widths:  # a differently written measurement: count the singular values clear of rounding
+        S = rng.standard_normal((n_q, d)) @ rng.standard_normal((n_k, d)).T
+        sv = np.linalg.svd(S, compute_uv=False)
+        out.append(int((sv > sv.max() * 1e-10).sum()))
+    return np.array(out)
+''',
     "predict_score_rank": answer("predict_score_rank", "[2, 6], 'min(d, 6)'"),
     "batch_weight_grad": '''
 def batch_weight_grad(G, X):
