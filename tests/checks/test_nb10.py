@@ -4,6 +4,7 @@ import pytest
 
 from autograder.checks import nb10
 from autograder.checks.models import numpy_gpt, torch_gpt, training
+from tests.checks import test_nb10_experiments as experiments
 from tests.checks import test_nb10_gpt2 as gpt2
 from tests.checks import test_nb10_ninja as ninja
 from tests.checks import test_nb10_translation as translation
@@ -741,6 +742,8 @@ MISTAKES += translation.MISTAKES  # the encoder-decoder and the embeddings' geom
 ALTERNATIVES.update(translation.ALTERNATIVES)
 MISTAKES += ninja.MISTAKES  # LayerNorm's backward pass, node by node: data of its own module
 ALTERNATIVES.update(ninja.ALTERNATIVES)
+MISTAKES += experiments.MISTAKES  # the switches in the learner's block, their own experiment, the induction finale
+ALTERNATIVES.update(experiments.ALTERNATIVES)
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
 

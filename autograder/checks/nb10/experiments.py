@@ -194,7 +194,7 @@ def _heads_case(label: str, ids: np.ndarray, kinds: "list[str]", maps: np.ndarra
             if where[name] not in got[name]:
                 layer, head = where[name]
                 notes.append(f"it misses the {name} head (layer {layer}, head {head}), whose {name} score is "
-                             f"{score[layer, head]:.2f} on this noisier sequence")
+                             f"{score[layer, head]:.2f} on this sequence")
         return ("On a fresh sequence " + "; ".join(notes) + ". A threshold must hold on sequences it was not "
                 "read from: look at the scores of every kind of head, not only the trained model's.") if notes else None
 
