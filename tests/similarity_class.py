@@ -197,7 +197,8 @@ def render(steps: list[Step], style: Style, params: list[str], indent: str) -> s
         if i in style.hoist and step.kind in ("scale", "clip") and not (style.helpers and i in (1, 2)):
             const = f"{style.names[-6]}{i}"
             lines.append(f"{const} = {step.param}")
-        expr = _expr(step, style.forms[i], pending or value, b, commute=style.commute, const=const,
+        # an inlined step keeps its parentheses, as anyone's code must (`(a + b) * 3`, never `a + b * 3`)
+        expr = _expr(step, style.forms[i], f"({pending})" if pending else value, b, commute=style.commute, const=const,
                      flipped=style.flipped)
         if style.helpers and i in (1, 2):
             name = f"_{style.names[-1 - i]}"

@@ -233,3 +233,27 @@ def test_a_mistyped_folder_or_assignment_is_a_usage_error(tmp_path, capsys):
     assert "no such folder" in capsys.readouterr().err
     assert main(["similarity", str(tmp_path), "--assignment", "04_softmax"]) == 2
     assert "not an assignment of this course" in capsys.readouterr().err
+
+
+def test_the_synthetic_class_inlines_a_step_with_its_parentheses_so_a_copy_computes_what_its_source_does():
+    """A copier who folds a temporary into the next line keeps its parentheses (`(a + b) * 3`): a copy that
+    computed something else (`a + b * 3`) is not a disguise, and read differently from its source."""
+    import random
+
+    import numpy as np
+
+    from tests.similarity_class import Step, new_style, render
+    steps = [Step("clip", "-1"), Step("scale", "3"), Step("reduce", "sum")]
+    style = new_style(random.Random(1), len(steps))
+    style.forms, style.noise, style.checks, style.prints, style.hoist = [4, 4, 0], {}, [], frozenset(), frozenset()
+    style.helpers, style.comments = False, [None] * 3
+    apart, inlined = (render(steps, style, ["x"], "    ") for style.inline in ([False] * 3, [True, True, False]))
+    x = np.array([[-3.0, 0.5, 2.0], [1.0, -0.2, -5.0]])
+    values = []
+    for body in (apart, inlined):
+        space: dict = {"np": np}
+        exec(f"def f(x):\n{body}\n", space)
+        values.append(space["f"](x))
+    np.testing.assert_allclose(values[1], values[0])
+    tokens = [[t[0] for t in normalised_tokens(f"def f(x):\n{body}")] for body in (apart, inlined)]
+    assert tokens[1] == tokens[0]
