@@ -11,11 +11,13 @@ through the same model.
 from __future__ import annotations
 
 import copy
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..compare import Case, close, equal
 from ..hints import known_mistakes
+from ..models.torch_gpt import gpt_class
 from ..questions import is_, one_of
 from ..toolkit import import_torch
 from .common import ask, check
@@ -255,8 +257,6 @@ def ablate_np(model, heads, how: str = "right"):
 
 
 def _ablate_case(label: str, cfg: tuple, seed: int, heads: "list[tuple[int, int]]", ids: np.ndarray) -> Case:
-    from ..models.torch_gpt import gpt_class
-
     state = {}
 
     def model():
@@ -305,8 +305,6 @@ EXPERIMENT_FORM = "an experiment of your own design, and a change that alters th
 def _altered(change) -> str:
     """What the change does to a fresh model of the experiments' shape (4 blocks of one head): ``EXPERIMENT_FORM``
     when it alters the parameter count or the logits, else a ValueError that says what is missing."""
-    from ..models.torch_gpt import gpt_class
-
     torch = import_torch()
     torch.manual_seed(0)
     fresh = gpt_class()(13, 16, 16, 1, 32, 4).eval()  # V, context, d_model, n_heads, d_ff, n_layers
@@ -391,10 +389,6 @@ def _switched_np(block, x, norm: str, residual: bool, variant: "str | None" = No
 
 
 def _forward_case(norm: str, residual: bool, seed: int, shape: tuple) -> Case:
-    from types import SimpleNamespace
-
-    from ..models.torch_gpt import gpt_class
-
     state = {}
 
     def made():
