@@ -480,4 +480,6 @@ def stretch_of(hidden, rng):
         _stretch_case("stretch_of of a rotation by 0.7 rad: every radius 1",
                       [[np.cos(0.7), -np.sin(0.7)], [np.sin(0.7), np.cos(0.7)]]),
         _stretch_case("stretch_of([[0, -3], [0.5, 0]], 720)", [[0.0, -3.0], [0.5, 0.0]]),
+        # fixed: columns, rows and the quarter circle all miss the radii here, whatever the seed
+        _stretch_case("stretch_of([[1.2, 1], [0, 0.8]], 720)", [[1.2, 1.0], [0.0, 0.8]]),
     ]

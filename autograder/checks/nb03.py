@@ -490,4 +490,6 @@ def score_rank_by_width(hidden, rng):
     return [
         _rank_case("score_rank_by_width([1, 5, 9, 20], 3, 7, rng)", [1, 5, 9, 20], 3, 7, seeds[0]),
         _rank_case("score_rank_by_width([2, 16], 12, 12, rng)", [2, 16], 12, 12, seeds[1]),
+        # fixed: more queries than keys (the keys cap the rank) and widths out of order
+        _rank_case("score_rank_by_width([6, 2, 11], 9, 5, rng)", [6, 2, 11], 9, 5, seed=23),
     ]

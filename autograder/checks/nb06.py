@@ -487,7 +487,15 @@ def nearest_collision(hidden, rng):
         ]
     table = rng.normal(size=(int(rng.integers(20, 60)), 6))
     gap = int(rng.integers(2, 10))
+    # fixed: the nearest row overall (position 1) lies inside min_gap = 3; the answer is position 3
+    inside_gap = np.array([[1.0, 1.0], [1.2, 1.0], [4.0, 0.0], [1.0, 2.0], [-1.0, 3.0], [2.0, 2.0]])
     return [
+        _nearest_case("nearest_collision of a 6-row table whose nearest row is position 1, min_gap = 3",
+                      inside_gap, 3),
+        Case("nearest_collision(np.ones(4)): one vector, not a table", call_with(np.ones(4)),
+             raises("pe must be a 2-D (T, d) table, got shape (4,)")),
+        Case("nearest_collision(table of 3 rows, min_gap=0)", call_with(three, 0),
+             raises("min_gap must be in 1 .. T - 1 = 2, got 0")),
         _nearest_case(f"nearest_collision of a random ({table.shape[0]}, 6) table, min_gap = {gap}", table, gap),
         _nearest_case("nearest_collision(sinusoidal_positions(3000, 6), min_gap=100)", _pe(3000, 6), 100),
         _nearest_case("nearest_collision(sinusoidal_positions(400, 2), min_gap=10)", _pe(400, 2), 10),

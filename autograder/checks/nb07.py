@@ -431,7 +431,10 @@ def diagonal_spread(hidden, rng):
     return [_spread_case(f"diagonal_spread of a random ({T}, {T}) table", rng.normal(size=(T, T))),
             _spread_case("diagonal_spread of a random (2, 2) table", rng.normal(size=(2, 2))),
             Case("diagonal_spread(np.zeros((4, 3)))", call_with(np.zeros((4, 3))),
-                 raises("table must be square (T, T), got shape (4, 3)"))]
+                 raises("table must be square (T, T), got shape (4, 3)")),
+            # fixed: fewer rows than columns, where an unchecked np.diagonal raises nothing
+            Case("diagonal_spread(np.zeros((3, 5)))", call_with(np.zeros((3, 5))),
+                 raises("table must be square (T, T), got shape (3, 5)"))]
 
 
 # ------------------------------------------------------------- the bug hunt: new_token_scores
