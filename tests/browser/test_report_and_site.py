@@ -98,6 +98,8 @@ PROSE = """() => { const body = document.body.cloneNode(true);
 # Every notebook's page shows a figure from a given cell: drawn by it alone (09's score sizes), or with an
 # exercise's function, then drawn with the course's own and captioned so (04's plots call the learner's softmax)
 DRAWN_CAPTION = "Drawn with the course's own"
+# ...except a notebook whose only figure shows a prediction's answer (07's score table: see below)
+NO_FIGURE_BEFORE_ANSWERING = {"07_complex_rotations_and_rope.html"}
 
 
 def notebook_page_of_the_day(day: int | None = None) -> str:
@@ -246,7 +248,11 @@ def test_site_pages_render_their_math_offline(site, page, shots, name, width):
         title = page.locator("h1").first.bounding_box()
         box = page.locator(".site-boxes").first.bounding_box()
         assert title["y"] < box["y"], "the title must come before the boxes"
-        assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
+        # 07 is the exception: its one drawn figure (the score table and the spread along its diagonals) is the
+        # answer to predict_equal_cells (which lines hold equal scores), so it never travels to a page read before
+        # answering; its other picture, the rotation lab, is a widget that needs a live kernel.
+        if name not in NO_FIGURE_BEFORE_ANSWERING:
+            assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
         captions = page.locator("figure.site-drawn figcaption").all_inner_texts()
         assert all(c.startswith(DRAWN_CAPTION) for c in captions), captions
         if name == "04_softmax_and_probability.html":

@@ -42,7 +42,7 @@ height:100%}}.col .bar{{width:100%;background:{BLUE}}}.col .n{{font-size:.8em}}
 caption{{text-align:left;caption-side:top}}figcaption{{font-size:.9em;color:#333;margin-top:.3rem}}.muted{{color:#555}}
 ul.mistakes li{{margin:.3rem 0}}.count{{font-weight:600}}.who{{font-size:.9em}}
 nav ul{{columns:2}}.note{{background:#fff8e1;padding:.4rem .6rem}}
-.scroll{{overflow-x:auto;max-width:100%}}h1,h2,h3,h4{{overflow-wrap:anywhere}}main>p,section>p,li{{max-width:75ch}}.flag{{color:#a03000;font-weight:600}}ul.causes li{{margin:.3rem 0}}
+.scroll{{overflow-x:auto;max-width:100%}}h1,h2,h3,h4,code{{overflow-wrap:anywhere}}main>p,section>p,li{{max-width:75ch}}.flag{{color:#a03000;font-weight:600}}ul.causes li{{margin:.3rem 0}}
 .students td,.students th{{white-space:nowrap}}.students tr.row-problems td{{white-space:normal;padding-top:0}}
 ul.row-problems,ul.troubles{{margin:0 0 .4rem;padding-left:1.2rem;overflow-wrap:anywhere}}
 .items tbody th{{font-weight:normal;border:0}}.items td.num{{white-space:nowrap}}.items td.reading{{min-width:12rem}}
