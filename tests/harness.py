@@ -98,6 +98,11 @@ def _namespace(nb: Notebook, exercise: str, source: str | None) -> dict:
     return ns
 
 
+def defined(assignment: str, exercise: str, source: str):
+    """``exercise`` as ``source`` defines it in the notebook's namespace (its set-up and other solutions around it)."""
+    return _namespace(notebook(assignment), exercise, source)[exercise]
+
+
 @dataclass
 class Verdict:
     grade_id: str

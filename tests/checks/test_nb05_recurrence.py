@@ -2,18 +2,17 @@
 students make, each with a message naming its symptom, and accept other correct code?
 
 The known-wrong implementations and the differently written correct ones are data here (MISTAKES, ALTERNATIVES);
-test_nb05.py runs them through the standard suite in the notebook, with the rest of its exercises. The tests below
-call the checks directly, so they hold whether or not the notebook has the section yet.
+test_nb05.py runs them through the standard suite in the notebook (tests/harness.py), with the rest of its
+exercises; the tests below add what that suite does not ask, through the same harness.
 """
-import textwrap
-
 import numpy as np
 import pytest
 
-from autograder.checks import core, nb05
-from tests.harness import Mistake, answer, returns
+from autograder.checks import nb05
+from tests.harness import Mistake, answer, assert_accepted, assert_rejected, defined, returns
 
 pytestmark = pytest.mark.nb05
+A = "05_gradients_and_chain_rule"
 
 torch = pytest.importorskip("torch")
 
@@ -160,36 +159,10 @@ def gradient_by_distance(layer, x, direction):
 }
 
 
-# ------------------------------------------------------------------- direct calls of the checks
+# ------------------------------------------------- beyond the standard suite (test_nb05.py runs MISTAKES)
 
-def _define(mistake_source: str, name: str):
-    ns = {"np": np, "torch": torch}
-    exec(textwrap.dedent(mistake_source), ns)
-    return ns[name]
-
-
-def _failure(check, fn) -> str:
-    """The messages of the visible and hidden checks, joined; '' when both pass."""
-    messages = []
-    for hidden in (False, True):
-        try:
-            check(fn, hidden=hidden)
-        except core.CheckFailure as failure:
-            messages.append(str(failure))
-    return " | ".join(messages)
-
-
-@pytest.mark.parametrize("mistake", [m for m in MISTAKES if m.exercise != "predict_gradient_fates"], ids=str)
-def test_each_known_mistake_is_rejected_with_its_symptom(mistake):
-    message = _failure(getattr(nb05, mistake.exercise), _define(mistake.source, mistake.exercise))
-    assert message, f"{mistake} passed every check of {mistake.exercise}"
-    assert mistake.expect.lower() in message.lower(), f"{mistake}: expected {mistake.expect!r} in: {message}"
-
-
-@pytest.mark.parametrize("exercise", ["rnn_forward", "gradient_by_distance"])
-def test_a_differently_written_correct_version_passes(exercise):
-    fn = _define(ALTERNATIVES[exercise], exercise)
-    assert _failure(getattr(nb05, exercise), fn) == ""
+def _defined(exercise: str, source: str):
+    return defined(A, exercise, source)
 
 
 def test_every_rnn_hint_is_a_different_wrong_answer_and_none_is_the_right_one():
@@ -220,13 +193,10 @@ def test_the_worked_example_in_the_label_is_what_comes_out():
 
 
 def test_the_prediction_earns_its_point_right_or_wrong_and_a_malformed_one_is_refused():
-    right = _define(ALTERNATIVES["predict_gradient_fates"], "predict_gradient_fates")
-    linear = _define(answer("predict_gradient_fates", '("vanishes", "holds", "explodes"), "1.5^30"'),
-                     "predict_gradient_fates")
-    assert _failure(nb05.predict_gradient_fates, right) == ""
-    assert _failure(nb05.predict_gradient_fates, linear) == ""
-    malformed = _define(answer("predict_gradient_fates", '("small", "same", "big"), "?"'), "predict_gradient_fates")
-    assert "three words" in _failure(nb05.predict_gradient_fates, malformed)
+    """Right, wrong-but-well-formed and malformed answers, in the notebook, and the record's why."""
+    assert_accepted(A, "predict_gradient_fates", ALTERNATIVES["predict_gradient_fates"])
+    assert_accepted(A, "predict_gradient_fates", answer("predict_gradient_fates", '("vanishes", "holds", "explodes"), "1.5^30"'))
+    assert_rejected(A, returns("predict_gradient_fates", "malformed", '("small", "same", "big"), "?"', "three words"))
     truth = ("vanishes", "holds", "holds")
     assert nb05.predict_gradient_fates.judged(truth, truth).right
     record = nb05.predict_gradient_fates.judged(("vanishes", "holds", "explodes"), truth)
@@ -251,8 +221,8 @@ def test_the_measurement_on_the_notebooks_rnn_vanishes_holds_and_grows_as_the_pr
     fates predict_gradient_fates' answer names (the seed is the notebook's; a change of set-up shows here)."""
     from autograder.checks.nb05.recurrence import _tanh_rnn_layer  # noqa: F401  (the layers the check builds)
 
-    fn = _define(ALTERNATIVES["gradient_by_distance"], "gradient_by_distance")
-    rnn = _define(ALTERNATIVES["rnn_forward"], "rnn_forward")
+    fn = _defined("gradient_by_distance", ALTERNATIVES["gradient_by_distance"])
+    rnn = _defined("rnn_forward", ALTERNATIVES["rnn_forward"])
     gen = torch.Generator().manual_seed(0)
     d_h, d_in, T = 32, 4, 40
     Q = torch.linalg.qr(torch.randn(d_h, d_h, generator=gen, dtype=torch.float64))[0]
