@@ -65,6 +65,28 @@ def test_a_global_a_function_reads_when_called_is_kept_even_when_bound_after_it(
     assert skipped(cells, {1, 4}) == {3}
 
 
+def test_restoring_the_random_state_is_a_draw_not_a_setting_and_keeps_no_demonstration():
+    """A section that saves torch's random state and restores it after its demo (so later cells draw as before)
+    calls torch.set_rng_state: like torch.manual_seed it changes only the global generator, which no check
+    reads. Read as a setting of torch, it kept itself, and through it every cell that calls torch: the
+    training demo too."""
+    cells = [SETUP, "saved = torch.get_rng_state()",
+             "torch.manual_seed(0)\nmodel = torch.nn.Linear(2, 2)\nprint(model(torch.ones(2)))",
+             "torch.set_rng_state(saved)", "np.random.set_state(np.random.get_state())",
+             "def f(x):\n    return torch.tanh(x)", "check.f(f)"]
+    assert skipped(cells, {5, 6}) == {1, 2, 3, 4}
+
+
+def test_a_modules_setting_keeps_its_cell_but_does_not_make_every_call_through_the_module_a_change():
+    """torch.set_printoptions configures torch, so its cell runs; torch.zeros elsewhere still changes nothing.
+    A list changed in place (TABLE.append) is data, so a cell that passes it on may change it and runs."""
+    cells = [SETUP, "torch.set_printoptions(precision=3)",
+             "torch.manual_seed(0)\nmodel = torch.nn.Linear(2, 2)\nprint(model(torch.zeros(2)))",
+             "from data import TABLE", "TABLE.append(1)", "shuffle(TABLE)", "print(TABLE)",
+             "def f(x):\n    return torch.tanh(x) + TABLE[0]", "check.f(f)"]
+    assert skipped(cells, {7, 8}) == {2, 6}
+
+
 @pytest.mark.parametrize("opaque", ["exec('y = 1')", "globals()['y'] = 1", "from math import *",
                                     "setattr(CFG, 'eps', 3)", "def broken(:\n    pass"])
 def test_what_the_grader_cannot_follow_runs_every_cell(opaque):
@@ -77,11 +99,6 @@ def test_a_magic_is_read_and_its_cell_always_runs():
     assert names_of("%time y = 1") is None and names_of("%run other.py") is None, "code the grader cannot read"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Known regression of this round, to fix next: since 10's experiments and induction finale became exercises "
-    "whose given cells build on the trained model, the grader's reading of what a test needs keeps every demo of 10 "
-    "(the short graded runs). Grades are unchanged; grading 10 costs more. strict: this fails once it is fixed, "
-    "so the mark comes off."))
 def test_the_course_leaves_out_the_demonstrations_of_notebook_10_and_keeps_every_exercise():
     """In 10's solution, the training runs, the plots and the printed examples are not needed; the set-up
     and project_heads (which generate_cached calls) are."""

@@ -15,7 +15,12 @@ read) it answers None: run every cell, as stock nbgrader does.
 Names bound only by ``def``, ``class`` or ``import`` are not changed by being called or read, so a cell that
 calls ``generate(model, ...)`` is not needed for ``generate``'s sake. A cell that assigns an attribute or
 item of one (``LayerNorm.eps = ...``, ``os.environ[...] = ...``), or configures a module through it
-(``torch.set_default_dtype``, ``np.seterr``, ``sys.path.append``), binds it.
+(``torch.set_default_dtype``, ``np.seterr``, ``sys.path.append``), binds it. A module's setting binds it
+without making it data: ``torch.set_printoptions(...)`` in one cell does not make every ``torch.zeros(...)``
+elsewhere a change of ``torch``; a change in place (``TABLE.append(1)``, ``sys.path.append``) does make its
+name data, which any cell that calls a method on it or passes it on may change.
+Setting a random generator's state (``torch.set_rng_state``, ``np.random.set_state``) is a draw like
+``torch.manual_seed``, not a configuration: no score depends on the global generator (see above).
 """
 
 from __future__ import annotations
@@ -31,9 +36,9 @@ OPAQUE = frozenset({"globals", "locals", "vars", "eval", "exec", "__import__", "
                     "__builtins__", "__dict__", "importlib", "compile"})
 # line magics that only configure the kernel (IPython writes them as get_ipython().run_line_magic(...))
 SAFE_MAGICS = ("matplotlib", "config", "load_ext", "reload_ext", "autoreload", "precision", "env", "pip")
-# method names that change how later code computes (a module's settings, a list or dict in place)
-CONFIGURES = ("set_", "use_deterministic_algorithms", "seterr", "setrecursionlimit", "filterwarnings",
-              "simplefilter", "append", "insert", "extend", "update", "setdefault", "pop", "remove", "clear")
+# method names that change how later code computes: a module's settings, and a list or dict changed in place
+SETTINGS = ("set_", "use_deterministic_algorithms", "seterr", "setrecursionlimit", "filterwarnings", "simplefilter")
+IN_PLACE = ("append", "insert", "extend", "update", "setdefault", "pop", "remove", "clear")
 # builtins that read their arguments and never change them: passing a name to one is not a change
 PURE = frozenset({"print", "len", "repr", "str", "int", "float", "bool", "abs", "min", "max", "sum", "sorted",
                   "list", "tuple", "set", "frozenset", "type", "isinstance", "issubclass", "range", "enumerate",
@@ -51,6 +56,8 @@ class CellNames:
     touches: frozenset[str]  # where they may be changed in place: a method called on them, or passed on
     sets_globals: tuple[tuple[str, frozenset[str]], ...]  # (a function defined here, the globals it declares)
     always: bool = False  # a %magic or !command: always run
+    # bound here only by a module's setting (``torch.set_default_dtype``): bound, yet no sign it holds data
+    configures: frozenset[str] = frozenset()
 
 
 def python_of(source: str) -> str | None:
@@ -95,6 +102,7 @@ class _Names(ast.NodeVisitor):
     def __init__(self) -> None:
         self.binds: set[str] = set()
         self.touches: set[str] = set()
+        self.settings: set[str] = set()  # the modules configured through a method (``torch.set_default_dtype``)
         self.local: list[set[str]] = []  # the own names of the functions and classes we are in, innermost last
 
     def _notebooks(self, names: set[str]) -> set[str]:
@@ -133,12 +141,24 @@ class _Names(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Attribute):
-            into = self.binds if node.func.attr.startswith(CONFIGURES) else self.touches
-            into |= self._notebooks(_base(node.func.value))
+            base, attr = self._notebooks(_base(node.func.value)), node.func.attr
+            if _sets_random_state(node.func):  # as torch.manual_seed: a draw, not a setting
+                self.touches |= base
+            elif attr.startswith(SETTINGS):
+                self.settings |= base
+            else:
+                (self.binds if attr.startswith(IN_PLACE) else self.touches).update(base)
         if not (isinstance(node.func, ast.Name) and node.func.id in PURE):
             for arg in (*node.args, *(k.value for k in node.keywords)):
                 self.touches |= self._notebooks(_base(arg.value if isinstance(arg, ast.Starred) else arg))
         self.generic_visit(node)
+
+
+def _sets_random_state(func: ast.Attribute) -> bool:
+    """``torch.set_rng_state``, ``torch.cuda.set_rng_state_all``, ``np.random.set_state``: what a cell calls to
+    restore a random generator's state."""
+    return func.attr.startswith("set_rng_state") or (
+        func.attr == "set_state" and isinstance(func.value, ast.Attribute) and func.value.attr == "random")
 
 
 def _base(node: ast.AST) -> set[str]:
@@ -194,8 +214,9 @@ def names_of(source: str) -> CellNames | None:
         return None
     names = _Names()
     names.visit(tree)
-    return CellNames(frozenset(names.binds | declared), frozenset(declared), frozenset(reads),
-                     frozenset(names.touches), tuple(sets_globals), always=magic)
+    return CellNames(frozenset(names.binds | names.settings | declared), frozenset(declared), frozenset(reads),
+                     frozenset(names.touches), tuple(sets_globals), always=magic,
+                     configures=frozenset(names.settings - names.binds))
 
 
 def needed(sources: Sequence[str], keep: Iterable[int]) -> set[int] | None:
@@ -204,9 +225,9 @@ def needed(sources: Sequence[str], keep: Iterable[int]) -> set[int] | None:
     cells = [names_of(s) for s in sources]
     if any(c is None for c in cells):
         return None
-    # a name bound otherwise than by def, class or import holds data a cell can change in place; calling a
-    # function that declares globals binds them
-    changeable = set().union(*(c.binds - c.declared for c in cells))
+    # a name bound otherwise than by def, class, import or a module's setting holds data a cell can change in
+    # place; calling a function that declares globals binds them
+    changeable = set().union(*(c.binds - c.declared - c.configures for c in cells))
     sets_globals = {name: names for c in cells for name, names in c.sets_globals if names}
     # Order is not followed: a function defined in a needed cell reads its globals when it is called, which may
     # be after a later cell (re)binds them, so a name any needed cell reads is wanted from every cell. Repeat
