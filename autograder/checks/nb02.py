@@ -153,9 +153,61 @@ def _origin(x, v):
     return tuple(int(i) for i in where[0]) if len(where) else None
 
 
+class _Traced(np.ndarray):
+    """The bug hunt's input, noting which of its methods the learner's split_heads calls: two reshapes in a row
+    give exactly the numbers of one, so only this tells the half-fix from the untouched bug."""
+
+    def __array_finalize__(self, obj):
+        self.moves = getattr(obj, "moves", None)
+
+    def _note(self, what):
+        if self.moves is not None:
+            self.moves.append(what)
+
+    def reshape(self, *args, **kwargs):
+        self._note("reshape")
+        return super().reshape(*args, **kwargs)
+
+    def transpose(self, *args, **kwargs):
+        self._note("transpose")
+        return super().transpose(*args, **kwargs)
+
+    def swapaxes(self, *args, **kwargs):
+        self._note("transpose")
+        return super().swapaxes(*args, **kwargs)
+
+
+def _traced_call(x, H):
+    """Call split_heads(x, H) on a traced copy of x: (its result as a plain array, the methods it called)."""
+    def call(fn):
+        t = np.array(x, dtype=float).view(_Traced)
+        t.moves = []
+        out = fn(t, H)
+        if isinstance(out, np.ndarray):
+            out = np.array(out).view(np.ndarray)
+        return out, tuple(t.moves)
+    return call
+
+
+def _result(got):
+    """A traced outcome is (result, moves); any other is the result itself."""
+    if isinstance(got, (tuple, list)) and len(got) == 2 and isinstance(got[1], (tuple, list)) \
+            and all(isinstance(m, str) for m in got[1]):
+        return got[0], tuple(got[1])
+    return got, ()
+
+
+class _traced_close(close):
+    """close() on the results alone: the grader's want is the reference's traced outcome, a pair as well."""
+
+    def mismatch(self, got, want):
+        return super().mismatch(_result(got)[0], _result(want)[0])
+
+
 def _split_hint(got, want):
-    """Symptoms only: which input numbers landed in head 0, never the line that fixes it."""
-    g, w = numbers(got), want.data
+    """Symptoms only: what attention would see in head 0, which input numbers landed there; never the line."""
+    got, moves = _result(got)
+    g, w = numbers(got), numbers(_result(want)[0])
     if g is None or w.ndim != 4:
         return None
     B, H, T, D = w.shape
@@ -169,11 +221,23 @@ def _split_hint(got, want):
     if any(o is None for o in got_from):
         return None
     said = ", ".join(f"token {t} feature {f}" for t, f in got_from)
+    seen = sorted({_origin(x, v)[0] for v in g[0, 0].ravel() if _origin(x, v) is not None})
+    unseen = [t for t in range(T) if t not in seen]
     lead = (f"Right shape, wrong numbers. Head 0's row for position 1 should be token 1's features 0..{D - 1}; "
             f"yours holds {said}.")
     if np.array_equal(g, x.reshape(B, H, T, D)):
-        return lead + (" Head 0 is just the first T * D numbers of the input in their stored order: whole tokens "
-                       "one after another, so it never reaches the last tokens.")
+        symptom = (f"head 0 is built from token{'s' if len(seen) > 1 else ''} {', '.join(map(str, seen))} alone: "
+                   f"change token {unseen[-1]} and nothing in head 0 changes, so attention in head 0 would never "
+                   f"see it; and head 0's position 1 holds {said}, where it should hold token 1's features "
+                   f"0..{D - 1}.") if unseen else lead
+        if moves.count("reshape") >= 2 and "transpose" not in moves:
+            return (f"Progress in the first step, not yet in the numbers: cutting each token's {H * D} features into "
+                    f"{H} pieces of {D} is the right start, but the heads come out exactly as the teammate's did: "
+                    f"{symptom} Reading that array again with the shape (B, H, T, D) takes its numbers in their "
+                    "stored order, so every number lands where a single reshape put it: a reshape never moves a "
+                    "number to another place in that order.")
+        return ("Right shape, wrong numbers, and attention would notice: " + symptom
+                + " Each position t of a head must come from token t alone.")
     if np.array_equal(g, x.transpose(0, 2, 1).reshape(B, H, T, D)):
         return lead + " Each of head 0's rows holds one feature of several tokens, not D features of one token."
     if np.array_equal(g, x.reshape(B, T, D, H).transpose(0, 3, 1, 2)):
@@ -189,9 +253,10 @@ def split_heads(hidden, rng):
         x2 = np.arange(60.0).reshape(2, 5, 6)
         return [
             Case("split_heads(np.arange(12.0).reshape(1, 3, 4), 2): head 0 is [[0, 1], [4, 5], [8, 9]]",
-                 call_with(x, 2), const(np.array([[[[0.0, 1], [4, 5], [8, 9]], [[2, 3], [6, 7], [10, 11]]]])),
-                 hints=[_split_hint]),
-            Case("split_heads(x, 3) with x (2, 5, 6)", call_with(x2, 3), lambda: _split_slices(x2, 3), hints=[_split_hint]),
+                 _traced_call(x, 2), const(np.array([[[[0.0, 1], [4, 5], [8, 9]], [[2, 3], [6, 7], [10, 11]]]])),
+                 _traced_close(), hints=[_split_hint]),
+            Case("split_heads(x, 3) with x (2, 5, 6)", _traced_call(x2, 3), lambda: _split_slices(x2, 3),
+                 _traced_close(), hints=[_split_hint]),
             Case("split_heads(x, 4) with x (1, 4, 6): 4 heads do not divide d = 6", call_with(np.zeros((1, 4, 6)), 4),
                  raises("4 heads do not divide d = 6")),
         ]
@@ -226,8 +291,9 @@ def _merge_hints(x):
         if g.shape == (B, T, D):
             return "The heads were added or averaged; merging puts them side by side: H * D features."
         if g.shape == want.data.shape and np.array_equal(g, x.transpose(0, 2, 3, 1).reshape(B, T, H * D)):
-            return ("The heads' features are interleaved: head h must fill the block of features h*D .. (h+1)*D - 1, "
-                    "so transpose to (B, T, H, D), not (B, T, D, H).")
+            return ("Right shape, wrong numbers: token 0's output alternates between the heads, feature by feature "
+                    "(head 0's first, head 1's first, ..., then head 0's second): the heads' features are interleaved. "
+                    f"Head h must fill one block of {D} neighbouring features, h*D .. (h+1)*D - 1.")
         return None
     return [hint]
 
@@ -391,17 +457,17 @@ def _table(v):
         return repr(v)[:200]
 
 
-predict_reshape_head0 = ask(
-    "predict_reshape_head0", 
-    form=described("a (3, 2) table of numbers", lambda v: numbers(v) is not None and numbers(v).shape == (3, 2)),
+predict_merge_by_reshape = ask(
+    "predict_merge_by_reshape",
+    form=described("a row of 4 numbers", lambda v: numbers(v) is not None and numbers(v).shape == (4,)),
     normalize=_table, compare=close(), mistakes=[
-     ([[0, 1], [4, 5], [8, 9]], "That is features 0-1 of every token, which would skip numbers of the flat run. A "
-                                "reshape keeps the flat order 0, 1, 2, ... and cuts it into blocks: [0, 0] is the "
-                                "first 6 numbers, [[0, 1], [2, 3], [4, 5]], all of token 0 and half of token 1."),
-     ([[0, 1], [2, 3], [8, 9]], "A reshape never skips numbers: it reads the flat order 0, 1, 2, ... and [0, 0] "
-                                "is simply the first 6 of them."),
-     ([[2, 3], [6, 7], [10, 11]], "That is features 2-3 of every token, which would skip numbers. A reshape keeps "
-                                  "the flat order, so [0, 0] is the first 6 numbers.")])
+     ([0, 1, 2, 3], "A reshape does not undo the split. It reads the heads in their index order, last axis "
+                    "fastest: all of head 0 first (0, 1, 4, 5, 8, 9), then head 1, whatever order the numbers have "
+                    "in memory. Cut into rows of 4, token 0 gets [0, 1, 4, 5]: head 0's vectors of tokens 0 and 1."),
+     ([0, 1, 8, 9], "A reshape reads every number once, in index order: head 0's table row by row, 0, 1, then 4, "
+                    "5, then 8, 9. The first 4 of them, [0, 1, 4, 5], make token 0."),
+     ([0, 2, 4, 6], "A reshape never skips numbers: it reads the heads in index order, head 0's rows first "
+                    "(0, 1, 4, 5, 8, 9), and token 0 gets the first 4, [0, 1, 4, 5].")])
 
 
 predict_rank = ask(

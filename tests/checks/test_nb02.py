@@ -81,7 +81,24 @@ def split_heads(x, n_heads):
     if d % n_heads:
         raise ValueError("heads must divide d")
     return x.reshape(B, n_heads, T, d // n_heads)
-''', "first T * D numbers of the input in their stored order"),
+''', "nothing in head 0 changes"),
+    # the half-fix: the right first cut, then a second reshape, which puts every number where one reshape did;
+    # its numbers equal the untouched bug's, so its own message proves the check tells the two apart
+    Mistake("split_heads", "half_fix_two_reshapes", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    if d % n_heads:
+        raise ValueError("heads must divide d")
+    return x.reshape(B, T, n_heads, d // n_heads).reshape(B, n_heads, T, d // n_heads)
+''', "Progress in the first step"),
+    Mistake("split_heads", "half_fix_two_reshapes_with_np_reshape", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    if d % n_heads:
+        raise ValueError("heads must divide d")
+    cut = np.reshape(x, (B, T, n_heads, d // n_heads))  # (B, T, H, D)
+    return np.reshape(cut, (B, n_heads, T, d // n_heads))
+''', "a single reshape put it"),
     Mistake("split_heads", "half_fix_transpose_before_the_cut", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
@@ -121,7 +138,7 @@ def merge_heads(x):
 def merge_heads(x):
     B, H, T, D = x.shape
     return x.transpose(0, 2, 3, 1).reshape(B, T, H * D)
-''', "interleaved"),
+''', "alternates between the heads"),
     Mistake("merge_heads", "transpose_on_wrong_axes", '''
 def merge_heads(x):
     B, H, T, D = x.shape
@@ -193,14 +210,11 @@ def low_rank_approx(X, r):
     returns("predict_score_multiplications", "every_pair_of_numbers", "20 * 28", "only meets a key's feature i"),
     returns("predict_score_multiplications", "one_entry", "4", "35 entries"),
     returns("predict_score_multiplications", "the_shape", "(5, 7)", "an int"),
-    Mistake("predict_reshape_head0", "thinks_reshape_splits_features",
-            "def predict_reshape_head0():\n    return [[0, 1], [4, 5], [8, 9]]\n", "keeps the flat order"),
-    returns("predict_reshape_head0", "head_one", "[[2, 3], [6, 7], [10, 11]]",
-            "features 2-3 of every token"),
-    returns("predict_reshape_head0", "skips_numbers", "[[0, 1], [2, 3], [8, 9]]",
-            "never skips"),
-    returns("predict_reshape_head0", "wrong_shape", "[0, 1, 2, 3, 4, 5]",
-            "a (3, 2) table"),
+    Mistake("predict_merge_by_reshape", "thinks_reshape_undoes_the_split",
+            "def predict_merge_by_reshape():\n    return [0, 1, 2, 3], 'reshape undoes it'\n", "does not undo the split"),
+    returns("predict_merge_by_reshape", "memory_order_skips", "[0, 1, 8, 9]", "reads every number once"),
+    returns("predict_merge_by_reshape", "skips_numbers", "[0, 2, 4, 6]", "never skips"),
+    returns("predict_merge_by_reshape", "wrong_shape", "[[0, 1], [4, 5]]", "a row of 4 numbers"),
     returns("predict_shear_stretch", "the_columns_are_the_farthest", '"same", "the columns are the farthest"',
             "circle has points between them"),
     returns("predict_shear_stretch", "shorter", '"shorter"', "can only be at least that"),
@@ -305,7 +319,7 @@ def low_rank_approx(X, r):
     return out
 ''',
     "predict_score_multiplications": answer("predict_score_multiplications", "5 * 7 * 4, 'rows x columns x length'"),
-    "predict_reshape_head0": answer("predict_reshape_head0", "((0.0, 1.0), (2.0, 3.0), (4.0, 5.0)), 'flat order'"),
+    "predict_merge_by_reshape": answer("predict_merge_by_reshape", "(0.0, 1.0, 4.0, 5.0), 'index order, head 0 first'"),
     "predict_shear_stretch": answer("predict_shear_stretch", "'longer', 'between the columns both add up'"),
     "stretch_of": '''
 def stretch_of(A, n_points=720):
