@@ -17,7 +17,9 @@ from .compare import Case, call_with, close, describe, predicate, raises
 from .hints import known_mistakes, numbers
 from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
-from .models.numpy_heads import HEAD_VARIANTS, HEADS_VARIANTS, head_np, heads_np
+from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np
+from .models.numpy_tasks import (LABEL_COUNT_MISTAKES, LABEL_COUNT_TRUTH, TASK_MESSAGES, padded_outputs,
+                                 shape_hint, task_heads_np)
 from .questions import NB09, a_number, numbers_tuple, question
 from .registry import exercise
 from .toolkit import MATCH, TOL, causal, diagnose, import_torch, names_row, normal, output_of, tensor
@@ -344,26 +346,6 @@ def MultiHeadAttention(hidden, rng):
 
 # ------------------------------------------------------------------ bug hunt: heads_self_attention
 
-HEADS_MESSAGES = {  # the symptoms each version shows, never the line to write (this is a bug hunt)
-    "as_given": "This is what the code as given does, and it shows two symptoms with two causes. Under the causal "
-                "mask it reads the future: changing a later position moves an earlier row of the output (is_causal "
-                "says False). And even with no mask its output is not scaled attention's: its weights are sharper, "
-                "more so the wider the heads.",
-    "split_only": "Progress: the weights are as sharp as scaled attention's now. But under the causal mask the "
-                  "output still reads the future, and row t of a head does not hold position t's features. Follow "
-                  "one number, feature 0 of position 1: in which head and which row does it land?",
-    "scale_only": "Progress: the output is causal now, and every head reads its own slice of each position. What is "
-                  "left: every softmax is sharper than scaled attention's, more so the wider the heads.",
-    "scale_d_model": "The output is causal and the heads are cut right, but the weights are flatter than scaled "
-                     "attention's: the scores are shrunk too much. Over how many features is one head's dot "
-                     "product summed?",
-    "scale_by_D": "The output is causal and the heads are cut right, but the weights are flatter than scaled "
-                  "attention's, more so the wider the heads: the scores are shrunk too much. How fast does the "
-                  "spread of a sum of D products grow with D?",
-    "merge_by_reshape": "The output's rows mix positions and heads after the attention: the heads' outputs no longer "
-                        "sit side by side, position by position, as the code as given put them (that line was "
-                        "right).",
-}
 
 
 def _heads_case(label, x, n_heads, mask=None):
@@ -399,20 +381,6 @@ def heads_self_attention(hidden, rng):
 # ------------------------------------------------------------------- manual backward: head_backward
 
 GRADS = ("grad_E", "grad_W_q", "grad_W_k", "grad_W_v")
-HEAD_MESSAGES = {
-    "no_scale": "The gradient on the way back through the scores misses the 1/sqrt(D): the forward pass divided "
-                "q @ k.T by sqrt(D), so the gradient that reaches q and k is divided by it too.",
-    "diagonal_jacobian": "Each score got only its own weight's slope, p * (1 - p): a softmax weight moves with every "
-                         "score of its row, so row t of dL/dscores is the Jacobian of row t (softmax_jacobian) "
-                         "applied to row t of dL/dweights.",
-    "no_softmax": "The gradient went from the weights to the scores unchanged: the softmax lies between them, and its "
-                  "Jacobian (softmax_jacobian, one per row) carries dL/dweights to dL/dscores.",
-    "x_from_v_only": "grad_E holds only the path through v: x = E[ids] feeds q, k and v, so its gradient is the sum of "
-                     "the three grad_x that linear_backward returns.",
-    "x_from_q_only": "grad_E holds only one of the three paths out of x: x feeds q, k and v, so add the three grad_x.",
-    "repeated_ids_overwrite": "A repeated id kept only one of its rows' gradients: rows looked up twice add up "
-                              "(embedding_backward does it).",
-}
 
 
 def _autograd(ids, E, W_q, W_k, W_v, grad_out):
@@ -589,3 +557,41 @@ predict_copy_accuracy = ask(
          "Attention does not have to remember: at output step j it reads the source state that matches the query "
          "for position j, so its accuracy hardly depends on the length.")],
     otherwise="The fixed vector falls towards chance (1/8) as the source grows; attention stays near 1 at every length.")
+
+
+# ------------------------------------------------------- one backbone, two heads: TaskHeads
+
+def _task_case(label, h, lengths, C, K, rng):
+    d = h.shape[-1]
+    p = [normal(rng, C, d, scale=0.5), normal(rng, C, scale=0.1), normal(rng, K, d, scale=0.5), normal(rng, K, scale=0.1)]
+
+    def call(cls):
+        torch = import_torch()
+        module = cls(d, C, K)
+        with torch.no_grad():
+            for lin, W, b in ((module.classifier, p[0], p[1]), (module.tagger, p[2], p[3])):
+                lin.weight.copy_(tensor(W))
+                lin.bias.copy_(tensor(b))
+            return module(tensor(h), import_torch().tensor(lengths))
+
+    variants = {n: (lambda n=n: task_heads_np(h, lengths, *p, variant=n)) for n in TASK_MESSAGES}
+    return Case(label, call, lambda: tuple(map(tensor, task_heads_np(h, lengths, *p))), close(**TOL),
+                hints=[diagnose(variants, TASK_MESSAGES), shape_hint(*h.shape[:2])])
+
+
+@check
+def TaskHeads(hidden, rng):
+    if not hidden:
+        return [_task_case("TaskHeads(4, 3, 2) on h (2, 5, 4), lengths [5, 2]: padded positions hold 5.0",
+                           padded_outputs(rng, [5, 2], 5, 4), [5, 2], 3, 2, rng),
+                _task_case("TaskHeads(6, 2, 5) on h (3, 4, 6), lengths [4, 1, 3]", normal(rng, 3, 4, 6), [4, 1, 3], 2,
+                           5, rng)]
+    return [_task_case("TaskHeads(8, 3, 4) on h (2, 6, 8), lengths [3, 6]: padded positions hold -4.0",
+                       padded_outputs(rng, [3, 6], 6, 8, fill=-4.0), [3, 6], 3, 4, rng),
+            _task_case("TaskHeads(4, 2, 3) on h (4, 3, 4), lengths [1, 2, 3, 2]", padded_outputs(rng, [1, 2, 3, 2], 3, 4),
+                       [1, 2, 3, 2], 2, 3, rng)]
+
+
+predict_label_counts = ask(
+    "predict_label_counts", reason=True, form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
+    mistakes=LABEL_COUNT_MISTAKES, otherwise=LABEL_COUNT_TRUTH)

@@ -370,6 +370,63 @@ def head_backward(ids, E, W_q, W_k, W_v, grad_out):
     "predict_path_steps": answer("predict_path_steps", "10 - 1, 9 // 3"),
 })
 
+HEADS = '''
+class TaskHeads(nn.Module):
+    def __init__(self, d_model, n_classes, n_tags):
+        super().__init__()
+        self.classifier = nn.Linear(d_model, n_classes)
+        self.tagger = nn.Linear(d_model, n_tags)
+
+    def forward(self, h, lengths):
+{body}
+'''
+REAL = "real = (torch.arange(h.shape[1])[None, :] < lengths[:, None]).float()  # (B, T)\n"
+
+
+def task_heads(forward):
+    """The given TaskHeads with ``forward``'s body in place."""
+    return HEADS.format(body=indent(forward, 8))
+
+
+MISTAKES += [  # one backbone, two heads: the shapes of the two jobs and the padding
+    Mistake("TaskHeads", "pools_the_padding", task_heads("return self.classifier(h.mean(dim=1)), self.tagger(h)"),
+            "change with the padding"),
+    Mistake("TaskHeads", "divides_by_T", task_heads(REAL + "return self.classifier((h * real[..., None]).sum(1) / "
+                                                        "h.shape[1]), self.tagger(h)"), "too small"),
+    Mistake("TaskHeads", "sums_the_tokens", task_heads(REAL + "return self.classifier((h * real[..., None]).sum(1)), "
+                                                           "self.tagger(h)"), "grow with the sequence's length"),
+    Mistake("TaskHeads", "first_token", task_heads("return self.classifier(h[:, 0]), self.tagger(h)"),
+            "first token alone"),
+    Mistake("TaskHeads", "last_position", task_heads("return self.classifier(h[:, -1]), self.tagger(h)"),
+            "which is padding"),
+    Mistake("TaskHeads", "pools_over_the_batch", task_heads(REAL + "return self.classifier((h * real[..., None]).mean(0)), "
+                                                                "self.tagger(h)"), "batch axis"),
+    Mistake("TaskHeads", "a_class_per_token", task_heads("return self.classifier(h), self.tagger(h)"),
+            "for every token"),
+    Mistake("TaskHeads", "tags_the_summary", task_heads(REAL + "summary = (h * real[..., None]).sum(1) / real.sum(1, keepdim=True)\n"
+                                                            "return self.classifier(summary), self.tagger(summary)"),
+            "one row per sequence"),
+    returns("predict_label_counts", "tags_the_padding", '(4, 28), "every position"', "padded positions have no tag"),
+    returns("predict_label_counts", "a_class_per_position", '(28, 28), "one per position"', "one label per sequence"),
+    returns("predict_label_counts", "not_a_pair", '17, "tokens"', "tuple of 2 numbers"),
+]
+
+ALTERNATIVES.update({
+    "TaskHeads": '''
+class TaskHeads(nn.Module):
+    def __init__(self, d_model, n_classes, n_tags):
+        super().__init__()
+        self.classifier = nn.Linear(d_model, n_classes)
+        self.tagger = nn.Linear(d_model, n_tags)
+
+    def forward(self, h, lengths):
+        summaries = torch.stack([h[b, :n].mean(dim=0) for b, n in enumerate(lengths.tolist())])  # (B, d_model)
+        tags = torch.einsum("btd,kd->btk", h, self.tagger.weight) + self.tagger.bias
+        return self.classifier(summaries), tags
+''',
+    "predict_label_counts": answer("predict_label_counts", '[4, 7 + 5 + 3 + 2], "one per sentence, one per word"'),
+})
+
 MISTAKES += recurrence.MISTAKES  # read_context and its prediction: see that module
 ALTERNATIVES.update(recurrence.ALTERNATIVES)
 
@@ -415,3 +472,21 @@ def test_the_new_known_wrong_versions_come_from_a_closed_set():
     with pytest.raises(ValueError, match="head_np has no variant 'no_scaling'"):
         numpy_heads.head_np([0], np.zeros((1, 2)), np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)),
                             np.zeros((1, 2)), variant="no_scaling")
+
+
+def test_the_task_heads_mistakes_come_from_a_closed_set_and_each_differs_from_the_right_heads():
+    """Does every named mistake of TaskHeads compute something else than the right heads on a padded batch, and does
+    a misspelled name raise instead of quietly giving the right heads?"""
+    from autograder.checks.models import numpy_tasks
+
+    rng = np.random.default_rng(3)
+    lengths = [4, 2, 1]
+    h = numpy_tasks.padded_outputs(rng, lengths, 4, 6)
+    weights = [rng.normal(size=s) for s in [(2, 6), (2,), (3, 6), (3,)]]
+    right = numpy_tasks.task_heads_np(h, lengths, *weights)
+    assert right[0].shape == (3, 2) and right[1].shape == (3, 4, 3)
+    for variant in numpy_tasks.TASK_MESSAGES:
+        wrong = numpy_tasks.task_heads_np(h, lengths, *weights, variant=variant)
+        assert any(w.shape != r.shape or not np.allclose(w, r) for w, r in zip(wrong, right)), variant
+    with pytest.raises(ValueError, match="task_heads_np has no variant 'mean'"):
+        numpy_tasks.task_heads_np(h, lengths, *weights, variant="mean")

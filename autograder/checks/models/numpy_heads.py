@@ -11,6 +11,27 @@ from ..hints import known_variant
 from ..toolkit import causal, stable_softmax
 
 HEADS_VARIANTS = ("as_given", "split_only", "scale_only", "scale_d_model", "scale_by_D", "merge_by_reshape")
+HEADS_MESSAGES = {  # the bug hunt's: the symptoms each version shows, never the line to write
+    "as_given": "This is what the code as given does, and it shows two symptoms with two causes. Under the causal "
+                "mask it reads the future: changing a later position moves an earlier row of the output (is_causal "
+                "says False). And even with no mask, head 0's output is not what your scaled_dot_product_attention "
+                "gives when it runs on head 0's slice of the features alone.",
+    "split_only": "Progress: the weights are as sharp as scaled attention's now. But under the causal mask the "
+                  "output still reads the future, and row t of a head does not hold position t's features. Follow "
+                  "one number, feature 0 of position 1: in which head and which row does it land?",
+    "scale_only": "Progress: the output is causal now, and every head reads its own slice of each position. What is "
+                  "left: with no mask, one head's output still differs from scaled attention on that head's slice: "
+                  "its weights are more peaked, the more so the wider the heads.",
+    "scale_d_model": "The output is causal and the heads are cut right, but the weights are flatter than scaled "
+                     "attention's: the scores are shrunk too much. Over how many features is one head's dot "
+                     "product summed?",
+    "scale_by_D": "The output is causal and the heads are cut right, but the weights are flatter than scaled "
+                  "attention's, more so the wider the heads: the scores are shrunk too much. How fast does the "
+                  "spread of a sum of D products grow with D?",
+    "merge_by_reshape": "The output's rows mix positions and heads after the attention: the heads' outputs no longer "
+                        "sit side by side, position by position, as the code as given put them (that line was "
+                        "right).",
+}
 
 
 def heads_np(x, n_heads, mask=None, variant=None):
@@ -35,6 +56,20 @@ def heads_np(x, n_heads, mask=None, variant=None):
 
 HEAD_VARIANTS = ("no_scale", "diagonal_jacobian", "no_softmax", "x_from_v_only", "x_from_q_only",
                  "repeated_ids_overwrite")
+HEAD_MESSAGES = {  # the slips of a backward pass by hand, each with its advice
+    "no_scale": "The gradient on the way back through the scores misses the 1/sqrt(D): the forward pass divided "
+                "q @ k.T by sqrt(D), so the gradient that reaches q and k is divided by it too.",
+    "diagonal_jacobian": "Each score got only its own weight's slope, p * (1 - p): a softmax weight moves with every "
+                         "score of its row, so row t of dL/dscores is the Jacobian of row t (softmax_jacobian) "
+                         "applied to row t of dL/dweights.",
+    "no_softmax": "The gradient went from the weights to the scores unchanged: the softmax lies between them, and its "
+                  "Jacobian (softmax_jacobian, one per row) carries dL/dweights to dL/dscores.",
+    "x_from_v_only": "grad_E holds only the path through v: x = E[ids] feeds q, k and v, so its gradient is the sum of "
+                     "the three grad_x that linear_backward returns.",
+    "x_from_q_only": "grad_E holds only one of the three paths out of x: x feeds q, k and v, so add the three grad_x.",
+    "repeated_ids_overwrite": "A repeated id kept only one of its rows' gradients: rows looked up twice add up "
+                              "(embedding_backward does it).",
+}
 
 
 def head_np(ids, E, W_q, W_k, W_v, grad_out, variant=None):
