@@ -365,8 +365,8 @@ predict_quarter_turn = ask(
               ((1, 2), "The coordinates swapped places but no sign changed: that is a mirror in the diagonal, not "
                        "a turn. A quarter turn also flips the sign of one coordinate."),
               ((2, 1), "A quarter turn moves the arrow 90 degrees: the pair changes.")],
-    otherwise="cos(-pi / 2) = 0 and sin(-pi / 2) = -1, so R(-pi / 2) sends (a, b) to (b, -a): a quarter turn "
-              "clockwise, (2, 1) to (1, -2).")
+    otherwise="The multiplier for -pi / 2 is cos(-pi / 2) + i sin(-pi / 2) = -i, and (a + bi)(-i) = b - ai: a quarter "
+              "turn clockwise sends (a, b) to (b, -a), so (2, 1) to (1, -2).")
 
 
 # ------------------------------------------------------------------ the score table: diagonal_spread
