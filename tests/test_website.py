@@ -242,6 +242,20 @@ def test_04s_figures_are_on_its_page_drawn_with_the_courses_softmax_and_captione
     assert all(c.startswith("Drawn with the course's own") and "not with your work" in c for c in captions), captions
 
 
+def test_07s_page_shows_a_rotation_drawn_with_the_courses_apply_rope_and_not_its_score_table(built):
+    """07's score table answers predict_equal_cells, so it stays off the page; its page once had no figure at all.
+    The picture of one row turned by apply_rope at positions 0 .. 6 answers no prediction: it travels, drawn with
+    the course's own apply_rope and captioned so."""
+    n = "07_complex_rotations_and_rope"
+    page = (built.out / f"{n}.html").read_text(encoding="utf-8")
+    assert figure_cells_calling(n, {"apply_rope"}), "the guard: 07 has a given figure cell that calls apply_rope"
+    captions = DRAWN.findall(page)
+    assert captions, "07's page shows no figure"
+    assert all(c.startswith("Drawn with the course's own") and "not with your work" in c for c in captions), captions
+    assert any("the course's own <code>apply_rope</code>" in c for c in captions), captions
+    assert not [c for c in captions if "diagonal_spread" in c or "predict_" in c], "the score table answers a prediction"
+
+
 def test_a_figure_drawn_with_an_exercise_is_the_courses_on_every_page_and_never_a_predictions(built):
     """Any notebook's given cell that draws with an exercise's function shows the reference run's figure, captioned
     with the names it was drawn with; a figure drawn from a prediction's answer stays off the page (it would be

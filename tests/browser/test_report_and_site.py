@@ -98,8 +98,9 @@ PROSE = """() => { const body = document.body.cloneNode(true);
 # Every notebook's page shows a figure from a given cell: drawn by it alone (09's score sizes), or with an
 # exercise's function, then drawn with the course's own and captioned so (04's plots call the learner's softmax)
 DRAWN_CAPTION = "Drawn with the course's own"
-# ...except a notebook whose only figure shows a prediction's answer (07's score table: see below)
-NO_FIGURE_BEFORE_ANSWERING = {"07_complex_rotations_and_rope.html"}
+# ...and where a notebook's figure is drawn with an exercise, the caption names it: 07's score table answers a
+# prediction and stays off its page, so its figure is the rotation picture drawn with the course's apply_rope
+DRAWN_WITH = {"04_softmax_and_probability.html": "softmax", "07_complex_rotations_and_rope.html": "apply_rope"}
 
 
 def notebook_page_of_the_day(day: int | None = None) -> str:
@@ -248,15 +249,13 @@ def test_site_pages_render_their_math_offline(site, page, shots, name, width):
         title = page.locator("h1").first.bounding_box()
         box = page.locator(".site-boxes").first.bounding_box()
         assert title["y"] < box["y"], "the title must come before the boxes"
-        # 07 is the exception: its one drawn figure (the score table and the spread along its diagonals) is the
-        # answer to predict_equal_cells (which lines hold equal scores), so it never travels to a page read before
-        # answering; its other picture, the rotation lab, is a widget that needs a live kernel.
-        if name not in NO_FIGURE_BEFORE_ANSWERING:
-            assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
+        # (07 once showed none: its score table answers predict_equal_cells and its rotation lab is a widget)
+        assert page.locator(".jp-OutputArea-output img").count() >= 1, f"{name}: no figure from a given cell"
         captions = page.locator("figure.site-drawn figcaption").all_inner_texts()
         assert all(c.startswith(DRAWN_CAPTION) for c in captions), captions
-        if name == "04_softmax_and_probability.html":
-            assert captions, "04's plots call the learner's softmax: the course's own draws them, captioned so"
+        if name in DRAWN_WITH:
+            assert any(f"course's own {DRAWN_WITH[name]}" in c for c in captions), \
+                f"{name}'s plots call the learner's {DRAWN_WITH[name]}: the course's own draws them, captioned so"
         # unfolded, "How to run this notebook" (long file names in code) and the hints fit too
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         fits(page, f"{name} with every box unfolded")
