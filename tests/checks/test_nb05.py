@@ -475,7 +475,75 @@ def predict_overfit_floor():
     pairs = ["an", "an", "at", "be"]
     return float(-np.mean([np.log(p[pair]) for pair in pairs]))
 ''',
+    "predict_lr_limit": answer("predict_lr_limit", '(0.25, "w = 1 and w = 2 are equally high")'),
+    "predict_batch_spread": answer("predict_batch_spread", '(4, "sqrt of 16")'),
+    "gradient_spread": '''
+def gradient_spread(per_pair, batch_sizes, n_draws, rng):
+    """Shuffle, keep the first B; the spread with n - 1 in the denominator; a list of floats."""
+    per_pair = np.asarray(per_pair, dtype=float)
+    out = []
+    for B in batch_sizes:
+        estimates = np.empty(n_draws)
+        for i in range(n_draws):
+            estimates[i] = per_pair[rng.permutation(per_pair.size)[:B]].sum() / B
+        out.append(float(np.sqrt(np.sum((estimates - estimates.mean()) ** 2) / (n_draws - 1))))
+    return out
+''',
 }
+
+MISTAKES += [
+    # ---------------------------------------------------- predict_lr_limit (recorded wrong, or malformed)
+    returns("predict_lr_limit", "lands_on_the_minimum", '0.125, "one step to 1.5"', "lands exactly on the best weight"),
+    returns("predict_lr_limit", "twice_the_limit", '0.5, "a step of 2"', "lands on w = 3"),
+    returns("predict_lr_limit", "too_small", '0.05, "small is safe"', "still lowers the loss"),
+    returns("predict_lr_limit", "not_a_number", '"a quarter", "symmetry"', "answer with a number"),
+    # ------------------------------------------------- predict_batch_spread (recorded wrong, or malformed)
+    returns("predict_batch_spread", "like_the_variance", '16.0, "16 times the pairs"', "how much the variance shrinks"),
+    returns("predict_batch_spread", "no_change", '1.0, "same data"', "partly cancel"),
+    returns("predict_batch_spread", "grows", '0.25, "more pairs, more noise"', "steadier gradient"),
+    returns("predict_batch_spread", "a_word", '"four", "sqrt"', "answer with a number"),
+    # ----------------------------------------------------------------------------- gradient_spread
+    Mistake("gradient_spread", "the_same_batch_every_draw", '''
+def gradient_spread(per_pair, batch_sizes, n_draws, rng):
+    spreads = []
+    for B in batch_sizes:
+        batch = rng.choice(len(per_pair), size=B, replace=False)  # drawn once, outside the draws
+        spreads.append(np.std([per_pair[batch].mean() for _ in range(n_draws)]))
+    return np.array(spreads)
+''', "every draw read the same batch"),
+    Mistake("gradient_spread", "sums_instead_of_means", '''
+def gradient_spread(per_pair, batch_sizes, n_draws, rng):
+    return np.array([np.std([per_pair[rng.choice(len(per_pair), size=B, replace=False)].sum()
+                             for _ in range(n_draws)]) for B in batch_sizes])
+''', "grows with the batch size"),
+    Mistake("gradient_spread", "variance_not_std", '''
+def gradient_spread(per_pair, batch_sizes, n_draws, rng):
+    return np.array([np.var([per_pair[rng.choice(len(per_pair), size=B, replace=False)].mean()
+                             for _ in range(n_draws)]) for B in batch_sizes])
+''', "squares of the right spreads"),
+    Mistake("gradient_spread", "spread_within_one_batch", '''
+def gradient_spread(per_pair, batch_sizes, n_draws, rng):
+    return np.array([np.std(per_pair[rng.choice(len(per_pair), size=B, replace=False)]) for B in batch_sizes])
+''', "at batch size 1 the spread is 0"),
+    Mistake("gradient_spread", "pairs_drawn_twice", '''
+def gradient_spread(per_pair, batch_sizes, n_draws, rng):
+    return np.array([np.std([per_pair[rng.integers(0, len(per_pair), size=B)].mean()
+                             for _ in range(n_draws)]) for B in batch_sizes])
+''', "hold the same pair twice"),
+    Mistake("gradient_spread", "mean_absolute_distance", '''
+def gradient_spread(per_pair, batch_sizes, n_draws, rng):
+    spreads = []
+    for B in batch_sizes:
+        means = np.array([per_pair[rng.choice(len(per_pair), size=B, replace=False)].mean() for _ in range(n_draws)])
+        spreads.append(np.abs(means - means.mean()).mean())
+    return np.array(spreads)
+''', "about 0.8 of the right one"),
+    Mistake("gradient_spread", "one_number", '''
+def gradient_spread(per_pair, batch_sizes, n_draws, rng):
+    B = batch_sizes[-1]
+    return float(np.std([per_pair[rng.choice(len(per_pair), size=B, replace=False)].mean() for _ in range(n_draws)]))
+''', "one spread per batch size"),
+]
 
 MISTAKES += recurrence.MISTAKES  # rnn_forward, gradient_by_distance and their prediction: see that module
 ALTERNATIVES.update(recurrence.ALTERNATIVES)

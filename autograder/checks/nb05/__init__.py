@@ -7,10 +7,12 @@ training's in :mod:`autograder.checks.models.adamw`).
 
 One module per half of the notebook, in its order (importing them registers their checks):
 
-- :mod:`.gradients`: squared_loss_grad, sgd_step, numerical_gradient, linear_backward,
+- :mod:`.gradients`: squared_loss_grad, sgd_step, predict_lr_limit, numerical_gradient, linear_backward,
   softmax_cross_entropy_backward
 - :mod:`.training`: adamw_step, embedding_backward, softmax_jacobian, bigram_counts (a bug hunt),
   bigram_train_step, and the prediction questions between them
+- :mod:`.minibatch`: predict_batch_spread and gradient_spread (the spread of a minibatch gradient against the
+  batch size, measured by the learner)
 - :mod:`.recurrence`: rnn_forward, predict_gradient_fates and gradient_by_distance (a tanh RNN, and the
   gradient's size against distance beside one attention layer's)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, and float64 tensors in and out of torch
@@ -21,19 +23,20 @@ every check is re-exported here under its own name (its exercise's grade_id), wi
 from __future__ import annotations
 
 # in the notebook's order, which the registry keeps
-from .gradients import (linear_backward, numerical_gradient, sgd_step, softmax_cross_entropy_backward,
-                        squared_loss_grad)
+from .gradients import (linear_backward, numerical_gradient, predict_lr_limit, sgd_step,
+                        softmax_cross_entropy_backward, squared_loss_grad)
 from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_counts, bigram_train_step,
                        embedding_backward, predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor,
                        softmax_jacobian)
+from .minibatch import gradient_spread, predict_batch_spread
 from .recurrence import RNN_MESSAGES, gradient_by_distance, predict_gradient_fates, rnn_forward
 
 from .common import A, ask, check
 
 __all__ = [  # the checks a notebook calls, then what the tests read
-    "squared_loss_grad", "sgd_step", "numerical_gradient", "linear_backward", "softmax_cross_entropy_backward",
+    "squared_loss_grad", "sgd_step", "predict_lr_limit", "numerical_gradient", "linear_backward", "softmax_cross_entropy_backward",
     "adamw_step", "embedding_backward", "predict_embedding_grad", "softmax_jacobian", "predict_jacobian_row_sum",
-    "bigram_counts", "bigram_train_step", "predict_overfit_floor",
+    "bigram_counts", "bigram_train_step", "predict_overfit_floor", "predict_batch_spread", "gradient_spread",
     "rnn_forward", "predict_gradient_fates", "gradient_by_distance",
     "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS", "RNN_MESSAGES",
 ]

@@ -6,8 +6,9 @@ import numpy as np
 
 from ..compare import Case, call_with, close, const
 from ..hints import known_mistakes, numbers, same_numbers
+from ..questions import a_number
 from ..toolkit import import_torch, nonfinite_hint, stable_softmax
-from .common import _leaf, _np, check
+from .common import _leaf, _np, ask, check
 
 
 # ------------------------------------------------------------------------ squared_loss_grad
@@ -38,8 +39,8 @@ def _squared_case(label, w, x, y):
 @check
 def squared_loss_grad(hidden, rng):
     if not hidden:
-        return [_squared_case("squared_loss_grad(w=2, x=3, y=1) is 2 (6 - 1) 3 = 30", 2.0, 3.0, 1.0),
-                _squared_case("squared_loss_grad(w=1, x=2, y=3) is 2 (2 - 3) 2 = -4", 1.0, 2.0, 3.0),
+        return [_squared_case("squared_loss_grad(w=2, x=3, y=1) is 30", 2.0, 3.0, 1.0),
+                _squared_case("squared_loss_grad(w=1, x=2, y=3) is -4", 1.0, 2.0, 3.0),
                 _squared_case("squared_loss_grad(w=0.5, x=0, y=3): x = 0 means w has no effect", 0.5, 0.0, 3.0)]
     return [_squared_case(f"squared_loss_grad(w={w:.3f}, x={x:.3f}, y={y:.3f})", float(w), float(x), float(y))
             for w, x, y in rng.normal(size=(3, 3)) * 2]
@@ -73,12 +74,30 @@ def _sgd_case(label, param, grad, lr, value=None):
 @check
 def sgd_step(hidden, rng):
     if not hidden:
-        return [_sgd_case("sgd_step(1.0, -4.0, lr=0.1) is 1 - 0.1 (-4) = 1.4", 1.0, -4.0, 0.1, value=1.4),
+        return [_sgd_case("sgd_step(1.0, -4.0, lr=0.1) is 1.4", 1.0, -4.0, 0.1, value=1.4),
                 _sgd_case("sgd_step(np.array([1, 2]), np.array([0.5, -1]), lr=0.1) is [0.95, 2.1]",
                           np.array([1.0, 2.0]), np.array([0.5, -1.0]), 0.1, value=np.array([0.95, 2.1]))]
     return [_sgd_case("sgd_step on parameters of shape (3, 4), lr=0.05", rng.normal(size=(3, 4)),
                       rng.normal(size=(3, 4)), 0.05),
             _sgd_case("sgd_step with lr=1.5", rng.normal(size=5), rng.normal(size=5), 1.5)]
+
+
+# ------------------------------------------------------------------------ predict_lr_limit
+
+predict_lr_limit = ask(
+    "predict_lr_limit", form=a_number, compare=close(atol=0.011, rtol=0.0), atol=0.011, rtol=0.0, mistakes=[
+        (0.125, "0.125 is the learning rate whose one step lands exactly on the best weight, 1.5. A bigger one "
+                "overshoots, but it still lands lower than it started until it lands on w = 2, as high as w = 1 "
+                "on the other side of the valley: 0.25."),
+        (0.5, "At 0.5 the step lands on w = 3, where the loss is 9, against 1 at w = 1. The loss is the same on "
+              "both sides of 1.5 at equal distances, so the step stops helping where it lands on w = 2: 0.25."),
+        (lambda v: v >= 0.3, "Too large: the loss is symmetric about w = 1.5, so a step that lands beyond w = 2 "
+                             "is higher than where it started, and from w = 1 with gradient -4 that happens above "
+                             "0.25."),
+        (lambda v: v <= 0.1, "Too small: a step with this learning rate still lowers the loss; so do bigger ones, "
+                             "up to the one that lands on w = 2, as high as w = 1 on the other side: 0.25.")],
+    otherwise="The loss (2w - 3)^2 is symmetric about w = 1.5: the step stops helping when it lands on w = 2, "
+              "and 1 - lr * (-4) = 2 at lr = 0.25.")
 
 
 # ----------------------------------------------------------------------- numerical_gradient
