@@ -126,6 +126,49 @@ def embedding_lookup(E, ids):
 def embedding_lookup(E, ids):
     return E[np.ravel(ids)]
 ''', "wrong shape"),
+    Mistake("skipgram_pairs", "centre_is_its_own_context", '''
+def skipgram_pairs(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(ids[i], ids[j]) for i in range(len(ids))
+            for j in range(max(0, i - window), min(len(ids), i + window + 1))]
+''', "paired with itself"),
+    Mistake("skipgram_pairs", "window_one_too_narrow", '''
+def skipgram_pairs(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(ids[i], ids[j]) for i in range(len(ids))
+            for j in range(max(0, i - window + 1), min(len(ids), i + window)) if j != i]
+''', "a window of 0, one narrower than 1"),
+    Mistake("skipgram_pairs", "window_one_too_wide", '''
+def skipgram_pairs(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(ids[i], ids[j]) for i in range(len(ids))
+            for j in range(max(0, i - window - 1), min(len(ids), i + window + 2)) if j != i]
+''', "one wider than"),
+    Mistake("skipgram_pairs", "negative_index_wraps_round", '''
+def skipgram_pairs(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    pairs = []
+    for i in range(len(ids)):
+        for k in range(-window, window + 1):
+            if k != 0 and i + k < len(ids):  # forgot i + k >= 0: ids[-1] is the last token
+                pairs.append((ids[i], ids[i + k]))
+    return pairs
+''', "wrapped round to the end"),
+    Mistake("skipgram_pairs", "right_context_only", '''
+def skipgram_pairs(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(ids[i], ids[j]) for i in range(len(ids)) for j in range(i + 1, min(len(ids), i + window + 1))]
+''', "only with the tokens after it"),
+    Mistake("skipgram_pairs", "no_window_check", '''
+def skipgram_pairs(ids, window):
+    return [(ids[i], ids[j]) for i in range(len(ids))
+            for j in range(max(0, i - window), min(len(ids), i + window + 1)) if j != i]
+''', "should raise ValueError"),
     Mistake("make_lm_pairs", "one_window_short", '''
 def make_lm_pairs(ids, context_len):
     ids = np.asarray(ids)
@@ -416,6 +459,17 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
 ]
 
 ALTERNATIVES = {
+    "skipgram_pairs": '''
+def skipgram_pairs(ids, window):
+    # differently written: for each offset, zip the sequence with itself shifted, both ways, as arrays
+    if window < 1:
+        raise ValueError(f"window must be at least 1, got {window}")
+    ids = list(ids)
+    pairs = []
+    for k in range(1, window + 1):
+        pairs += [[a, b] for a, b in zip(ids, ids[k:])] + [[b, a] for a, b in zip(ids, ids[k:])]
+    return pairs
+''',
     "train_val_pairs": '''
 def train_val_pairs(ids, context_len, val_frac=0.3):
     # fixed: split the stream first; windowing first let windows straddle the cut

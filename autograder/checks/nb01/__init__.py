@@ -3,7 +3,8 @@
 One module per job, in the notebook's order (importing them registers their checks, and the registry keeps
 that order):
 
-- :mod:`.tokens`: build_vocab, encode, decode, one_hot, embedding_lookup, make_lm_pairs, train_val_pairs (a bug
+- :mod:`.tokens`: build_vocab, encode, decode, one_hot, embedding_lookup, skipgram_pairs, make_lm_pairs,
+  train_val_pairs (a bug
   hunt), most_frequent_pair, merge_pair
 - :mod:`.bpe`: train_bpe, bpe_encode, bpe_decode (byte-level BPE, and the plain-Python models of its usual
   variants that the hints use)
@@ -17,12 +18,12 @@ from __future__ import annotations
 
 from .common import A, R, ask, check
 from .tokens import (build_vocab, decode, embedding_lookup, encode, make_lm_pairs, merge_pair, most_frequent_pair,
-                     one_hot, train_val_pairs)
+                     one_hot, skipgram_pairs, train_val_pairs)
 from .bpe import bpe_decode, bpe_encode, train_bpe
 from .predictions import predict_bpe_tokens, predict_param_counts, predict_utf8_length
 
 __all__ = [  # the checks a notebook calls, in its order, then what the tests read
-    "build_vocab", "encode", "decode", "one_hot", "embedding_lookup", "make_lm_pairs", "train_val_pairs",
+    "build_vocab", "encode", "decode", "one_hot", "embedding_lookup", "skipgram_pairs", "make_lm_pairs", "train_val_pairs",
     "most_frequent_pair", "merge_pair", "train_bpe", "bpe_encode", "bpe_decode", "predict_utf8_length",
     "predict_bpe_tokens", "predict_param_counts",
     "A", "R", "ask", "check",

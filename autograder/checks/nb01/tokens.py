@@ -1,4 +1,5 @@
 """Notebook 01's checks on words: the vocabulary, encode and decode, one-hot and the embedding lookup, the
+skip-gram pairs of word2vec's proxy task, the
 language model's pairs, the bug hunt (split, then window), and BPE's two steps (the most frequent pair, a merge)."""
 from __future__ import annotations
 
@@ -142,6 +143,92 @@ def embedding_lookup(hidden, rng):
     ids = rng.integers(0, 11, size=(3, 4))
     return [Case("embedding_lookup with E (11, 5) and ids (3, 4)", call_with(W, ids), lambda: np.eye(11)[ids] @ W, hints=[hint]),
             Case("embedding_lookup with one id", call_with(W, np.array([10])), lambda: W[[10]], hints=[hint])]
+
+
+# ------------------------------------------------------------- word2vec's proxy task: skip-gram pairs
+
+def _skipgram(ids, window):
+    """The (centre, context) pairs: every other position within `window` of each centre, inside the sequence."""
+    return [(ids[i], ids[j]) for i in range(len(ids))
+            for j in range(max(0, i - window), min(len(ids), i + window + 1)) if j != i]
+
+
+def _as_pairs(got):
+    """The learner's pairs as a list of 2-tuples of plain values, or None when it is not a list of pairs."""
+    if isinstance(got, Array):
+        got = got.data.tolist()
+    if not isinstance(got, (list, tuple)):
+        return None
+    out = []
+    for p in got:
+        if isinstance(p, Array):
+            p = p.data.tolist()
+        if not isinstance(p, (list, tuple)) or len(p) != 2:
+            return None
+        out.append(tuple(v.item() if hasattr(v, "item") else v for v in p))
+    return out
+
+
+def _skipgram_test(ids, window):
+    """Symptoms first (a word paired with itself, one side only, a window one too wide or too narrow, the ends
+    wrapping round); the pairs' order is free (and so is their direction: the multiset of pairs is symmetric)."""
+    from collections import Counter
+
+    want = _skipgram(ids, window)
+
+    def test(got, _want):
+        g = _as_pairs(got)
+        if g is None:
+            return f"expected a list of (centre, context) pairs, got {type(got).__name__}: {repr(got)[:80]}"
+        if Counter(g) == Counter(want):
+            return None
+        said = f"{len(g)} pairs where {len(want)} are due"
+        n = len(ids)
+        if Counter(g) == Counter(want + [(t, t) for t in ids]):
+            return (f"{said}: every token is also paired with itself, (centre, centre). A word is not its own "
+                    "context: the window around a centre holds the positions on either side of it.")
+        right = [(ids[i], ids[j]) for i in range(n) for j in range(i + 1, min(n, i + window + 1))]
+        left = [(ids[i], ids[j]) for i in range(n) for j in range(max(0, i - window), i)]
+        if Counter(g) in (Counter(right), Counter(left)):
+            side = "after" if Counter(g) == Counter(right) else "before"
+            return (f"{said}: each centre is paired only with the tokens {side} it. The window reaches "
+                    f"{window} position{'s' if window > 1 else ''} to both sides.")
+        for w in (window - 1, window + 1):
+            if w >= 0 and Counter(g) == Counter(_skipgram(ids, w)):
+                return (f"{said}: these are the pairs of a window of {w}, one {'narrower' if w < window else 'wider'} "
+                        f"than {window}: a centre in the middle of a long sequence has {2 * window} contexts.")
+        before = [(ids[i], ids[(i + k) % n]) for i in range(n) for k in range(-window, 0) if i + k < 0]
+        after = [(ids[i], ids[(i + k) % n]) for i in range(n) for k in range(1, window + 1) if i + k >= n]
+        if before and Counter(g) in (Counter(want + before), Counter(want + before + after)):
+            return (f"{said}: the first token has the last tokens among its contexts, for example {before[0]}: a "
+                    "context position before 0 wrapped round to the end of the sequence instead of being left out.")
+        missing = list((Counter(want) - Counter(g)).elements())
+        extra = list((Counter(g) - Counter(want)).elements())
+        return (f"{said}" + (f"; missing, for example, {missing[0]}" if missing else "")
+                + (f"; not due, for example, {extra[0]}" if extra else "") + ".")
+
+    return test
+
+
+@check
+def skipgram_pairs(hidden, rng):
+    def case(ids, window, note=""):
+        return Case(f"skipgram_pairs({ids}, window={window})" + (f": {note}" if note else ""),
+                    call_with(ids, window), const(None), predicate(_skipgram_test(ids, window)))
+
+    if not hidden:
+        return [
+            case([1, 2, 5], 1, "'the cat sleeps' at window 1: (1, 2), (2, 1), (2, 5), (5, 2)"),
+            case([5, 6, 7, 8], 2, "10 pairs: 2 contexts for each end, 3 for each middle token"),
+            case([3, 9, 4, 9, 3], 1, "a token that repeats is paired once per position"),
+            Case("skipgram_pairs([1, 2, 3], window=0): a window of 0 has no context", call_with([1, 2, 3], 0),
+                 raises("window must be at least 1")),
+        ]
+    cases = [case([int(v) for v in rng.integers(0, 20, size=int(rng.integers(6, 12)))], w) for w in (1, 2, 3)]
+    # fixed, whatever the seed: a window wider than the sequence, and one token alone
+    cases += [case([4, 8, 15], 5, "a window wider than the sequence"), case([7], 2, "one token has no context"),
+              Case("skipgram_pairs([1, 2], window=-1)", call_with([1, 2], -1), raises("window must be at least 1"))]
+    return cases
 
 
 @check
