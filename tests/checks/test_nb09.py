@@ -4,7 +4,7 @@ import pytest
 
 from autograder.checks import nb09
 from autograder.checks.models import numpy_attention
-from autograder.checks.models import numpy_heads
+from autograder.checks.models import numpy_heads, numpy_tasks
 from tests.checks import test_nb09_recurrence as recurrence
 from tests.harness import Mistake, answer, exercise_suite, indent, returns, run_exercise, stub_of
 from tests.variants import variant
@@ -477,8 +477,6 @@ def test_the_new_known_wrong_versions_come_from_a_closed_set():
 def test_the_task_heads_mistakes_come_from_a_closed_set_and_each_differs_from_the_right_heads():
     """Does every named mistake of TaskHeads compute something else than the right heads on a padded batch, and does
     a misspelled name raise instead of quietly giving the right heads?"""
-    from autograder.checks.models import numpy_tasks
-
     rng = np.random.default_rng(3)
     lengths = [4, 2, 1]
     h = numpy_tasks.padded_outputs(rng, lengths, 4, 6)
