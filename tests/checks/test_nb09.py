@@ -412,18 +412,11 @@ MISTAKES += [  # one backbone, two heads: the shapes of the two jobs and the pad
 ]
 
 ALTERNATIVES.update({
-    "TaskHeads": '''
-class TaskHeads(nn.Module):
-    def __init__(self, d_model, n_classes, n_tags):
-        super().__init__()
-        self.classifier = nn.Linear(d_model, n_classes)
-        self.tagger = nn.Linear(d_model, n_tags)
-
-    def forward(self, h, lengths):
-        summaries = torch.stack([h[b, :n].mean(dim=0) for b, n in enumerate(lengths.tolist())])  # (B, d_model)
-        tags = torch.einsum("btd,kd->btk", h, self.tagger.weight) + self.tagger.bias
-        return self.classifier(summaries), tags
-''',
+    "TaskHeads": task_heads("""
+summaries = torch.stack([h[b, :n].mean(dim=0) for b, n in enumerate(lengths.tolist())])  # (B, d_model)
+tags = torch.einsum("btd,kd->btk", h, self.tagger.weight) + self.tagger.bias
+return self.classifier(summaries), tags
+"""),
     "predict_label_counts": answer("predict_label_counts", '[4, 7 + 5 + 3 + 2], "one per sentence, one per word"'),
 })
 
