@@ -91,6 +91,10 @@ def rnn_forward(x, W_h, W_x, b, h0):
         states.append(h.detach())
     return torch.stack(states, dim=-2)
 ''', "does not record a gradient"),
+    # -------------------------------------------------------------------- predict_residual_depth
+    returns("predict_residual_depth", "one_point_one_to_the_fifty", '"explodes", "1.1^50 = 117"', "1.1^50 = 117"),
+    returns("predict_residual_depth", "like_the_0_9_stack", '"vanishes", "50 layers"', "identity path"),
+    returns("predict_residual_depth", "a_number", '0.6, "order 1"', "one word"),
     # -------------------------------------------------------------------- predict_gradient_fates
     returns("predict_gradient_fates", "the_linear_picture", '("vanishes", "holds", "explodes"), "1.5^30 is huge"',
             "multiplication alone"),
@@ -146,6 +150,7 @@ def rnn_forward(x, W_h, W_x, b, h0):
         H[..., t, :] = h
     return H
 ''',
+    "predict_residual_depth": answer("predict_residual_depth", '"holds", "no direction is stretched every time"'),
     "predict_gradient_fates": answer("predict_gradient_fates",
                                      '["vanishes", "holds", "holds"], "tanh\'s slope is below 1 where it saturates"'),
     "gradient_by_distance": '''

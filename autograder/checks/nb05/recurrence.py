@@ -328,3 +328,24 @@ predict_gradient_fates = ask(
     ],
     otherwise="Scale 0.5 vanishes (at most 0.5 per step); scale 1.0 shrinks slowly; scale 1.5 grows, but tanh's slope "
               "below 1 keeps it far below 1.5^30.")
+
+
+# ---------------------------------------------------------------------- predict_residual_depth
+
+def _one_fate(got):
+    value = plain(got)
+    if isinstance(value, str) and value in FATES:
+        return None
+    return f"answer with one word, 'vanishes', 'holds' or 'explodes'; got {fmt(value)}."
+
+
+predict_residual_depth = ask(
+    "predict_residual_depth", form=_one_fate, mistakes=[
+        ("explodes", "1.1^50 = 117 is what you get if every layer stretched the gradient by 1.1. I + 0.1 Q with Q a "
+                     "random rotation stretches some directions by up to 1.1 and shrinks others down to 0.9, and "
+                     "over 50 different rotations the two balance: the norm stays of order 1."),
+        ("vanishes", "The identity path carries the gradient through every layer unchanged; the branch adds 0.1 Q "
+                     "of it, which can shrink some directions a little, but nothing multiplies the whole gradient by "
+                     "a factor below 1 fifty times over.")],
+    otherwise="The residual stack holds: the identity path carries the gradient, and the 0.1 Q branches stretch and "
+              "shrink directions by turns.")
