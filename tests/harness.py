@@ -198,6 +198,19 @@ def assert_rejected(assignment: str, mistake: Mistake) -> None:
             f"{mistake}: the message should name the likely mistake ({mistake.expect!r}); it says: {messages}")
 
 
+def assert_rejected_everywhere_each_in_its_own_words(assignment: str, mistakes: list[Mistake]) -> None:
+    """Every test cell of each mistake's exercise (the visible and the hidden) rejects it, and no two mistakes of
+    one exercise get the same first line from the visible cell: progress shows as a new message."""
+    said: dict[str, dict[str, str]] = {}
+    for mistake in mistakes:
+        verdicts = run_exercise(assignment, mistake.exercise, mistake.source)
+        passed = [v.grade_id for v in verdicts if v.local is None]
+        assert not passed, f"{mistake} passed {passed}"
+        said.setdefault(mistake.exercise, {})[mistake.label] = str(verdicts[0].local).split("\n")[0]
+    for exercise, messages in said.items():
+        assert len(set(messages.values())) == len(messages), f"two mistakes of {exercise} read alike: {messages}"
+
+
 def assert_accepted(assignment: str, exercise: str, source: str | None = None) -> None:
     for v in run_exercise(assignment, exercise, source):
         assert v.local is None, f"a correct {exercise} was rejected by {v.grade_id}: {v.local}"
