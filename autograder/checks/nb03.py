@@ -107,16 +107,18 @@ def _dot_table(Q, K):
 def _batch_hints(Q, K):
     """A mistake that a batch shows as well: each table keys by queries."""
     return [known_mistakes(
-        (lambda: K @ np.swapaxes(Q, -1, -2), "This is each table keys by queries, K @ Q^T: rows must be the queries."),
+        (lambda: K @ np.swapaxes(Q, -1, -2), "Each of your tables is keys by queries: its rows follow the keys, where entry [i, j] must "
+                                                      "score key j against query i (rows follow the queries)."),
         **MATCH)]
 
 
 def _score_hints(Q, K, from_outer=False):
     d = Q.shape[1]
     candidates = [
-        (lambda: K @ Q.T, "This is K @ Q.T, keys by queries: rows must be the queries, Q @ K.T."),
-        (lambda: Q @ K.T / np.sqrt(d), "The scores are divided by sqrt(d): the raw table has no scale (the "
-                                       "1/sqrt(d) of attention comes in notebook 09)."),
+        (lambda: K @ Q.T, "Your table is keys by queries, the transpose of the score table: entry [i, j] must score "
+                          "key j against query i, so rows follow the queries."),
+        (lambda: Q @ K.T / np.sqrt(d), "Every score is smaller than its dot product by the same factor sqrt(d): the "
+                                       "raw table has no scale (the 1/sqrt(d) of attention comes in notebook 09)."),
     ]
     if from_outer:
         candidates += [
@@ -129,8 +131,9 @@ def _score_hints(Q, K, from_outer=False):
                                                  "of all d features."),
         ]
     else:
-        candidates.append((lambda: Q.T @ K, "This is Q.T @ K, a (d, d) table over features; the score table "
-                                            "is queries by keys, Q @ K.T with shape (n_q, n_k)."))
+        candidates.append((lambda: Q.T @ K, "Your table is (d, d), one row and one column per feature: it pairs "
+                                            "columns of Q with columns of K. The score table pairs each query (a "
+                                            "row of Q) with each key (a row of K): shape (n_q, n_k)."))
     return [known_mistakes(*candidates, **MATCH)]
 
 
@@ -198,14 +201,17 @@ def _cosine_hints(u, v):
     nu, nv = np.linalg.norm(u), np.linalg.norm(v)
     d = float(np.dot(u, v))
     return [known_mistakes(
-        (lambda: d / nu, "Only u was normalised: divide by the lengths of both vectors, |u| |v|."),
-        (lambda: d / nv, "Only v was normalised: divide by the lengths of both vectors, |u| |v|."),
-        (lambda: d / (nu * nv) ** 2, "That divides by the squared lengths u.u and v.v; a length is the square "
-                                     "root, np.linalg.norm(u)."),
+        (lambda: d / nu, "Only u was normalised: stretching u leaves your answer alone, stretching v still changes "
+                         "it."),
+        (lambda: d / nv, "Only v was normalised: stretching v leaves your answer alone, stretching u still changes "
+                         "it."),
+        (lambda: d / (nu * nv) ** 2, "That divides by the squared lengths u.u and v.v: stretching u by 2 now halves "
+                                     "your answer, where a cosine must not move."),
         (lambda: np.arccos(np.clip(d / (nu * nv), -1, 1)), "That is the angle (arccos of the cosine); return "
                                                            "the cosine itself."),
         (lambda: 1 - d / (nu * nv), "That is 1 - cosine (the cosine distance); return the cosine itself."),
-        (lambda: d, "That is the plain dot product: divide by |u| |v|."),
+        (lambda: d, "That is the plain dot product: it still grows when either vector is stretched, and it leaves "
+                    "[-1, 1]."),
         **MATCH)]
 
 

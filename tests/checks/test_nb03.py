@@ -46,11 +46,11 @@ def outer(a, b):
     Mistake("score_table", "Q_transposed_times_K", '''
 def score_table(Q, K):
     return Q.T @ K
-''', "Q.T @ K"),
+''', "one row and one column per feature"),
     Mistake("score_table", "keys_by_queries", '''
 def score_table(Q, K):
     return K @ Q.T
-''', "K @ Q.T"),
+''', "keys by queries, the transpose"),
     Mistake("score_table", "scaled_too_early", '''
 def score_table(Q, K):
     return Q @ K.T / np.sqrt(Q.shape[1])
@@ -90,7 +90,7 @@ def score_table_from_outer(Q, K):
     for r in range(Q.shape[1]):
         S += outer(K[:, r], Q[:, r])
     return S
-''', "K @ Q.T"),
+''', "keys by queries, the transpose"),
     Mistake("score_table_from_outer", "overwrites_instead_of_adding", '''
 def score_table_from_outer(Q, K):
     for r in range(Q.shape[1]):
