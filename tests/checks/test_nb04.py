@@ -334,6 +334,16 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_score_variance", "standard_deviation", "8.0", "standard deviation"),
     returns("predict_score_variance", "mean_zero_so_zero", "0.0", "scores spread"),
     returns("predict_score_variance", "d_squared", "64 ** 2", "not 64^2"),
+    # ------------------------------------------- the predictions before the demonstrations (issue 53)
+    returns("predict_top_weight", "uniform", "0.125", "weighed alike"),
+    returns("predict_top_weight", "the_scaled_one", "0.3", "divided by sqrt(256)"),
+    returns("predict_top_weight", "not_a_number", '"almost all"', "answer with a number"),
+    returns("predict_greedy_words", "every_word", "6", "never takes a second choice"),
+    returns("predict_greedy_words", "takes_mat_too", "5", "never goes to 'mat'"),
+    returns("predict_greedy_words", "no_repeats", "13", "loop of four words"),
+    returns("predict_colder_loss", "all_fall", '"all"', "their losses rise"),
+    returns("predict_colder_loss", "backwards", '"dog and sun"', "The other way round"),
+    returns("predict_colder_loss", "not_a_choice", '"cat only"', "answer with one of"),
     # -------------------------------------------------- score_variance_by_width
     Mistake("score_variance_by_width", "standard_deviation", '''
 def score_variance_by_width(widths, n_pairs, rng):
@@ -557,6 +567,18 @@ def predict_score_variance():
     d = 64
     return d * 1 * 1
 ''',
+    "predict_top_weight": '''
+def predict_top_weight():
+    return 0.97  # within 0.1 of the revealed weight
+''',
+    "predict_greedy_words": '''
+def predict_greedy_words():
+    return len({"the", "cat", "sat", "on"})
+''',
+    "predict_colder_loss": '''
+def predict_colder_loss():
+    return "cat"
+''',
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
@@ -606,7 +628,7 @@ def test_every_exercise_has_a_header_and_a_hint_ladder():
     import re
 
     texts = _texts()
-    assert len(texts) == 17, sorted(texts)
+    assert len(texts) == 20, sorted(texts)
     for name, text in texts.items():
         assert len(re.findall(HEADER, text, re.M)) == 1, (name, re.findall(r"^> .*$", text, re.M))
         summaries = re.findall(r"<summary>(.*?)</summary>", text)

@@ -1,0 +1,42 @@
+"""Notebook 04's predictions about its three demonstrations (issue 53: no experiment only watched): how one
+softmax at width 256 spreads its weight, where greedy decoding of the tiny language model goes, and what a
+lower temperature does to each target's loss in the probability lab. Each is asked before its cell runs and
+revealed from the learner's own functions."""
+from __future__ import annotations
+
+from ..compare import close
+from ..questions import a_number, one_of
+from .common import ask
+
+predict_top_weight = ask(
+    "predict_top_weight", form=a_number, compare=close(atol=0.1, rtol=0.0), atol=0.05, rtol=0.0, mistakes=[
+        (0.125, "1/8 would be eight keys weighed alike. Unscaled scores at d = 256 spread about 16 either way, so "
+                "the best key's score is tens above the others', and e^(tens) leaves almost nothing to the rest."),
+        (0.3, "About 0.3 is what the scores divided by sqrt(256) = 16 give, spread about 1. Unscaled they spread "
+              "about 16, a softmax at temperature 1/16: nearly all the weight lands on one key."),
+        (0.5, "The gaps between unscaled scores at d = 256 are about 16 apart, not about 1: e^16 is ten million, "
+              "so the top key takes nearly all the weight, not half.")],
+    otherwise="Unscaled scores at d = 256 spread about 16 either way (a standard deviation of sqrt(256)); the "
+              "best key's score is tens above the next, so its weight is close to 1.")
+
+predict_greedy_words = ask(
+    "predict_greedy_words", form=a_number, compare=close(atol=0.0, rtol=0.0), mistakes=[
+        (6, "Not every word is reached: from 'the' the top logit is 'cat' (2.0, above 'mat' at 1.5), and greedy "
+            "never takes a second choice, so 'mat' and '.' never come."),
+        (5, "'mat' scores 1.5 after 'the', below 'cat' at 2.0: greedy takes only the top logit, so it never "
+            "goes to 'mat'."),
+        (13, "13 tokens are printed, but greedy decoding repeats itself: the -> cat -> sat -> on -> the, a loop "
+             "of four words."),
+        (1, "Greedy does not stay on 'the': the top logit after 'the' is 'cat'; the text loops through four "
+            "words.")],
+    otherwise="Follow the top logit of each row: the -> cat -> sat -> on -> the: a loop of four different words.")
+
+predict_colder_loss = ask(
+    "predict_colder_loss", form=one_of(("all", "cat", "dog and sun", "none")), mistakes=[
+        ("all", "A lower temperature sharpens the distribution: the top token 'cat' gains probability, so 'dog' "
+                "and 'sun' lose it and their losses rise (dog 1.41 -> 2.14 nats)."),
+        ("none", "'cat', the top token, goes from 0.665 to 0.867: its loss falls from 0.41 to 0.14 nats. "
+                 "Only 'dog' and 'sun' pay more."),
+        ("dog and sun", "The other way round: sharpening gives probability to the top token 'cat' (its loss "
+                        "falls) and takes it from 'dog' and 'sun' (theirs rise).")],
+    otherwise="Only 'cat': at temperature 0.5 it goes from 0.665 to 0.867, while 'dog' and 'sun' lose probability.")
