@@ -11,13 +11,15 @@ from .common import ask
 predict_top_weight = ask(
     "predict_top_weight", form=a_number, compare=close(atol=0.1, rtol=0.0), atol=0.05, rtol=0.0, mistakes=[
         (0.125, "1/8 would be eight keys weighed alike. Unscaled scores at d = 256 spread about 16 either way, so "
-                "the best key's score is tens above the others', and e^(tens) leaves almost nothing to the rest."),
+                "the best key's score typically stands several units above the next and tens above most, and "
+                "e^7 is already about 1000: almost nothing is left to the rest."),
         (0.3, "About 0.3 is what the scores divided by sqrt(256) = 16 give, spread about 1. Unscaled they spread "
               "about 16, a softmax at temperature 1/16: nearly all the weight lands on one key."),
-        (0.5, "The gaps between unscaled scores at d = 256 are about 16 apart, not about 1: e^16 is ten million, "
-              "so the top key takes nearly all the weight, not half.")],
+        (0.5, "Unscaled scores at d = 256 spread about 16, not about 1: the top two typically lie several units "
+              "apart, and a gap of 7 already gives the top key about 1000 times the weight of the next: it takes "
+              "nearly all the weight, not half.")],
     otherwise="Unscaled scores at d = 256 spread about 16 either way (a standard deviation of sqrt(256)); the "
-              "best key's score is tens above the next, so its weight is close to 1.")
+              "best key's score typically stands several units above the next, so its weight is close to 1.")
 
 predict_greedy_words = ask(
     "predict_greedy_words", form=a_number, compare=close(atol=0.0, rtol=0.0), mistakes=[
