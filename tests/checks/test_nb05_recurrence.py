@@ -91,6 +91,12 @@ def rnn_forward(x, W_h, W_x, b, h0):
         states.append(h.detach())
     return torch.stack(states, dim=-2)
 ''', "does not record a gradient"),
+    # ------------------------------------------------------------------- predict_saturated_slope
+    returns("predict_saturated_slope", "the_scaled_case", '"above 1e-2", "softmax slopes are about 0.1"',
+            "that is the scaled case"),
+    returns("predict_saturated_slope", "small_but_not_that_small", '"between 1e-6 and 1e-2", "saturated"',
+            "smaller still"),
+    returns("predict_saturated_slope", "a_number", '1e-11, "e^-24"', "answer with one of"),
     # -------------------------------------------------------------------- predict_residual_depth
     returns("predict_residual_depth", "one_point_one_to_the_fifty", '"explodes", "1.1^50 = 117"', "1.1^50 = 117"),
     returns("predict_residual_depth", "like_the_0_9_stack", '"vanishes", "50 layers"', "identity path"),
@@ -150,6 +156,7 @@ def rnn_forward(x, W_h, W_x, b, h0):
         H[..., t, :] = h
     return H
 ''',
+    "predict_saturated_slope": answer("predict_saturated_slope", '"below 1e-6", "a gap of about 24 in the scores"'),
     "predict_residual_depth": answer("predict_residual_depth", '"holds", "no direction is stretched every time"'),
     "predict_gradient_fates": answer("predict_gradient_fates",
                                      '["vanishes", "holds", "holds"], "tanh\'s slope is below 1 where it saturates"'),

@@ -13,7 +13,8 @@ One module per half of the notebook, in its order (importing them registers thei
   bigram_train_step, and the prediction questions between them
 - :mod:`.minibatch`: predict_batch_spread and gradient_spread (the spread of a minibatch gradient against the
   batch size, measured by the learner)
-- :mod:`.recurrence`: predict_residual_depth (a residual stack 50 layers deep), rnn_forward,
+- :mod:`.recurrence`: predict_saturated_slope (a saturated softmax's Jacobian), predict_residual_depth (a
+  residual stack 50 layers deep), rnn_forward,
   predict_gradient_fates and gradient_by_distance (a tanh RNN, and the
   gradient's size against distance beside one attention layer's)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, and float64 tensors in and out of torch
@@ -31,7 +32,7 @@ from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_counts, big
                        softmax_jacobian)
 from .minibatch import gradient_spread, predict_batch_spread
 from .recurrence import (RNN_MESSAGES, gradient_by_distance, predict_gradient_fates, predict_residual_depth,
-                         rnn_forward)
+                         predict_saturated_slope, rnn_forward)
 
 from .common import A, ask, check
 
@@ -39,6 +40,6 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "squared_loss_grad", "sgd_step", "predict_lr_limit", "numerical_gradient", "linear_backward", "softmax_cross_entropy_backward",
     "adamw_step", "embedding_backward", "predict_embedding_grad", "softmax_jacobian", "predict_jacobian_row_sum",
     "bigram_counts", "bigram_train_step", "predict_overfit_floor", "predict_batch_spread", "gradient_spread",
-    "predict_residual_depth", "rnn_forward", "predict_gradient_fates", "gradient_by_distance",
+    "predict_saturated_slope", "predict_residual_depth", "rnn_forward", "predict_gradient_fates", "gradient_by_distance",
     "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS", "RNN_MESSAGES",
 ]

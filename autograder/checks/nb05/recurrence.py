@@ -349,3 +349,25 @@ predict_residual_depth = ask(
                      "a factor below 1 fifty times over.")],
     otherwise="The residual stack holds: the identity path carries the gradient, and the 0.1 Q branches stretch and "
               "shrink directions by turns.")
+
+
+# ---------------------------------------------------------------------- predict_saturated_slope
+
+SLOPES = ("above 1e-2", "between 1e-6 and 1e-2", "below 1e-6")
+
+
+def _one_slope(got):
+    value = plain(got)
+    if isinstance(value, str) and value in SLOPES:
+        return None
+    return f"answer with one of {', '.join(map(repr, SLOPES))}; got {fmt(value)}."
+
+
+predict_saturated_slope = ask(
+    "predict_saturated_slope", form=_one_slope, mistakes=[
+        ("above 1e-2", "That is the scaled case. Unscaled, the largest score beats the next by about 24 here, so the "
+                       "others share about e^-24 of the weight, and every entry of the Jacobian, p_i (delta_ij - p_j), "
+                       "is at most about that: 3.6e-11."),
+        ("between 1e-6 and 1e-2", "Smaller still: scores spread by about 16 leave a gap of about 24 between the "
+                                  "largest and the next, and the Jacobian's entries are about e^-24 = 4e-11.")],
+    otherwise="Below 1e-6: the others share about e^-(gap) of the weight, and a gap of 24 makes that 4e-11.")
