@@ -100,7 +100,7 @@ def rnn_forward(x, W_h, W_x, b, h0):
     # -------------------------------------------------------------------- predict_residual_depth
     returns("predict_residual_depth", "one_point_one_to_the_fifty", '"explodes", "1.1^50 = 117"', "1.1^50 = 117"),
     returns("predict_residual_depth", "like_the_0_9_stack", '"vanishes", "50 layers"', "identity path"),
-    returns("predict_residual_depth", "a_number", '0.6, "order 1"', "one word"),
+    returns("predict_residual_depth", "a_number", '0.6, "order 1"', "answer with one of"),
     # -------------------------------------------------------------------- predict_gradient_fates
     returns("predict_gradient_fates", "the_linear_picture", '("vanishes", "holds", "explodes"), "1.5^30 is huge"',
             "multiplication alone"),

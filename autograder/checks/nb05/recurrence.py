@@ -9,7 +9,7 @@ import numpy as np
 
 from ..compare import Case, close, fmt
 from ..hints import known_mistakes, numbers
-from ..questions import plain
+from ..questions import one_of, plain
 from ..toolkit import import_torch
 from .common import ask, check
 
@@ -332,15 +332,8 @@ predict_gradient_fates = ask(
 
 # ---------------------------------------------------------------------- predict_residual_depth
 
-def _one_fate(got):
-    value = plain(got)
-    if isinstance(value, str) and value in FATES:
-        return None
-    return f"answer with one word, 'vanishes', 'holds' or 'explodes'; got {fmt(value)}."
-
-
 predict_residual_depth = ask(
-    "predict_residual_depth", form=_one_fate, mistakes=[
+    "predict_residual_depth", form=one_of(FATES), mistakes=[
         ("explodes", "1.1^50 = 117 is what you get if every layer stretched the gradient by 1.1. I + 0.1 Q with Q a "
                      "random rotation stretches some directions by up to 1.1 and shrinks others down to 0.9, and "
                      "over 50 different rotations the two balance: the norm stays of order 1."),
@@ -356,15 +349,8 @@ predict_residual_depth = ask(
 SLOPES = ("above 1e-2", "between 1e-6 and 1e-2", "below 1e-6")
 
 
-def _one_slope(got):
-    value = plain(got)
-    if isinstance(value, str) and value in SLOPES:
-        return None
-    return f"answer with one of {', '.join(map(repr, SLOPES))}; got {fmt(value)}."
-
-
 predict_saturated_slope = ask(
-    "predict_saturated_slope", form=_one_slope, mistakes=[
+    "predict_saturated_slope", form=one_of(SLOPES), mistakes=[
         ("above 1e-2", "That is the scaled case. Unscaled, the largest score beats the next by about 24 here, so the "
                        "others share about e^-24 of the weight, and every entry of the Jacobian, p_i (delta_ij - p_j), "
                        "is at most about that: 3.6e-11."),
