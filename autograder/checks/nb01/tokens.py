@@ -3,6 +3,8 @@ skip-gram pairs of word2vec's proxy task, the
 language model's pairs, the bug hunt (split, then window), and BPE's two steps (the most frequent pair, a merge)."""
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from ..compare import Case, call_with, close, const, equal, predicate, raises
@@ -172,8 +174,6 @@ def _as_pairs(got):
 def _skipgram_test(ids, window):
     """Symptoms first (a word paired with itself, one side only, a window one too wide or too narrow, the ends
     wrapping round); the pairs' order is free (and so is their direction: the multiset of pairs is symmetric)."""
-    from collections import Counter
-
     want = _skipgram(ids, window)
 
     def test(got, _want):
