@@ -84,7 +84,9 @@ def _law_case(label, widths, seed, n=N_PAIRS):
                    "that width, score each pair, and take the variance of those scores.")
         return f"{shown}: {why}"
 
-    return Case(label, run, lambda: _reference(widths, n, seed), predicate(test))
+    # what is due is the law itself, one variance d per width (the verdict reads the measurement against it);
+    # measuring a reference too would double the cost every learner's grading pays, for a number nobody reads
+    return Case(label, run, lambda: d.copy(), predicate(test))
 
 
 def _uses_rng_case(label, widths, seeds, n=2000):
@@ -124,10 +126,13 @@ def score_variance_by_width(hidden, rng):
                            seeds=(13, 13, 14)),
         ]
     seeds = [int(s) for s in rng.integers(0, 2**31, size=4)]
-    widths = sorted(int(w) for w in rng.choice(np.arange(2, 97), size=3, replace=False))
+    # Widths up to 32: the sampling noise of a variance hardly depends on the width (relative error about
+    # sqrt((2 + 6/d) / n)), while the cost grows with it, so wider vectors would only make grading slower;
+    # every wrong law is already a factor of 1.4 or more away from d at d >= 2.
+    widths = sorted(int(w) for w in rng.choice(np.arange(2, 33), size=3, replace=False))
     return [
         _law_case(f"score_variance_by_width({widths}, {N_PAIRS}, rng)", widths, seeds[0]),
-        _law_case(f"score_variance_by_width([128, 2], {N_PAIRS}, rng)", [128, 2], seeds[1]),
+        _law_case(f"score_variance_by_width([24, 2], {N_PAIRS}, rng)", [24, 2], seeds[1]),
         _uses_rng_case("score_variance_by_width with the same seed twice, then another seed", [8, 3],
                        seeds=(seeds[2], seeds[2], seeds[3])),
     ]
