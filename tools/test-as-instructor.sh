@@ -27,7 +27,22 @@ as_user() { runuser -u "$user" -- env -i HOME="$home" PATH=/usr/local/bin:/usr/b
 python=/usr/bin/python3
 if [ "$phase" != run ]; then
 # A copy of the working tree as the user would clone it (no .git, no root's virtualenv).
-rm -rf "$dest"
+# The last run's copy goes first. A process of that run may still be writing into it (once a kernel or a grading
+# worker outlived its test, and rm stopped on "Directory not empty", failing the install): try again a few times,
+# then rename it aside (a rename succeeds whatever is open inside) and remove what can be removed, so a leftover
+# never fails a fresh install.
+remove_copy() {
+  local old
+  for _ in 1 2 3; do
+    rm -rf "$dest" 2>/dev/null && return 0
+    sleep 2
+  done
+  old="$home/course.old.$(date +%s).$$"
+  mv "$dest" "$old"
+  rm -rf "$old" 2>/dev/null || echo "note: $old is still being written by a process of an earlier run; left there" >&2
+}
+[ ! -e "$dest" ] || remove_copy
+rm -rf "$home"/course.old.* 2>/dev/null || true
 mkdir -p "$dest"
 tar --exclude=./.venv --exclude=./.git --exclude=./build --exclude='*/__pycache__' --exclude='*.egg-info' -cf - . | tar -C "$dest" -xf -
 chown -R "$user:" "$dest"
