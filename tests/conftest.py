@@ -21,19 +21,29 @@ ASSIGNMENTS = paths.assignments()
 # hands out work in this order instead of putting the groups with the most tests first. Rough core-seconds
 # measured on 2 cores; a test not listed keeps its place after these.
 LONGEST_FIRST = (
+    # one xdist group, the largest (~160): the broken class, shared with the browser's report, site and feedback
+    "tests/grade/test_broken_class.py",
+    "tests/browser/test_report_and_site.py",
+    "tests/browser/test_feedback.py",
+    "tests/course/test_learner_pieces.py",  # ~100: runs 05, 09 and 10 in a students' image
     "tests/test_solutions_nbval.py::test_solution_reproduces_its_outputs_under_nbval_strict[10_decoder_block]",
-    "tests/course/test_learner_pieces.py",  # runs 05, 09 and 10 in a students' image
     "tests/grade/test_pipeline.py::test_scores_equal_stock_nbgrader_autograde",  # stock nbgrader, one kernel each
+    "tests/grade/test_engine.py",  # ~50 with test_time_budget.py, its group
+    "tests/grade/test_time_budget.py",
     "tests/grade/test_cluster.py",
     "tests/adversarial/test_adversarial.py",
     "tests/grade/test_postgres.py",
-    "tests/grade/test_broken_class.py",  # the broken class, shared with the browser's report and site tests
-    "tests/browser/test_report_and_site.py",
-    "tests/browser/test_feedback.py",
     "tests/browser/test_formgrader.py",
+    "tests/test_mangled.py",  # ~30, one group
+    "tests/test_website.py",  # ~30 (or ~15 when the site is built for the browser's tests first), one group
     "tests/grade/test_trouble_class.py",
+    "tests/grade/test_manual_answers.py",
     "tests/grade/test_pipeline.py",
     "tests/grade/test_setups.py",
+    "tests/grade/test_lost_points_explained.py",
+    "tests/grade/test_classreport.py",
+    "tests/grade/test_time_limits.py",
+    "tests/checks/test_nb10_training.py",
     "tests/test_solutions_nbval.py",
 )
 

@@ -19,6 +19,7 @@ import pytest
 from autograder import learner_work, paths, site_outputs, website
 from autograder.checks import questions
 from autograder.nbio import is_solution_cell, read_notebook
+from tests.site_build import built_site
 
 # one worker runs this module, so its module-scoped fixture is built once (loadgroup splits modules otherwise)
 pytestmark = pytest.mark.xdist_group("test_website")
@@ -37,10 +38,7 @@ def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> website.Site:
     """The site as `python -m autograder site --out DIR` builds it."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    proc = cli("site", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    print(proc.stdout.strip())
+    out = built_site(tmp_path_factory)  # shared with the browser's tests of the same site
     pages = sorted(out.glob("*.html"))
     return website.Site(out=out, pages=pages, seconds=0.0, bytes=sum(p.stat().st_size for p in out.rglob("*")
                                                                      if p.is_file()))

@@ -11,8 +11,6 @@ tests/grade/test_broken_class.py); the site is built with the real `python -m au
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import datetime
 import os
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 from autograder import paths
 from autograder.grade.output import report
 from tests import broken_class, builders
+from tests.site_build import built_site
 
 from .axe import assert_accessible
 from .conftest import keep_shot, require_chromium
@@ -128,12 +127,7 @@ def made_up_class(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     require_chromium()
-    out = tmp_path_factory.mktemp("site") / "site"
-    proc = subprocess.run([sys.executable, "-m", "autograder", "site", "--out", str(out)], capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    print(proc.stdout.strip())
-    return out
+    return built_site(tmp_path_factory)  # built once per session, shared with tests/test_website.py
 
 
 @pytest.fixture(scope="module")
