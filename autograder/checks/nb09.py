@@ -462,15 +462,17 @@ ask = partial(question, A, wording=NB09)
 predict_weight_total = ask(
     "predict_weight_total", reason=True, form=a_number, compare=close(atol=1e-4, rtol=0.0), atol=1e-4, rtol=0.0,
     mistakes=[
-        (7.0, "7 would be right if each column summed to 1. The softmax runs over the keys of each query: each of the "
-              "5 rows, one per target token, is a distribution over the 7 source tokens and sums to 1, so 5."),
-        (1.0, "The whole table is not one distribution: each row is, one per query, and there are 5 queries: 5."),
-        (35.0, "35 counts the weights, each of which is below 1; each row of 7 weights sums to 1, and 5 rows sum "
-               "to 5."),
-        (0.0, "Weights are positive (exponentials divided by their sum), so they cannot add up to 0: each of the 5 "
-              "rows sums to 1.")],
-    otherwise="The softmax normalises each query's row over the 7 keys, so each of the 5 rows sums to 1 and the "
-              "table to 5, whatever the scores.")
+        (1.0, "1 would be right if each column were a distribution. The softmax runs over the keys of each query: a "
+              "row sums to 1, a column does not. Each of the 5 queries can give this one source token up to all of "
+              "its weight, so its column can gather up to 5."),
+        (7.0, "7 counts the source tokens. One column holds one weight per query, 5 of them, each at most 1: the "
+              "column can gather up to 5, when every target token reads only this source token."),
+        (35.0, "35 counts the weights of the whole table, each of which is at most 1. One column holds 5 of them, "
+               "one per query: up to 5."),
+        (5 / 7, "5/7 is the average column: the 5 rows sum to 1 each, and 5 spread over 7 columns is 5/7. One "
+                "column can take more than its share: up to 5, when every target token reads only this one.")],
+    otherwise="Each query's row sums to 1 over the keys; a column gathers one weight from each of the 5 queries, "
+              "each at most 1, so up to 5, reached when every target token reads only this one source token.")
 
 
 predict_sharp_weight = ask(

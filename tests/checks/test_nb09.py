@@ -160,9 +160,11 @@ MISTAKES += [
                  'assert mask.any(-1).all(), "a row keeps no key"'),
     sdpa_mistake("only_an_all_false_mask_is_caught", "keeps no key: its softmax would be 0/0 = NaN",
                  'if not mask.any():\n            raise ValueError("the mask allows nothing: row 0")'),
-    returns("predict_weight_total", "columns_sum_to_one", "7.0", "if each column summed to 1"),
-    returns("predict_weight_total", "one_distribution", "1", "each row is, one per query"),
-    returns("predict_weight_total", "counts_the_weights", "35", "counts the weights"),
+    returns("predict_weight_total", "column_as_a_distribution", "1.0", "if each column were a distribution"),
+    returns("predict_weight_total", "counts_the_source_tokens", "7", "counts the source tokens"),
+    returns("predict_weight_total", "counts_the_weights", "35", "counts the weights of the whole table"),
+    returns("predict_weight_total", "the_average_column", "5 / 7", "the average column"),
+    returns("predict_weight_total", "unrecognised", "2.5", "up to 5, reached when every target token"),
     returns("predict_weight_total", "the_shape", "(5, 7)", "answer with a number"),
     returns("predict_sharp_weight", "scaling_like_a_shift", "0.576",
             "Multiplying the scores is not adding to them"),
@@ -365,7 +367,7 @@ def head_backward(ids, E, W_q, W_k, W_v, grad_out):
         grads.append(dW)
     return (embedding_backward(ids, dx, E.shape[0]), *grads)
 ''',
-    "predict_weight_total": answer("predict_weight_total", '5 * 1.0, "one distribution per query"'),  # with a reason
+    "predict_weight_total": answer("predict_weight_total", '5 * 1.0, "every query may put all its weight on one key"'),  # with a reason
     "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return math.exp(10) / (math.exp(10) + 2)\n",
     "predict_path_steps": answer("predict_path_steps", "10 - 1, 9 // 3"),
 })
