@@ -575,7 +575,7 @@ def bpe_decode(ids, merges):
     return bytearray(b"".join(expand(i) for i in ids))
 ''',
     "predict_param_counts": answer("predict_param_counts", "[1000 * 16, 5 * 16], 'V * d and T * d'"),
-    "predict_utf8_length": answer("predict_utf8_length", "len('naïve 👋'.encode())"),
+    "predict_utf8_length": answer("predict_utf8_length", "len('Ωmega 🎲'.encode())"),
     "predict_bpe_tokens": answer("predict_bpe_tokens", "[[256, 256], 'merge 2 never fires']"),
 }
 

@@ -8,12 +8,13 @@ from .common import ask
 
 predict_utf8_length = ask(
     "predict_utf8_length", form=described("an int", is_int), mistakes=[
-     (7, "7 is the number of characters. UTF-8 spends 1 byte on an ASCII character, 2 on 'ï' and 4 on the emoji."),
+     (7, "7 is the number of characters. UTF-8 spends 1 byte on an ASCII character, 2 on a Greek letter such as "
+         "'Ω' and 4 on the emoji."),
      (8, "8 counts every character as one byte and the emoji as two: the emoji takes 4 bytes in UTF-8 (2 is its "
          "length in UTF-16)."),
-     (9, "9 is short by two: only ASCII characters (code points below 128) take one byte; 'ï' takes 2 and the "
+     (9, "9 is short by two: only ASCII characters (code points below 128) take one byte; 'Ω' takes 2 and the "
          "emoji, above U+FFFF, takes 4."),
-     (10, "10 is one byte short: 'ï' (U+00EF) takes 2 bytes in UTF-8 and the emoji (U+1F44B) takes 4.")])
+     (10, "10 is one byte short: 'Ω' (U+03A9) takes 2 bytes in UTF-8 and the emoji (U+1F3B2) takes 4.")])
 
 predict_bpe_tokens = ask(
     "predict_bpe_tokens", form=described("a tuple of ints", int_tuple()), mistakes=[
