@@ -472,9 +472,10 @@ predict_merge_by_reshape = ask(
 
 predict_rank = ask(
     "predict_rank", form=described("an int", is_scalar), mistakes=[
-     (3, "No row is zero, but row 1 = 2 * row 0: the rows span only 2 directions, so every output A p lies in a "
-         "plane and the rank is 2."),
-     (1, "Rows 0 and 1 are parallel, but row 2, [1, 0, 1], points elsewhere: two independent rows, rank 2."),
+     (3, "No row is zero and no row is a multiple of another, but row 2 = row 0 + row 1: the rows span only 2 "
+         "directions, so every output A p lies in a plane and the rank is 2."),
+     (1, "Rows 0 and 1, [1, 2, 3] and [0, 1, 1], are not parallel: two independent rows (row 2 is their sum), "
+         "rank 2."),
      (0, "Only the zero matrix has rank 0.")])
 
 
@@ -484,7 +485,7 @@ predict_shear_stretch = ask(
     "predict_shear_stretch", form=one_of(("shorter", "same", "longer")), normalize=plain,
     wording=NB04, mistakes=[  # its reveal is not the cell after next: the measurement comes between
      ("same", "The columns are where the two basis vectors land, but the circle has points between them: "
-              "p = (cos t, sin t) with t near 60 degrees mixes both columns and lands further out."),
+              "p = (cos t, sin t) with t near 67.5 degrees mixes both columns and lands further out."),
      ("shorter", "The point (0, 1) of the circle lands on column 1, of length sqrt(5) = 2.24: the longest radius "
                  "of the image can only be at least that.")])
 

@@ -259,7 +259,7 @@ def stretch_of(A, n_points=720):
     t = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
     return float(np.linalg.norm(A @ np.stack([np.cos(t), np.sin(t)]), axis=0).max())
 ''', "return two numbers"),
-    returns("predict_rank", "counts_nonzero_rows", "3, 'no row is zero'", "row 1 = 2 * row 0"),
+    returns("predict_rank", "counts_nonzero_rows", "3, 'no row is zero'", "row 2 = row 0 + row 1"),
     returns("predict_rank", "one_direction", "1", "two independent rows"),
     returns("predict_rank", "a_float", "2.0", "an int"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
@@ -331,7 +331,7 @@ def stretch_of(A, n_points=720):
         best, worst = max(best, r), min(worst, r)
     return best, worst
 ''',
-    "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]]))\n",
+    "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [0, 1, 1], [1, 3, 4]]))\n",
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
