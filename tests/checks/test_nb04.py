@@ -341,8 +341,10 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_greedy_words", "every_word", "6", "never takes a second choice"),
     returns("predict_greedy_words", "takes_mat_too", "5", "never goes to 'mat'"),
     returns("predict_greedy_words", "no_repeats", "13", "loop of four words"),
-    returns("predict_colder_loss", "all_fall", '"all"', "their losses rise"),
-    returns("predict_colder_loss", "backwards", '"dog and sun"', "The other way round"),
+    returns("predict_colder_loss", "only_the_top", '"cat"', "Not only 'cat'"),
+    returns("predict_colder_loss", "all_fall", '"all"', "still sum to 1"),
+    returns("predict_colder_loss", "none_fall", '"none"', "both losses fall"),
+    returns("predict_colder_loss", "backwards", '"dog and sun"', "'sun' is the one that loses"),
     returns("predict_colder_loss", "not_a_choice", '"cat only"', "answer with one of"),
     # -------------------------------------------------- score_variance_by_width
     Mistake("score_variance_by_width", "standard_deviation", '''
@@ -577,7 +579,7 @@ def predict_greedy_words():
 ''',
     "predict_colder_loss": '''
 def predict_colder_loss():
-    return "cat"
+    return " and ".join(["cat", "dog"])
 ''',
 }
 

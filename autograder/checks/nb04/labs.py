@@ -1,7 +1,7 @@
 """Notebook 04's predictions about its three demonstrations (issue 53: no experiment only watched): how one
 softmax at width 256 spreads its weight, where greedy decoding of the tiny language model goes, and what a
-lower temperature does to each target's loss in the probability lab. Each is asked before its cell runs and
-revealed from the learner's own functions."""
+lower temperature does to each target's loss on logits with two tokens near the top. Each is asked before its
+cell runs and revealed from the learner's own functions."""
 from __future__ import annotations
 
 from ..compare import close
@@ -34,11 +34,15 @@ predict_greedy_words = ask(
     otherwise="Follow the top logit of each row: the -> cat -> sat -> on -> the: a loop of four different words.")
 
 predict_colder_loss = ask(
-    "predict_colder_loss", form=one_of(("all", "cat", "dog and sun", "none")), mistakes=[
-        ("all", "A lower temperature sharpens the distribution: the top token 'cat' gains probability, so 'dog' "
-                "and 'sun' lose it and their losses rise (dog 1.41 -> 2.14 nats)."),
-        ("none", "'cat', the top token, goes from 0.665 to 0.867: its loss falls from 0.41 to 0.14 nats. "
-                 "Only 'dog' and 'sun' pay more."),
-        ("dog and sun", "The other way round: sharpening gives probability to the top token 'cat' (its loss "
-                        "falls) and takes it from 'dog' and 'sun' (theirs rise).")],
-    otherwise="Only 'cat': at temperature 0.5 it goes from 0.665 to 0.867, while 'dog' and 'sun' lose probability.")
+    "predict_colder_loss", form=one_of(("all", "cat", "cat and dog", "dog and sun", "none")), mistakes=[
+        ("cat", "Not only 'cat': 'dog' stands just 0.1 below it and 2.9 above 'sun'. Cooling doubles every gap, "
+                "so 'sun' falls from 0.103 to 0.026 and both others share what it gave up: 'dog' goes from 0.438 "
+                "to 0.463 (its loss 0.83 -> 0.77 nats)."),
+        ("all", "The probabilities still sum to 1: what 'cat' and 'dog' gain, 'sun' loses (0.103 -> 0.026), and "
+                "its loss rises from 2.28 to 3.67 nats."),
+        ("none", "'cat' goes from 0.460 to 0.512 and 'dog' from 0.438 to 0.463: both losses fall. Only 'sun' "
+                 "pays more."),
+        ("dog and sun", "'sun' is the one that loses: cooling doubles its gap of 2.9 below the others and it "
+                        "falls from 0.103 to 0.026, while 'cat' and 'dog' share what it gave up.")],
+    otherwise="'cat' and 'dog': cooling doubles every gap, and the big gap lies below both of them, so they share "
+              "what 'sun' loses (0.103 -> 0.026).")
