@@ -448,6 +448,16 @@ predict_score_rank = ask(
                                "rank 1: its rank is at most 2, and random numbers reach it.")])
 
 
+predict_softmax_rank = ask(
+    "predict_softmax_rank", form=a_number, compare=close(atol=0, rtol=0), mistakes=[
+     (2, "The softmax does not keep the rank. It exponentiates every score on its own, and e^(s_ij) is no longer a "
+         "sum of 2 outer products; dividing each row by its sum keeps whatever rank is left, and that is 6."),
+     (1, "Every row of weights sums to 1, but rows with the same sum need not be multiples of one another: the 6 "
+         "rows of weights are independent, rank 6."),
+     (lambda got: got > 6, "A 6 x 6 table has 6 rows: its rank is at most 6.")],
+    otherwise="6: the exponential acts on every score alone, so e^S is no longer a sum of 2 outer products and its "
+              "6 rows are independent; dividing each row by its sum keeps that rank.")
+
 # --------------------------------------------------- score_rank_by_width: the learner measures the rank's cap
 
 def _rank_case(label, widths, n_q, n_k, seed):

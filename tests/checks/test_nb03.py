@@ -246,6 +246,9 @@ def score_rank_by_width(widths, n_q, n_k, rng):
     returns("predict_score_rank", "rank_one", "(1, 1)", "pointing different ways"),
     returns("predict_score_rank", "the_old_single_answer", "2", "a tuple of two ints"),
     returns("predict_score_rank", "floats", "((2.0, 6.0), 'ranks')", "a tuple of two ints"),
+    returns("predict_softmax_rank", "keeps_the_rank", "2, 'the softmax keeps the rank'", "does not keep the rank"),
+    returns("predict_softmax_rank", "rows_sum_to_one", "1", "need not be multiples"),
+    returns("predict_softmax_rank", "above_the_size", "8", "at most 6"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
     # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
     Mistake("project", "eps_in_denominator", '''
@@ -305,6 +308,7 @@ def score_rank_by_width(widths, n_q, n_k, rng):
     return np.array(out)
 ''',
     "predict_score_rank": answer("predict_score_rank", "[2, 6], 'min(d, 6)'"),
+    "predict_softmax_rank": answer("predict_softmax_rank", "6.0, 'exp acts entry by entry'"),
     "batch_weight_grad": '''
 def batch_weight_grad(G, X):
     # the fix: only each example's own g and x meet (the outer product of the sums paired every g with every x)
