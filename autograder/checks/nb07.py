@@ -439,7 +439,7 @@ def diagonal_spread(hidden, rng):
 
 # ------------------------------------------------------------- the bug hunt: new_token_scores
 
-HUNT_VARIANTS = ("at_zero", "one_early", "one_late", "keys_turned_again", "keys_turned_instead")
+HUNT_VARIANTS = ("at_zero", "one_early", "one_late", "before_the_text", "keys_turned_again", "keys_turned_instead")
 
 HUNT_MESSAGES = {
     "at_zero": "This is still the code as given. The new token's scores are not row T of the whole sequence's table. "
@@ -449,6 +449,9 @@ HUNT_MESSAGES = {
                  "to it), one position short of where the new token stands.",
     "one_late": "Closer: the scores now come from a query one position past the new token: every offset to a kept key "
                 "is one too long.",
+    "before_the_text": "The scores now come from a query standing before the text, as far before key 0 as the new "
+                       "token stands after the last kept key: every key counts as ahead of the query instead of "
+                       "behind it, and the later keys come out further away from it, not closer.",
     "keys_turned_again": "The new query is now turned where it stands, but the kept keys are off: they were turned a "
                          "second time, on top of the turn they got when they were kept, so key s scores as if it stood "
                          "at position 2s.",
@@ -461,7 +464,8 @@ def _hunt(q_new, cached_keys, variant=None):
     """The new token's scores (float64), or one of the known wrong versions."""
     T = len(cached_keys)
     keys = np.asarray(cached_keys, dtype=float)
-    position = {"at_zero": 0, "one_early": T - 1, "one_late": T + 1, "keys_turned_instead": 0}.get(variant, T)
+    position = {"at_zero": 0, "one_early": T - 1, "one_late": T + 1, "before_the_text": -T,
+                "keys_turned_instead": 0}.get(variant, T)
     turned = _rope(np.asarray(q_new, dtype=float)[None], np.array([position]))[0]
     if variant in ("keys_turned_again", "keys_turned_instead"):
         keys = _rope(keys)

@@ -180,6 +180,9 @@ def half_layout_permutation(D):
     Mistake("new_token_scores", "half_fix_one_position_late", variant(
         A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([T + 1])"),
         name="turned at T + 1"), "one too long"),
+    Mistake("new_token_scores", "half_fix_turned_before_the_text", variant(  # the sign of the offset flipped
+        A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([-T])"),
+        name="turned at -T"), "before the text"),
     Mistake("new_token_scores", "query_unturned_keys_turned_again", variant(
         A, "new_token_scores", replace=("return cached_keys @ turned", "return apply_rope(cached_keys) @ q_new"),
         name="the kept keys turned again, the query not at all"), "at the start of the text"),
@@ -323,7 +326,7 @@ def test_each_stage_of_the_hunt_gets_its_own_message_and_none_dictates_the_fix()
     from autograder.checks import nb07
 
     messages = [nb07.HUNT_MESSAGES[v] for v in nb07.HUNT_VARIANTS]
-    assert len(set(messages)) == len(messages) == 5
+    assert len(set(messages)) == len(messages) == 6
     for message in messages:  # the fix is a position argument of T = len(cached_keys): never spelled out
         for fix in ("positions=", "len(cached_keys)", "position T", "at T ", "apply_rope("):
             assert fix not in message, (fix, message)
