@@ -48,8 +48,8 @@ WRONG_ENCODE = "def encode(tokens, vocab, unk='<unk>'):\n    return [vocab.get(t
 # A decode that never returns, waiting rather than spinning: the tests that hand it in are about the verdict
 # "timed out" and what follows it, not the loop. It meets three cells (time-outs of 10, 5 and 5 s), and spinning
 # it took a core from the rest of the test command for those 20 s; the interrupt reaches a sleeping loop the same
-# way (KeyboardInterrupt at the next bytecode). Busy loops are interrupted in tests/grade/test_engine.py,
-# tests/grade/test_time_budget.py and issue 25's class (tests/broken_class.py).
+# way (KeyboardInterrupt at the next bytecode). Busy loops are interrupted in tests/grade/test_engine.py and
+# tests/grade/test_time_budget.py (issue 25's class, tests/broken_class.py, waits too).
 WAITING_DECODE = "def decode(ids, vocab):\n    import time\n    while True:\n        time.sleep(0.05)\n"
 SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 SETUP = re.compile(r"\bimport nb\d\d as check\b")  # the set-up cell: `from autograder.checks import nbNN as check`

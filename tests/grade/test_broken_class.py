@@ -119,7 +119,9 @@ def test_the_full_score_bin_is_apart_from_90_to_99(graded):
         want[classreport.score_bin(graded.total(student, A), full)] += 1
     # every test right is full marks only once a person has given the written why its point; until then 90-99%
     right = classreport.score_bin(builders.full_marks(A), full)
-    assert bins == want and bins[right] == 3 and right == (classreport.BINS - 1 if not builders.written_points(A)
+    # the three right ones are in it; a known mistake may cost under a tenth of 04's points and share it with them
+    rights = [classreport.score_bin(graded.total(s, A), full) for s, kind in STUDENTS.items() if kind == "right"]
+    assert bins == want and rights == [right] * 3 and bins[right] >= 3 and right == (classreport.BINS - 1 if not builders.written_points(A)
                                                           else classreport.BINS - 2), bins
     assert ">100%<" in page and "90–99%" in page
 
@@ -132,7 +134,7 @@ def test_feedback_names_the_syntax_error_not_the_name_error_it_caused(graded):
     # the engine's interrupt, read back from its traceback: the learner's line that was running
     stopped = re.search(r'<p class="stopped".*?</pre>', page, re.S).group(0)
     assert f"of your <code>{LOOP_EXERCISE}</code> cell" in stopped, stopped
-    assert re.search(r"[23] \| (while True:|pass)</code>", stopped), stopped
+    assert re.search(r"[34] \| (while True:|time\.sleep\(0\.05\))</code>", stopped), stopped
 
 
 def test_feedback_opens_with_the_points_lost_and_folds_what_passed(graded):
