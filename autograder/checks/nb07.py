@@ -442,9 +442,9 @@ def diagonal_spread(hidden, rng):
 HUNT_VARIANTS = ("at_zero", "one_early", "one_late", "before_the_text", "keys_turned_again", "keys_turned_instead")
 
 HUNT_MESSAGES = {
-    "at_zero": "This is still the code as given. The new token's scores are not row T of the whole sequence's table. "
-               "Read as offsets (query position minus key position): row T's are T, T - 1, ..., 1 to keys 0 .. T - 1; "
-               "the scores you return fit the offsets 0, -1, ..., -(T - 1).",
+    "at_zero": "This is still the code as given. The new token's scores are not row T of the whole sequence's table, "
+               "yet they are true scores of this very query against these keys: the ones it gets when it stands "
+               "somewhere else in the text. Where does it stand for them, and where should it stand?",
     "one_early": "Closer: the scores now come from a query placed among the kept keys, on top of the last one (offset 0 "
                  "to it), one position short of where the new token stands.",
     "one_late": "Closer: the scores now come from a query one position past the new token: every offset to a kept key "
