@@ -456,7 +456,7 @@ def test_every_scroll_box_is_focusable_and_named(built):
         assert navs and len(navs) == len(set(navs)), f"{path.name}: navigations named alike: {navs}"
         assert "<main" in page, path.name
     attention = (built.out / "09_attention.html").read_text(encoding="utf-8")
-    assert 'aria-label="Table 1: j, key k_j, score q · k_j, value v_j"' in attention
+    assert 'aria-label="Table 1: j, key k_j, value v_j"' in attention
     assert "<th><i>j</i></th>" in attention, "a header that is only a formula is text a screen reader finds"
     # site.css comes after JupyterLab's styles, or their overflow:hidden and word-break win the tie
     assert attention.rindex("<style") < attention.index('href="site.css"')
