@@ -497,6 +497,12 @@ def maps(body):
     return MAPS.format(body=indent(body, 12))
 
 
+def norm_answers(sums="softmax", standard="LayerNorm", shift="both", scale="LayerNorm") -> str:
+    """predict_norm_vs_softmax's answer (right by default) with a reason, as the source of a returned value."""
+    return (f"({{'sums to 1': {sums!r}, 'mean 0 and variance 1': {standard!r}, 'unchanged by x + c': {shift!r}, "
+            f"'unchanged by 2 * x': {scale!r}}}, 'a total against a spread')")
+
+
 MISTAKES += [
     returns("predict_ffn_share", "attention_share", "1 / 3",
             "attention's share"),
@@ -521,6 +527,19 @@ MISTAKES += [
     returns("predict_harmful_switches", "only_the_residual", "1", "post-norm without warm-up"),
     returns("predict_harmful_switches", "nothing_in_40_steps", "0", "two switches stall"),
     returns("predict_harmful_switches", "not_a_count", "'two'", "one int between 0 and 5"),
+    *[returns("predict_norm_vs_softmax", label, norm_answers(**changed), expect) for label, changed, expect in [
+        ("layernorm_sums_to_one_too", {"sums": "both"}, "sum to 0, not 1"),
+        ("softmax_is_standardised", {"standard": "softmax"}, "mean is 1/d"),
+        ("softmax_feels_a_shift", {"shift": "LayerNorm"}, "Softmax is unchanged by x + c too"),
+        ("layernorm_feels_a_shift", {"shift": "softmax"}, "LayerNorm is unchanged by x + c too"),
+        ("softmax_ignores_scale_too", {"scale": "both"}, "temperature of 1/2"),
+        ("layernorm_feels_scale", {"scale": "neither"}, "LayerNorm is unchanged by 2 * x"),
+        ("every_part_swapped", {"sums": "LayerNorm", "standard": "softmax", "shift": "neither", "scale": "softmax"},
+         "Softmax is unchanged by x + c too: adding c")]],
+    returns("predict_norm_vs_softmax", "four_words_not_a_dict",
+            "(('softmax', 'LayerNorm', 'both', 'LayerNorm'), 'in the order asked')", "dict of exactly these four keys"),
+    returns("predict_norm_vs_softmax", "a_choice_not_offered", norm_answers(shift="layer-norm"),
+            "answer each property with one of"),
     # the reference solution with one named edit each (tests/variants.py)
     Mistake("train_step", "no_zero_grad", variant(
         A, "train_step", replace=("    optimizer.zero_grad()\n", ""),
@@ -603,6 +622,9 @@ def agreement_scores(maps, pairs):
 ]
 
 ALTERNATIVES.update({
+    "predict_norm_vs_softmax": answer(
+        "predict_norm_vs_softmax", "(dict([('unchanged by 2 * x', ' layernorm'), ('unchanged by x + c', 'Both'), "
+        "('mean 0 and variance 1', 'LN'), ('sums to 1', 'SOFTMAX ')]), 'a total of exponentials against a spread')"),
     "predict_ffn_share": answer("predict_ffn_share", "0.66"),
     "predict_changed_positions": answer("predict_changed_positions", "len(range(5, 8))"),
     "predict_no_positions": answer("predict_no_positions", "'entropy ' + 'rate'"),
@@ -753,6 +775,21 @@ def _first_message(exercise: str, source: str) -> str:
     local = run_exercise(A, exercise, source)[0].local
     assert local is not None, f"{exercise} passed its visible check:\n{source}"
     return str(local).split("\n")[0]
+
+
+def test_norm_vs_softmax_says_why_of_every_wrong_part_and_nothing_of_a_right_one():
+    """One reason per wrong part, in the order asked; a right part adds no reason (and breaking a reason's test
+    shows: the sentence of a part answered right must not appear)."""
+    q = nb10.predict_norm_vs_softmax
+    right = dict(zip(nb10.NORM_PROPERTIES, ("softmax", "LayerNorm", "both", "LayerNorm")))
+    assert q.judged(right, right).right
+    wrong = dict(zip(nb10.NORM_PROPERTIES, ("both", "softmax", "softmax", "both")))
+    why = q.judged(wrong, right).why
+    said = [why.find(s) for s in ("sum to 0, not 1", "mean is 1/d", "LayerNorm is unchanged by x + c too",
+                                  "temperature of 1/2")]
+    assert -1 not in said and said == sorted(said), why
+    one_wrong = q.judged(dict(right, **{"unchanged by 2 * x": "neither"}), right).why
+    assert one_wrong.startswith("LayerNorm is unchanged by 2 * x") and "sum to 0" not in one_wrong, one_wrong
 
 
 def test_layernorm_bug_hunt_shows_progress_with_symptoms():

@@ -8,7 +8,7 @@ an answer matches. The reference models and their variants are in :mod:`autograd
 
 One module per group of exercises, in the notebook's order (importing them registers their checks):
 
-- :mod:`.layers`: LayerNorm, FeedForward, DecoderBlock, count_block_params
+- :mod:`.layers`: LayerNorm, predict_norm_vs_softmax, FeedForward, DecoderBlock, count_block_params
 - :mod:`.ninja`: layernorm_backward_nodes, LayerNorm's backward pass derived node by node
 - :mod:`.dropout`: where a block and a TinyGPT drop in training mode (no check of its own)
 - :mod:`.tinygpt`: TinyGPT and its options (positions, tie_weights, gelu, dropout)
@@ -29,8 +29,8 @@ every check is re-exported here, with what the tests read (messages, tolerances,
 from __future__ import annotations
 
 # in the notebook's order, which the registry keeps
-from .layers import (BLOCK_MESSAGES, FF_MESSAGES, FF_TOL, LN_MESSAGES, DecoderBlock, FeedForward, LayerNorm,
-                     count_block_params)
+from .layers import (BLOCK_MESSAGES, FF_MESSAGES, FF_TOL, LN_MESSAGES, NORM_CHOICES, NORM_PROPERTIES, DecoderBlock,
+                     FeedForward, LayerNorm, count_block_params, predict_norm_vs_softmax)
 from .ninja import NODES as NINJA_NODES, layernorm_backward_nodes
 from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
 from .training import (STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
@@ -51,7 +51,7 @@ from .common import A, ModelCase, ask, check
 from .dropout import DROPPED, UNTOUCHED, _dropout_kind
 
 __all__ = [  # the checks a notebook calls, then what the tests read
-    "LayerNorm", "layernorm_backward_nodes", "FeedForward", "DecoderBlock", "count_block_params", "TinyGPT",
+    "LayerNorm", "predict_norm_vs_softmax", "layernorm_backward_nodes", "FeedForward", "DecoderBlock", "count_block_params", "TinyGPT",
     "lm_loss", "generate", "predict_ffn_share", "predict_changed_positions", "predict_no_positions",
     "predict_harmful_switches",
     "train_step", "kv_cache_bytes",
@@ -60,7 +60,7 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "find_heads", "ablate_heads", "switched_forward", "my_experiment",
     "shift_right", "greedy_decode", "predict_rouge_reads", "token_vectors",
     "predict_contextual",
-    "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",
+    "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NORM_PROPERTIES", "NORM_CHOICES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",
     "BLOCK_MESSAGES",
     "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
     "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SCORE_MESSAGES", "ABLATE_MESSAGES",

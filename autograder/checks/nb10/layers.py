@@ -1,4 +1,5 @@
-"""Notebook 10's layers: LayerNorm, FeedForward, DecoderBlock and count_block_params.
+"""Notebook 10's layers: LayerNorm (and the prediction that it is not softmax), FeedForward, DecoderBlock
+and count_block_params.
 
 Each is compared with PyTorch's own layer given the same weights; hints rerun the known wrong variants in
 NumPy (:mod:`autograder.checks.models.numpy_gpt`) and name the one an answer matches. The block's dropout
@@ -10,13 +11,13 @@ import math
 
 import numpy as np
 
-from ..compare import Case, close, equal
+from ..compare import Case, close, equal, fmt
 from ..hints import known_mistakes
 from ..models.numpy_gpt import block_np, ff_np, ln_np
 from ..models.torch_gpt import run_torch_block, torch_block
 from ..models.weights import block_shapes, load, make_params
 from ..toolkit import TOL, diagnose, import_torch, normal, tensor
-from .common import ModelCase, _empty_rows_explained, _uses, check
+from .common import ModelCase, _empty_rows_explained, _uses, ask, check
 from .dropout import _block_dropout_case, _block_eval_case
 
 
@@ -105,6 +106,73 @@ def LayerNorm(hidden, rng):
 
 def _affine(rng, d):
     return (1 + normal(rng, d, scale=0.3)).astype(np.float32), normal(rng, d, scale=0.5)
+
+
+# ------------------------------------------------------------- LayerNorm is not softmax (a prediction)
+
+NORM_PROPERTIES = ("sums to 1", "mean 0 and variance 1", "unchanged by x + c", "unchanged by 2 * x")
+NORM_CHOICES = ("softmax", "LayerNorm", "both", "neither")
+_SPELLINGS = {c.lower(): c for c in NORM_CHOICES} | {"layer norm": "LayerNorm", "ln": "LayerNorm"}
+
+# why a part is wrong: (property, the wrong answer's test, why), every wrong part of an answer said in turn
+NORM_WHY = (
+    ("sums to 1", lambda a: a in ("LayerNorm", "both"),
+     "LayerNorm's outputs sum to 0, not 1: it takes the mean away, so they are centred (on [1, 2, 3, 4]: -1.342, "
+     "-0.447, 0.447, 1.342). Only softmax divides by a total."),
+    ("sums to 1", lambda a: a == "neither",
+     "Softmax sums to 1 on any row: each exponential is divided by the total of them all."),
+    ("mean 0 and variance 1", lambda a: a in ("softmax", "both"),
+     "Softmax's outputs are all positive and sum to 1, so their mean is 1/d (0.25 here), never 0."),
+    ("mean 0 and variance 1", lambda a: a == "neither",
+     "LayerNorm (no affine) gives mean 0 and variance 1, up to eps: it takes the row's mean away and divides by "
+     "the row's own spread."),
+    ("unchanged by x + c", lambda a: a in ("LayerNorm", "neither"),
+     "Softmax is unchanged by x + c too: adding c multiplies every exponential by e^c, and dividing by their total "
+     "cancels it (which is why notebook 04's softmax may subtract the maximum first)."),
+    ("unchanged by x + c", lambda a: a in ("softmax", "neither"),
+     "LayerNorm is unchanged by x + c too: the row's mean goes up by c and is taken away, and the spread does not "
+     "move."),
+    ("unchanged by 2 * x", lambda a: a in ("softmax", "both"),
+     "Softmax is not unchanged by 2 * x: doubling the scores is a temperature of 1/2, a sharper distribution "
+     "(the largest weight is 0.644 for [1, 2, 3, 4] and 0.865 for [2, 4, 6, 8])."),
+    ("unchanged by 2 * x", lambda a: a == "neither",
+     "LayerNorm is unchanged by 2 * x, up to eps: the deviations from the mean double, and so does the spread they "
+     "are divided by."),
+)
+
+
+def _norm_answers(value):
+    """A dict of the four properties, its choices read without regard to case or surrounding spaces."""
+    if not isinstance(value, dict):
+        return value
+    return {k: _SPELLINGS.get(v.strip().lower(), v) if isinstance(v, str) else v for k, v in value.items()}
+
+
+def _norm_form(got):
+    if not isinstance(got, dict) or set(got) != set(NORM_PROPERTIES):
+        keys = ", ".join(repr(k) for k in NORM_PROPERTIES)
+        return (f"answer with a dict of exactly these four keys: {keys}; got {fmt(got)}. Each value is one of "
+                + ", ".join(map(repr, NORM_CHOICES)) + ".")
+    bad = [k for k in NORM_PROPERTIES if got[k] not in NORM_CHOICES]
+    if bad:
+        return (f"the value of {bad[0]!r} is {fmt(got[bad[0]])}; answer each property with one of "
+                + ", ".join(map(repr, NORM_CHOICES)) + ".")
+    return None
+
+
+def _norm_why(got, want):
+    """Why each wrong part is wrong, in the order the question asks them."""
+    if not isinstance(got, dict) or not isinstance(want, dict):
+        return None
+    return " ".join(why for key, test, why in NORM_WHY
+                    if got.get(key) != want.get(key) and test(got.get(key))) or None
+
+
+predict_norm_vs_softmax = ask(
+    "predict_norm_vs_softmax",
+    label="predict_norm_vs_softmax(): softmax and LayerNorm (no affine) on the row [1, 2, 3, 4]",
+    form=_norm_form, compare=equal(), normalize=_norm_answers)
+predict_norm_vs_softmax.explain = _norm_why  # every wrong part said, not only the first
 
 
 # ------------------------------------------------------------------------- FeedForward
