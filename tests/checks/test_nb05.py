@@ -62,7 +62,7 @@ def numerical_gradient(f, x, eps=1e-6):
         grad[i] = (f(x) - base) / eps
         x[i] = old
     return grad
-''', "one-sided difference"),
+''', "half a step to the right"),
     Mistake("numerical_gradient", "in_place_without_restoring", '''
 def numerical_gradient(f, x, eps=1e-6):
     grad = np.zeros_like(x)
@@ -83,7 +83,7 @@ def numerical_gradient(f, x, eps=1e-6):
         step[i] = eps
         grad[i] = (f(x + step) - f(x - step)) / eps
     return grad
-''', "divide the central difference by 2 eps"),
+''', "twice the true slope"),
     Mistake("numerical_gradient", "only_one_dimensional", '''
 def numerical_gradient(f, x, eps=1e-6):
     x = np.array(x, dtype=float)
@@ -155,7 +155,7 @@ def softmax_cross_entropy_backward(logits, targets):
         name="weight decay added to the gradient (Adam with L2) instead of to the weights"), "adam with l2"),
     Mistake("adamw_step", "decay_without_the_learning_rate", variant(
         A, "adamw_step", replace=("(1 - lr * weight_decay)", "(1 - weight_decay)"),
-        name="weight decay not scaled by lr"), "1 - lr * weight_decay, not 1 - weight_decay"),
+        name="weight decay not scaled by lr"), "shrink about 1/lr times too fast"),
     # moves a line of the solution (two edits), so written out in full
     Mistake("adamw_step", "decays_after_the_update", '''
 def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
@@ -168,7 +168,7 @@ def adamw_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weig
 ''', "before the adam update"),
     Mistake("adamw_step", "eps_inside_the_root", variant(
         A, "adamw_step", replace=("(np.sqrt(v_hat) + eps)", "np.sqrt(v_hat + eps)"),
-        name="eps added under the square root"), "outside the square root"),
+        name="eps added under the square root"), "smaller than pytorch's where the gradients are small"),
     Mistake("adamw_step", "returns_only_the_parameter", variant(
         A, "adamw_step", replace=("return param, m, v", "return param"),
         name="m and v not returned"), "must return a tuple (param, m, v)"),
@@ -244,22 +244,22 @@ def embedding_backward(ids, grad_out, vocab_size):
 def softmax_jacobian(p):
     p = np.asarray(p, dtype=float)
     return np.diag(p) + np.outer(p, p)
-''', "sign of the outer product is flipped"),
+''', "off-diagonal entries are positive"),
     Mistake("softmax_jacobian", "missing_diagonal", '''
 def softmax_jacobian(p):
     p = np.asarray(p, dtype=float)
     return -np.outer(p, p)
-''', "diagonal term is missing"),
+''', "diagonal entries are negative"),
     Mistake("softmax_jacobian", "only_the_diagonal", '''
 def softmax_jacobian(p):
     p = np.asarray(p, dtype=float)
     return np.diag(p * (1 - p))
-''', "off-diagonal entries are missing"),
+''', "off-diagonal entries are all 0"),
     Mistake("softmax_jacobian", "identity_instead_of_diag_p", '''
 def softmax_jacobian(p):
     p = np.asarray(p, dtype=float)
     return np.eye(len(p)) - np.outer(p, p)
-''', "not the identity"),
+''', "a probability of 0 cannot move"),
     Mistake("softmax_jacobian", "vector_not_matrix", '''
 def softmax_jacobian(p):
     p = np.asarray(p, dtype=float)

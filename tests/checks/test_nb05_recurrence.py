@@ -95,7 +95,7 @@ def rnn_forward(x, W_h, W_x, b, h0):
     returns("predict_saturated_slope", "the_scaled_case", '"above 1e-2", "softmax slopes are about 0.1"',
             "that is the scaled case"),
     returns("predict_saturated_slope", "small_but_not_that_small", '"between 1e-6 and 1e-2", "saturated"',
-            "smaller still"),
+            "smaller still in this draw"),
     returns("predict_saturated_slope", "a_number", '1e-11, "e^-24"', "answer with one of"),
     # -------------------------------------------------------------------- predict_residual_depth
     returns("predict_residual_depth", "one_point_one_to_the_fifty", '"explodes", "1.1^50 = 117"', "1.1^50 = 117"),

@@ -157,10 +157,11 @@ def _numgrad_case(label, f, x, eps=None):
     e = 1e-6 if eps is None else eps
     hint = known_mistakes(
         (lambda: _differences(f, x, e, "one-sided"),
-         "That is the one-sided difference (f(x + eps) - f(x)) / eps; use the central difference "
-         "(f(x + eps) - f(x - eps)) / (2 eps)."),
+         "Your estimate is off by about eps times the curvature: it is the one-sided slope between x and x + eps, "
+         "which belongs to a point half a step to the right of x. An estimate that leans neither way errs only "
+         "by about eps^2."),
         (lambda: _differences(f, x, e, "central without the 2"),
-         "Divide the central difference by 2 eps, the distance between x - eps and x + eps."),
+         "Your estimates are twice the true slope everywhere: check the distance your difference is taken over."),
     )
     call = call_with(f, x) if eps is None else call_with(f, x, eps=eps)
     # eps = 1e-3 cases: central differences err by about eps^2, one-sided ones by about eps
@@ -276,7 +277,8 @@ def _ce_backward_case(label, logits, targets):
             (lambda: p, "Subtract the one-hot of the targets and divide by N: (softmax(z) - onehot(y)) / N."),
             (lambda: (onehot - p) / n, "It is p - onehot(y), not onehot(y) - p: the loss falls when z_y rises."),
             (lambda: (p - np.eye(logits.shape[1])[targets].sum(axis=0)) / n,
-             "Subtract 1 only at each row's own target: grad[np.arange(N), targets] -= 1, not grad[:, targets]."),
+             "Each row of your gradient sums to less than 0: every row lost 1 at every target that occurs in the "
+             "batch. A row's one-hot sits at each row's own target alone, so every row sums to 0."),
         ),
         nonfinite_hint("Use a stable softmax (subtract each row's max) inside the gradient."),
     ]

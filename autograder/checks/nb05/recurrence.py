@@ -351,9 +351,11 @@ SLOPES = ("above 1e-2", "between 1e-6 and 1e-2", "below 1e-6")
 
 predict_saturated_slope = ask(
     "predict_saturated_slope", form=one_of(SLOPES), mistakes=[
-        ("above 1e-2", "That is the scaled case. Unscaled, the largest score beats the next by about 24 here, so the "
-                       "others share about e^-24 of the weight, and every entry of the Jacobian, p_i (delta_ij - p_j), "
-                       "is at most about that: 3.6e-11."),
-        ("between 1e-6 and 1e-2", "Smaller still: scores spread by about 16 leave a gap of about 24 between the "
-                                  "largest and the next, and the Jacobian's entries are about e^-24 = 4e-11.")],
-    otherwise="Below 1e-6: the others share about e^-(gap) of the weight, and a gap of 24 makes that 4e-11.")
+        ("above 1e-2", "That is the scaled case. Unscaled, the largest score in this draw beats the next by 24 (the "
+                       "scores are printed above the question), so the others share about e^-24 of the weight, and "
+                       "every entry of the Jacobian, p_i (delta_ij - p_j), is at most about that: 3.6e-11."),
+        ("between 1e-6 and 1e-2", "Smaller still in this draw: its largest score beats the next by 24 (the scores are "
+                                  "printed above the question), and the Jacobian's entries are about e^-24 = 4e-11. "
+                                  "Your bin fits a gap between about 5 and 14, as many other draws have.")],
+    otherwise="Below 1e-6: in this draw the largest score beats the next by 24, so the others share about e^-24 = "
+              "4e-11 of the weight.")

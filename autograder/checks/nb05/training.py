@@ -15,13 +15,16 @@ from .common import _leaf, _np, ask, check
 # ------------------------------------------------------------------------------ adamw_step
 
 ADAMW_HINTS = {
-    "no_bias": "Bias correction is missing: divide m by (1 - beta1 ** t) and v by (1 - beta2 ** t) before the update.",
-    "l2": "Weight decay was added to the gradient (that is Adam with L2). AdamW decouples it: "
-          "param = param * (1 - lr * weight_decay), then the Adam update with the raw gradient.",
-    "decay_wrong_factor": "The decay factor is 1 - lr * weight_decay, not 1 - weight_decay.",
-    "decay_after": "Decay the parameter before the Adam update, as PyTorch does: param *= 1 - lr * weight_decay "
-                   "first, then subtract the step.",
-    "eps_inside": "eps goes outside the square root: m_hat / (sqrt(v_hat) + eps).",
+    "no_bias": "Bias correction is missing: your first step moves each parameter by about 3.2 lr, not about lr, "
+               "because m and v still hold most of their starting 0; the gap to PyTorch closes only as t grows.",
+    "l2": "Weight decay was added to the gradient (that is Adam with L2), so the division by the root of v rescales "
+          "it differently for every parameter. AdamW shrinks the parameter itself and leaves the gradient raw.",
+    "decay_wrong_factor": "Your parameters shrink about 1/lr times too fast (1000 times at lr = 1e-3): the share "
+                          "decayed per step scales with the learning rate too.",
+    "decay_after": "Your parameters drift from PyTorch's by a little more each step when weight_decay is not 0: "
+                   "PyTorch shrinks the parameter before the Adam update, not after it.",
+    "eps_inside": "Your steps are smaller than PyTorch's where the gradients are small: an eps of 1e-8 under a "
+                  "square root weighs like 1e-4. PyTorch adds eps after taking the root.",
 }
 
 
@@ -204,17 +207,21 @@ def _jacobian_case(label, p):
         return torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), torch.as_tensor(z)).numpy()
 
     hint = known_mistakes(
-        (lambda: np.diag(p) + np.outer(p, p), "The sign of the outer product is flipped: J = diag(p) - outer(p, p), "
-                                              "since raising z_j takes probability from every p_i (i != j)."),
-        (lambda: -np.outer(p, p), "The diagonal term is missing: dp_i/dz_i = p_i (1 - p_i), so J = diag(p) - "
-                                  "outer(p, p)."),
-        (lambda: np.diag(p), "The off-diagonal entries are missing: dp_i/dz_j = -p_i p_j for i != j (raising one "
-                             "logit lowers every other probability)."),
-        (lambda: np.diag(p * (1 - p)), "The off-diagonal entries are missing: dp_i/dz_j = -p_i p_j for i != j."),
-        (lambda: np.diag(p) - np.outer(p, p) - np.diag(p * p), "p_i p_i is subtracted twice on the diagonal: "
-                                                               "diag(p) - outer(p, p) already holds p_i - p_i^2."),
-        (lambda: np.eye(len(p)) - np.outer(p, p), "The diagonal term is diag(p), not the identity: dp_i/dz_i = "
-                                                  "p_i (1 - p_i)."),
+        (lambda: np.diag(p) + np.outer(p, p), "Your off-diagonal entries are positive and your rows sum to 2 p_i, "
+                                              "not 0: raising z_j cannot raise another probability, since all of "
+                                              "them share a total of 1."),
+        (lambda: -np.outer(p, p), "Your diagonal entries are negative and your rows sum to -p_i, not 0: raising z_i "
+                                  "must raise p_i itself."),
+        (lambda: np.diag(p), "Your off-diagonal entries are all 0 and your rows sum to p_i, not 0: raising one "
+                             "logit must lower every other probability."),
+        (lambda: np.diag(p * (1 - p)), "Your off-diagonal entries are all 0 (the diagonal is right): raising one "
+                                       "logit must lower every other probability, so that each row sums to 0."),
+        (lambda: np.diag(p) - np.outer(p, p) - np.diag(p * p), "Your diagonal is too small by p_i^2 and your rows "
+                                                               "sum to -p_i^2, not 0: count how many times the "
+                                                               "diagonal loses p_i^2."),
+        (lambda: np.eye(len(p)) - np.outer(p, p), "Your diagonal entries are near 1 even where p_i is 0, and your rows "
+                                                  "sum to 1 - p_i: a probability of 0 cannot move at all, so its row "
+                                                  "must be 0."),
     )
     return Case(label, call_with(p), want, close(dtype="f"), hints=[hint])
 
