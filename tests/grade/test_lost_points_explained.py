@@ -5,7 +5,8 @@ Three damages of a right notebook 04 that were graded in silence or explained wr
 copy must be named), an answer split in two whose second part has no nbgrader metadata (joined and named
 with its grade id), and a Colab save that dropped every cell's nbgrader metadata (matched to the release and
 graded, said once, never as tampering). The rules are proven in-process first (discover, repair, rematch),
-then on one class of the three graded by the real ``grade`` command.
+then on the three graded by the real ``grade`` command, in the class tests/grade/test_classreport.py counts
+mistakes in (tests/class04.py: one run for both).
 """
 from __future__ import annotations
 
@@ -26,10 +27,10 @@ from autograder.grade.submission.repair import repair
 from autograder.grade.submission.sanitize import plan, source_tests
 from autograder.nbio import exercise_of, grade_id, is_solution_cell, is_test_cell, read_notebook
 from autograder.release import student_notebook
-from tests import builders, mangled
+from tests import builders, class04, mangled
 
-pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("lost_points_explained")]
-A = "04_softmax_and_probability"
+pytestmark = [pytest.mark.grading, pytest.mark.xdist_group(class04.GROUP)]  # the class is graded once for both
+A = class04.A
 T = mangled.TARGETS[A]
 COPY = f"{A}-Copy1.ipynb"
 RELEASED = read_notebook(paths.notebooks_dir() / f"{A}.ipynb")
@@ -193,18 +194,13 @@ def test_a_notebook_that_kept_some_metadata_is_not_rematched(course):
 
 # --------------------------------------------------------------------------- the three, graded as a class
 
-DAMAGES = ("work_in_a_copy", "solution_split_unmarked", "saved_by_colab_without_nbgrader")
-STUDENTS = (*DAMAGES, "full")  # the right notebook, undamaged: what the others are held to
+DAMAGES = class04.DAMAGES
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lost-points")
-    mangled.write_class(root / "submitted", A, tuple(mangled.damage(d) for d in DAMAGES))
-    save(root / "submitted" / "full" / A, builders.right_notebook(A, markers=False), f"{A}.ipynb")
-    g = builders.run_grade(root / "submitted", "--jobs", "2", out=root / "graded", timeout=600)
-    assert g.proc.returncode == 0, g.proc.stdout[-2000:] + g.proc.stderr[-2000:]
-    return g
+    """The three and "full", graded in one class with tests/grade/test_classreport.py's (tests/class04.py)."""
+    return class04.graded(tmp_path_factory.mktemp("class04"))
 
 
 def page_text(path: Path) -> str:
@@ -249,7 +245,7 @@ def test_the_colab_save_is_said_once_never_as_tampering_and_the_report_agrees_wi
                      and float(r["points"]) == float(r["max_points"]))
         m = re.search(rf'data-exercise="{exercise_of(gid)}"><td>[^<]*</td><td data-visible-passed="(\d+)" '
                       rf'data-visible-of="(\d+)"', report)
-        assert m and (int(m[1]), int(m[2])) == (earned, len(STUDENTS)), (gid, m and m.groups(), earned)
+        assert m and (int(m[1]), int(m[2])) == (earned, len(class04.EVERYONE)), (gid, m and m.groups(), earned)
 
 
 def test_the_colab_save_s_gradebook_and_autograded_notebook_are_nbgrader_s(graded):
