@@ -119,18 +119,18 @@ def softmax_cross_entropy_backward(logits, targets):
     p = e / e.sum(axis=-1, keepdims=True)
     p[np.arange(len(targets)), targets] -= 1
     return p
-''', "divide by n"),
+''', "times too large"),
     Mistake("softmax_cross_entropy_backward", "no_one_hot", '''
 def softmax_cross_entropy_backward(logits, targets):
     e = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True) / len(targets)
-''', "subtract the one-hot"),
+''', "the target's entry must be negative"),
     Mistake("softmax_cross_entropy_backward", "one_hot_minus_p", '''
 def softmax_cross_entropy_backward(logits, targets):
     e = np.exp(logits - logits.max(axis=-1, keepdims=True))
     p = e / e.sum(axis=-1, keepdims=True)
     return (np.eye(logits.shape[1])[targets] - p) / len(targets)
-''', "not onehot(y) - p"),
+''', "wrong sign everywhere"),
     Mistake("softmax_cross_entropy_backward", "unstable_softmax", '''
 def softmax_cross_entropy_backward(logits, targets):
     e = np.exp(logits)
@@ -359,13 +359,13 @@ def bigram_counts(x, y, vocab_size):
     counts = np.zeros((vocab_size, vocab_size))
     counts[x, y] += 1
     return counts
-''', "was counted once"),
+''', "fewer counts than there are pairs"),
     Mistake("bigram_counts", "half_fix_spelled_out", '''
 def bigram_counts(x, y, vocab_size):
     counts = np.zeros((vocab_size, vocab_size))
     counts[x, y] = counts[x, y] + 1
     return counts
-''', "was counted once"),
+''', "fewer counts than there are pairs"),
     Mistake("bigram_counts", "transposed", '''
 def bigram_counts(x, y, vocab_size):
     counts = np.zeros((vocab_size, vocab_size))
@@ -377,7 +377,7 @@ def bigram_counts(x, y, vocab_size):
     counts = np.zeros((vocab_size, vocab_size))
     counts[x, y] = 1
     return counts
-''', "was counted once"),
+''', "fewer counts than there are pairs"),
 ]
 
 ALTERNATIVES = {

@@ -271,11 +271,14 @@ def _ce_backward_case(label, logits, targets):
     p, onehot = stable_softmax(logits), np.eye(logits.shape[1])[targets]
     hints = [
         known_mistakes(
-            (lambda: p - onehot, f"Divide by N = {n}: the loss is the mean over the rows, so each row's gradient "
-                                 "is (p - onehot) / N."),
-            (lambda: p / n, "Subtract the one-hot of the targets: dL/dz = (softmax(z) - onehot(y)) / N."),
-            (lambda: p, "Subtract the one-hot of the targets and divide by N: (softmax(z) - onehot(y)) / N."),
-            (lambda: (onehot - p) / n, "It is p - onehot(y), not onehot(y) - p: the loss falls when z_y rises."),
+            (lambda: p - onehot, f"Your gradient is N = {n} times too large: the loss is the mean over the rows, "
+                                 "so each row holds only a 1/N share of it."),
+            (lambda: p / n, "Every entry of your gradient is positive and each row sums to 1/N, not 0: raising the "
+                            "target's logit must lower the loss, so the target's entry must be negative."),
+            (lambda: p, "Every entry of your gradient is positive and each row sums to 1, not 0: raising the target's "
+                        f"logit must lower the loss; and the loss is a mean over N = {n} rows."),
+            (lambda: (onehot - p) / n, "Your gradient has the wrong sign everywhere: its target entries are positive, "
+                                       "yet the loss falls when z_y rises."),
             (lambda: (p - np.eye(logits.shape[1])[targets].sum(axis=0)) / n,
              "Each row of your gradient sums to less than 0: every row lost 1 at every target that occurs in the "
              "batch. A row's one-hot sits at each row's own target alone, so every row sums to 0."),
