@@ -544,9 +544,10 @@ def full_marks_for_an_nbformat_3_notebook(ctx):
 
 QUESTIONS = [ex for ex in POINTS if ex.startswith("predict_")]  # graded predictions
 FORGEABLE = ("one_hot", "embedding_lookup")  # hidden checks that compare with NumPy one-liners, not the reference
-# visible checks that compare with the reference solution's run (the bug hunt's: the fix is the course's), so
-# evidence forged from what the visible check holds earns nothing there either
-UNFORGEABLE_VISIBLE = ("train_val_pairs",)
+# visible checks that compare with the reference solution's run (the bug hunt's: the fix is the course's), or
+# judge by a rule without carrying a due value (skipgram_pairs: any order of the right multiset of pairs, its
+# cases' due value a placeholder None), so evidence forged from what the visible check holds earns nothing there
+UNFORGEABLE_VISIBLE = ("train_val_pairs", "skipgram_pairs")
 FORGEABLE_ONLY = {gid: "failed" for gid in TEST_POINTS
                   if (gid.endswith("_hidden") and exercise_of(gid) not in FORGEABLE)
                   or exercise_of(gid) in UNFORGEABLE_VISIBLE}
