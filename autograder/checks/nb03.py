@@ -348,8 +348,8 @@ def _batch_grad_hints(G, X):
     def worst(got):
         """The entry where a wrong table is furthest from the sum of the examples' tables."""
         i, j = np.unravel_index(np.argmax(np.abs(got - loop)), loop.shape)
-        return (f"entry [{i}, {j}] is {float(got[i, j]):.4g} where the sum of the {N} examples' tables "
-                f"linear_weight_grad(G[n], X[n]) gives {float(loop[i, j]):.4g}")
+        return (f"entry [{i}, {j}] is {float(got[i, j]):.4g} where the batch's dL/dW holds "
+                f"{float(loop[i, j]):.4g}")
 
     with np.errstate(all="ignore"):
         of_sums, of_means = np.outer(G.sum(axis=0), X.sum(axis=0)), np.outer(G.mean(axis=0), X.mean(axis=0))
@@ -362,16 +362,18 @@ def _batch_grad_hints(G, X):
          f"would scale every entry alike): {worst(of_means)}."),
         (lambda: X.T @ G, f"Your gradient has shape {(d_in, d_out)}, but W, and so dL/dW, has shape "
                           f"(d_out, d_in) = {(d_out, d_in)}." if d_in != d_out else
-                          "The shape is W's, and the numbers are those of the sum of the examples' tables, in "
-                          "mirrored places: your entry [i, j] holds the sum's [j, i]."),
+                          "The shape is W's, and the numbers are the batch's dL/dW, in mirrored places: your "
+                          "entry [i, j] holds the gradient's [j, i]."),
         (lambda: (X.T @ G).reshape(d_out, d_in),
-         "The shape is W's now, but the numbers still disagree with the sum of linear_weight_grad(G[n], X[n]) "
-         "over the examples, on the square layer too, where the shape was never the problem. A reshape reads the "
-         "same numbers in another order; it does not put them where they belong."),
-        (lambda: loop / N, f"Every entry is the sum of the examples' tables divided by N = {N}: the contract's L is "
-                           f"the sum of the N losses."),
-        (lambda: np.outer(G[0], X[0]), "Equals the first example's table alone: the other examples add nothing."),
-        (lambda: loop - np.outer(G[-1], X[-1]), "Equals the sum of every example's table but the last one's."),
+         "The shape is W's now, but the numbers still disagree with the batch's dL/dW, on the square layer too, "
+         "where the shape was never the problem. A reshape reads the same numbers in another order; it does not "
+         "put them where they belong."),
+        (lambda: loop / N, f"Every entry is the batch's dL/dW divided by N = {N}: the contract's L is "
+                           f"the sum of the N losses, not their mean."),
+        (lambda: np.outer(G[0], X[0]), "Equals what the first example's loss alone gives: the other examples add "
+                                       "nothing."),
+        (lambda: loop - np.outer(G[-1], X[-1]), "Right for every example but the last: the last example's loss adds "
+                                                "nothing."),
         **MATCH)]
 
 

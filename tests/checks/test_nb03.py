@@ -191,7 +191,7 @@ def batch_weight_grad(G, X):
     Mistake("batch_weight_grad", "half_fix_first_example", '''
 def batch_weight_grad(G, X):
     return linear_weight_grad(G[0], X[0])
-''', "first example's table alone"),
+''', "first example's loss alone"),
     returns("predict_outer_sum", "adds_a_and_b", "11", "adds the entries of a and of b"),
     returns("predict_outer_sum", "dot_of_the_first_two", "9", "a dot product of the first two entries"),
     returns("predict_outer_sum", "counts_entries", "6", "the number of entries"),
@@ -341,6 +341,7 @@ def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix()
             nb03.batch_weight_grad(attempt)
         first_lines[name] = str(failure.value).splitlines()[0]
         assert "G.T @ X" not in str(failure.value) and "G.T@X" not in str(failure.value), name
+        assert "G[n]" not in str(failure.value) and "tables" not in str(failure.value), name  # no per-example recipe
     assert len(set(first_lines.values())) == len(attempts), first_lines
     bug = str(first_lines["the bug as released"])
     assert "Right shape, wrong numbers" in bug and "more than one example" in bug, bug  # a symptom...
