@@ -1,4 +1,5 @@
-"""Do notebook 05's recurrence checks (rnn_forward, gradient_by_distance, predict_gradient_fates) reject the mistakes
+"""Do notebook 05's recurrence checks (rnn_forward, gradient_by_distance, predict_gradient_fates, gated_forward and its
+two questions) reject the mistakes
 students make, each with a message naming its symptom, and accept other correct code?
 
 The known-wrong implementations and the differently written correct ones are data here (MISTAKES, ALTERNATIVES);
@@ -142,6 +143,100 @@ def gradient_by_distance(layer, x, direction):
     (layer(x)[0] @ direction).backward()
     return x.grad.norm(dim=1).flip(0).numpy()
 ''', "wrong values"),
+    # ----------------------------------------------------------------------------- gated_forward
+    Mistake("gated_forward", "one_minus_f", '''
+def gated_forward(f, i, g, c0):
+    c, memories = c0, []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * c + (1 - f[..., t, :]) * g[..., t, :]
+        memories.append(c)
+    return torch.stack(memories, dim=-2)
+''', "input gate i changes"),
+    Mistake("gated_forward", "no_input_gate", '''
+def gated_forward(f, i, g, c0):
+    c, memories = c0, []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * c + g[..., t, :]
+        memories.append(c)
+    return torch.stack(memories, dim=-2)
+''', "input gate i changes"),
+    Mistake("gated_forward", "i_plus_g", '''
+def gated_forward(f, i, g, c0):
+    c, memories = c0, []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * c + i[..., t, :] + g[..., t, :]
+        memories.append(c)
+    return torch.stack(memories, dim=-2)
+''', "where the candidate g is 0"),
+    Mistake("gated_forward", "c0_ignored", '''
+def gated_forward(f, i, g, c0):
+    c, memories = torch.zeros_like(c0), []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * c + i[..., t, :] * g[..., t, :]
+        memories.append(c)
+    return torch.stack(memories, dim=-2)
+''', "when c0 changes"),
+    Mistake("gated_forward", "not_carried", '''
+def gated_forward(f, i, g, c0):
+    c, memories = c0, []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * c0 + i[..., t, :] * g[..., t, :]
+        memories.append(c)
+    return torch.stack(memories, dim=-2)
+''', "starts again from c0"),
+    Mistake("gated_forward", "squashed", '''
+def gated_forward(f, i, g, c0):
+    c, memories = c0, []
+    for t in range(f.shape[-2]):
+        c = torch.tanh(f[..., t, :] * c + i[..., t, :] * g[..., t, :])
+        memories.append(c)
+    return torch.stack(memories, dim=-2)
+''', "never leaves (-1, 1)"),
+    Mistake("gated_forward", "forget_after_write", '''
+def gated_forward(f, i, g, c0):
+    c, memories = c0, []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * (c + i[..., t, :] * g[..., t, :])
+        memories.append(c)
+    return torch.stack(memories, dim=-2)
+''', "too small by the share f"),
+    Mistake("gated_forward", "last_only", '''
+def gated_forward(f, i, g, c0):
+    c, memories = c0, []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * c + i[..., t, :] * g[..., t, :]
+        memories.append(c)
+    return c
+''', "only the last memory"),
+    Mistake("gated_forward", "detached", '''
+def gated_forward(f, i, g, c0):
+    c, memories = c0, []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * c + i[..., t, :] * g[..., t, :]
+        memories.append(c.detach())
+    return torch.stack(memories, dim=-2)
+''', "does not record a gradient"),
+    Mistake("gated_forward", "numpy_inside", '''
+def gated_forward(f, i, g, c0):
+    f, i, g, c = (t.detach().numpy() for t in (f, i, g, c0))
+    memories = []
+    for t in range(f.shape[-2]):
+        c = f[..., t, :] * c + i[..., t, :] * g[..., t, :]
+        memories.append(c)
+    return np.stack(memories, axis=-2)
+''', "not a torch tensor"),
+    # ---------------------------------------------------------------------- predict_gated_fates
+    returns("predict_gated_fates", "every_bias_holds", '("holds", "holds", "holds"), "the memory is additive"',
+            "sigmoid(0) = 0.5"),
+    returns("predict_gated_fates", "only_four_holds", '("vanishes", "vanishes", "holds"), "0.88^30"',
+            "twenty times a thousandth"),
+    returns("predict_gated_fates", "four_grows", '("vanishes", "holds", "explodes"), "f near 1"',
+            "nothing on it can make"),
+    returns("predict_gated_fates", "two_words", '("vanishes", "holds"), "bias 0 and bias 4"', "three words"),
+    # ---------------------------------------------------------------------- predict_gated_steps
+    returns("predict_gated_steps", "like_attention", '1, "the memory is additive"', "attention's answer"),
+    returns("predict_gated_steps", "one_per_token", '40, "40 tokens"', "39 steps after it"),
+    returns("predict_gated_steps", "a_word", '"many", "each waits"', "answer with one int"),
 ]
 
 ALTERNATIVES = {
@@ -160,6 +255,19 @@ def rnn_forward(x, W_h, W_x, b, h0):
     "predict_residual_depth": answer("predict_residual_depth", '"holds", "no direction is stretched every time"'),
     "predict_gradient_fates": answer("predict_gradient_fates",
                                      '["vanishes", "holds", "holds"], "tanh\'s slope is below 1 where it saturates"'),
+    "gated_forward": '''
+def gated_forward(f, i, g, c0):
+    """Preallocated, filled in place; the write computed for every step at once."""
+    writes = torch.mul(i, g)
+    out = torch.empty_like(writes)
+    memory = c0.expand(writes[..., 0, :].shape)
+    for t in range(writes.shape[-2]):
+        memory = torch.addcmul(writes[..., t, :], f[..., t, :], memory)
+        out[..., t, :] = memory
+    return out
+''',
+    "predict_gated_fates": answer("predict_gated_fates", '["vanishes", "holds", "holds"], "the forget gate alone"'),
+    "predict_gated_steps": answer("predict_gated_steps", 'np.int64(39), "row 39 waits for rows 0 to 38"'),
     "gradient_by_distance": '''
 def gradient_by_distance(layer, x, direction):
     x = x.clone().requires_grad_()
@@ -221,7 +329,8 @@ def test_the_cases_are_built_without_torch():
     import sys
 
     code = ("import sys; from autograder.checks import nb05\n"
-            "for name in ('rnn_forward', 'gradient_by_distance', 'predict_gradient_fates'):\n"
+            "for name in ('rnn_forward', 'gradient_by_distance', 'predict_gradient_fates', 'gated_forward',"
+            " 'predict_gated_fates', 'predict_gated_steps'):\n"
             "    for hidden in (False, True):\n"
             "        getattr(nb05, name).cases(hidden)\n"
             "sys.exit('torch' in sys.modules)")

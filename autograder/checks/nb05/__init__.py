@@ -16,7 +16,9 @@ One module per half of the notebook, in its order (importing them registers thei
 - :mod:`.recurrence`: predict_saturated_slope (a saturated softmax's Jacobian), predict_residual_depth (a
   residual stack 50 layers deep), rnn_forward,
   predict_gradient_fates and gradient_by_distance (a tanh RNN, and the
-  gradient's size against distance beside one attention layer's)
+  gradient's size against distance beside one attention layer's), gated_forward and its two questions,
+  predict_gated_fates and predict_gated_steps (an LSTM-like memory path: what the forget gate does to that
+  gradient, and how many steps still run one after another)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, and float64 tensors in and out of torch
 
 A notebook reads ``check.adamw_step(adamw_step)`` with ``from autograder.checks import nb05 as check``, so
@@ -31,8 +33,9 @@ from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_counts, big
                        embedding_backward, predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor,
                        softmax_jacobian)
 from .minibatch import gradient_spread, predict_batch_spread
-from .recurrence import (RNN_MESSAGES, gradient_by_distance, predict_gradient_fates, predict_residual_depth,
-                         predict_saturated_slope, rnn_forward)
+from .recurrence import (GATED_MESSAGES, RNN_MESSAGES, gated_forward, gradient_by_distance, predict_gated_fates,
+                         predict_gated_steps, predict_gradient_fates, predict_residual_depth, predict_saturated_slope,
+                         rnn_forward)
 
 from .common import A, ask, check
 
@@ -41,5 +44,6 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "adamw_step", "embedding_backward", "predict_embedding_grad", "softmax_jacobian", "predict_jacobian_row_sum",
     "bigram_counts", "bigram_train_step", "predict_overfit_floor", "predict_batch_spread", "gradient_spread",
     "predict_saturated_slope", "predict_residual_depth", "rnn_forward", "predict_gradient_fates", "gradient_by_distance",
-    "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS", "RNN_MESSAGES",
+    "gated_forward", "predict_gated_fates", "predict_gated_steps",
+    "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS", "RNN_MESSAGES", "GATED_MESSAGES",
 ]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..compare import Case, close, fmt
 from ..hints import known_mistakes, numbers
-from ..questions import one_of, plain
+from ..questions import int_in, one_of, plain
 from ..toolkit import import_torch
 from .common import ask, check
 
@@ -359,3 +359,188 @@ predict_saturated_slope = ask(
                                   "Your bin fits a gap between about 5 and 14, as many other draws have.")],
     otherwise="Below 1e-6: in this draw the largest score beats the next by 24, so the others share about e^-24 = "
               "4e-11 of the weight.")
+
+
+# ------------------------------------------------------------------------------ gated_forward
+#
+# The memory path of an LSTM-like cell: c_t = f_t * c_(t-1) + i_t * g_t, the gates given. The messages name what
+# came out on the case (a symptom), each variant a mistake people make when they infer the update from examples.
+
+GATED_MESSAGES = {
+    "one_minus_f": "Your memory does not change when the input gate i changes: i is how much of the candidate g "
+                   "is written at each step, whatever share of the old memory f keeps.",
+    "no_input_gate": "Your memory does not change when the input gate i changes: i is how much of the candidate g "
+                     "is written at each step.",
+    "i_plus_g": "Your memory moves even where the candidate g is 0: what is written at a step must vanish when g "
+                "does, and shrink with i.",
+    "c0_ignored": "Your memory does not change when c0 changes: the first step must start from the memory it is "
+                  "given, not from zeros.",
+    "not_carried": "Each step starts again from c0: what the first tokens wrote is gone two steps later. Each step "
+                   "reads the memory the step before it left.",
+    "squashed": "Your memory never leaves (-1, 1), but the memory the examples want reaches 1.9: nothing squashes "
+                "the memory itself in this cell.",
+    "forget_after_write": "Your memory is too small by the share f of what is written: the forget gate acts on "
+                          "the old memory only, and the new candidate is added after it.",
+    "includes_c0": "You returned T + 1 memories: the first row is c0 itself. Return one memory per token, the "
+                   "memory after reading it.",
+    "last_only": "You returned only the last memory: the contract asks for every memory, one per token.",
+}
+
+
+def gated_np(f, i, g, c0, variant=None):
+    """The memory path in NumPy, or one of its known-wrong variants (``GATED_MESSAGES``' keys); a leading batch axis
+    of the gates and of c0 is carried along."""
+    f, i, g, c0 = (np.asarray(a, dtype=float) for a in (f, i, g, c0))
+    if variant == "c0_ignored":
+        c0 = np.zeros_like(c0)
+    c, out = np.broadcast_to(c0, f.shape[:-2] + f.shape[-1:]), []
+    for t in range(f.shape[-2]):
+        ft, it, gt = f[..., t, :], i[..., t, :], g[..., t, :]
+        prev = np.broadcast_to(c0, c.shape) if variant == "not_carried" else c
+        if variant == "one_minus_f":
+            c = ft * prev + (1 - ft) * gt
+        elif variant == "no_input_gate":
+            c = ft * prev + gt
+        elif variant == "i_plus_g":
+            c = ft * prev + it + gt
+        elif variant == "squashed":
+            c = np.tanh(ft * prev + it * gt)
+        elif variant == "forget_after_write":
+            c = ft * (prev + it * gt)
+        else:
+            c = ft * prev + it * gt
+        out.append(c)
+    C = np.stack(out, axis=-2)
+    if variant == "includes_c0":
+        return np.concatenate([np.broadcast_to(c0, C.shape[:-2] + (1,) + C.shape[-1:]), C], axis=-2)
+    if variant == "last_only":
+        return C[..., -1, :]
+    return C
+
+
+def _gated_case(label, f, i, g, c0):
+    def call(fn):
+        return _as_tensor_result(fn(*_tensors(f, i, g, c0)), "gated_forward").detach()
+
+    def want():
+        torch = import_torch()
+        return torch.as_tensor(gated_np(f, i, g, c0))
+
+    hint = known_mistakes(*((lambda v=v: gated_np(f, i, g, c0, v), m) for v, m in GATED_MESSAGES.items()))
+    return Case(label, call, want, close(atol=1e-9, rtol=1e-7, kind="tensor"), hints=[hint])
+
+
+def _gated_grad_case(label, f, i, g, c0, G):
+    """The gradients autograd finds through the learner's loop, against those through the reference loop."""
+    def grads(forward):
+        torch = import_torch()
+        leaves = _tensors(f, i, g, c0, grad=True)
+        C = forward(*leaves)
+        (C * torch.as_tensor(np.asarray(G, dtype=float))).sum().backward()
+        return tuple(t.grad.detach().clone() if t.grad is not None else torch.zeros_like(t) for t in leaves)
+
+    def call(fn):
+        def checked(*args):
+            C = _as_tensor_result(fn(*args), "gated_forward")
+            if not C.requires_grad:
+                raise TypeError("gated_forward's result does not record a gradient: something in it left autograd's "
+                                "graph (.detach(), .item(), .numpy(), torch.tensor(...) of a value, or "
+                                "torch.no_grad()).")
+            return C
+        return grads(checked)
+
+    def want():
+        torch = import_torch()
+
+        def forward(f_, i_, g_, c0_):
+            c, out = c0_, []
+            for t in range(f_.shape[-2]):
+                c = f_[..., t, :] * c + i_[..., t, :] * g_[..., t, :]
+                out.append(c)
+            return torch.stack(out, dim=-2)
+        return grads(forward)
+
+    return Case(label + " (the gradients of sum(G * C) with respect to f, i, g and c0)", call, want,
+                close(atol=1e-9, rtol=1e-7, kind="tensor"))
+
+
+def _gates(rng, shape):
+    """Gates in (0, 1) and a candidate in (-1, 1), as a sigmoid and a tanh would give them."""
+    return (1 / (1 + np.exp(-rng.normal(size=shape))), 1 / (1 + np.exp(-rng.normal(size=shape))),
+            np.tanh(rng.normal(size=shape)))
+
+
+@check
+def gated_forward(hidden, rng):
+    if not hidden:
+        one = np.array([[0.9], [0.9], [0.9]]), np.ones((3, 1)), np.array([[1.0], [1.0], [0.0]])
+        f, i, g = _gates(np.random.default_rng(54), (4, 3))
+        fb, ib, gb = _gates(np.random.default_rng(55), (2, 4, 3))
+        c0 = np.array([0.5, -1.0, 2.0])
+        return [
+            _gated_case("gated_forward of one number per token, f = [0.9, 0.9, 0.9], i = [1, 1, 1], g = [1, 1, 0], "
+                        "c0 = [0] is [[1], [1.9], [1.71]]", *one, [0.0]),
+            _gated_case("gated_forward(f, i, g (4, 3), c0 (3,))", f, i, g, c0),
+            _gated_case("gated_forward of a batch of 2 sequences, f, i, g (2, 4, 3), c0 (3,)", fb, ib, gb, c0),
+            _gated_grad_case("gated_forward(f, i, g (4, 3), c0 (3,)) under autograd", f, i, g, c0,
+                             np.arange(12.0).reshape(4, 3) / 10 - 0.5),
+        ]
+    T, d, B = 6, 4, 3
+    f, i, g = _gates(rng, (T, d))
+    fb, ib, gb = _gates(rng, (B, T, d))
+    return [
+        _gated_case("gated_forward(f, i, g (6, 4), c0 (4,))", f, i, g, rng.normal(size=d)),
+        _gated_case("gated_forward of a batch: f, i, g (3, 6, 4), c0 (3, 4), one start per sequence", fb, ib, gb,
+                    rng.normal(size=(B, d))),
+        _gated_grad_case("gated_forward of a batch (3, 6, 4) under autograd", fb, ib, gb, rng.normal(size=(B, d)),
+                         rng.normal(size=(B, T, d))),
+    ]
+
+
+# ---------------------------------------------------------------------- predict_gated_fates
+
+
+def _gated_fates_form(got):
+    value = tuple(got) if isinstance(got, list) else got
+    if isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, str) and v in FATES for v in value):
+        return None
+    return (f"answer with a tuple of three words, each 'vanishes', 'holds' or 'explodes', one per forget bias "
+            f"(0, 2, 4); got {fmt(plain(got))}.")
+
+
+def _three(v):
+    return isinstance(v, tuple) and len(v) == 3
+
+
+predict_gated_fates = ask(
+    "predict_gated_fates", form=_gated_fates_form, normalize=lambda v: tuple(v) if isinstance(v, list) else v,
+    mistakes=[
+        (lambda v: _three(v) and v[0] != "vanishes",
+         "With forget bias 0 the forget gate is about sigmoid(0) = 0.5: each step back keeps half of the gradient, "
+         "and 30 steps leave about 0.5^30, 1e-9. An additive memory holds only when what it keeps is near 1."),
+        (lambda v: _three(v) and "explodes" in v,
+         "A gate lies between 0 and 1, and the memory path multiplies by the gate alone: nothing on it can make "
+         "the gradient grow."),
+        (lambda v: _three(v) and v[2] != "holds",
+         "With forget bias 4 the forget gate is about sigmoid(4) = 0.98: each step back multiplies the gradient by "
+         "0.98 and by nothing else (no W_h, no tanh slope on the memory path), and 0.98^30 is about 0.58."),
+        (lambda v: _three(v) and v[1] != "holds",
+         "With forget bias 2 the forget gate is about sigmoid(2) = 0.88, and 0.88^30 is about 0.02: small, but "
+         "twenty times a thousandth."),
+    ],
+    otherwise="Forget bias 0 vanishes (about 0.5 per step, 0.5^30 = 1e-9); bias 2 holds (0.88^30 = 0.02); bias 4 "
+              "holds (0.98^30 = 0.58).")
+
+
+# ---------------------------------------------------------------------- predict_gated_steps
+
+predict_gated_steps = ask(
+    "predict_gated_steps", form=int_in(0, 10_000), mistakes=[
+        (1, "One step is attention's answer: its last output reads every position at once. The gated memory reaches "
+            "the first token only through the memory of every step in between, one after another."),
+        (40, "Token 0 is read by the first of the 40 steps, and its memory is the first row: the 39 steps after it "
+             "each wait for the one before."),
+        (30, "30 was the distance at which the gradient was compared; the last memory of 40 tokens is 39 steps after "
+             "the first token's."),
+    ],
+    otherwise="39: the memory after token 0 passes through the 39 later steps, each waiting for the one before.")
