@@ -13,14 +13,17 @@ from functools import partial
 
 import numpy as np
 
-from .compare import Case, call_with, close, describe, predicate, raises
+from .compare import Case, call_with, close, describe, equal, predicate, raises
 from .hints import known_mistakes, numbers
 from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
 from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np
 from .models.numpy_tasks import (LABEL_COUNT_MISTAKES, LABEL_COUNT_TRUTH, TASK_MESSAGES, padded_outputs,
                                  shape_hint, task_heads_np)
-from .questions import NB09, a_number, numbers_tuple, question
+from .models.recurrence_limits import (COPY_MISTAKES, COPY_TRUTH, FIRST_TOKEN_CHOICES, FIRST_TOKEN_MISTAKES,
+                                       FIRST_TOKEN_TRUTH, FIXES, JOBS, LANGUAGE_MISTAKES, LANGUAGE_TRUTH,
+                                       PATH_STEP_MISTAKES, PATH_STEP_TRUTH, STEP_MISTAKES, STEP_TRUTH, fixes_problem)
+from .questions import NB09, a_number, as_tuple, described, is_int, numbers_tuple, one_of, plain, question
 from .registry import exercise
 from .toolkit import MATCH, TOL, causal, diagnose, import_torch, names_row, normal, output_of, tensor
 
@@ -347,7 +350,6 @@ def MultiHeadAttention(hidden, rng):
 # ------------------------------------------------------------------ bug hunt: heads_self_attention
 
 
-
 def _heads_case(label, x, n_heads, mask=None):
     def call(fn):
         torch = import_torch()
@@ -488,22 +490,13 @@ predict_sharp_weight = ask(
               "make the softmax sharper, which is why 09 divides by sqrt(d_k).")
 
 
-predict_path_steps = ask(
-    "predict_path_steps", reason=True, form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
-    mistakes=[
-        ((10, 3), "10 counts positions, not steps: from position 0 to 9 the state is updated at positions 1, 2, "
-                  "..., 9, 9 times."),
-        ((9, 1), "One layer of this attention reads only the 3 positions before a query: position 9 sees 6 .. 9. "
-                 "Position 0 reaches position 3 in layer 1, 6 in layer 2 and 9 in layer 3."),
-        ((9, 4), "Each layer carries information 3 positions further, not 4 (the window's 4 keys include the query "
-                 "itself): 0 -> 3 -> 6 -> 9, 3 layers."),
-        ((9, 9), "A window is not a chain of neighbours: each layer jumps up to 3 positions back, so 3 layers cover "
-                 "the 9 positions between 0 and 9."),
-        ((3, 9), "The two are swapped: the recurrence passes through every position in between (9 updates); the "
-                 "window jumps 3 positions per layer (3 layers)."),
-        ((9, 2), "Two layers carry position 0 only as far as position 6 (0 -> 3 -> 6); position 9 needs a third.")],
-    otherwise="A recurrence carries position 0 to 9 through 9 updates of its state. With a window of itself and the 3 "
-              "positions before, each layer carries information 3 positions further: 0 -> 3 -> 6 -> 9, (9, 3).")
+predict_path_steps = ask("predict_path_steps", reason=True, form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0),
+                         atol=0.0, rtol=0.0, mistakes=PATH_STEP_MISTAKES, otherwise=PATH_STEP_TRUTH)
+
+
+predict_dependent_steps = ask(
+    "predict_dependent_steps", reason=True, form=numbers_tuple(2), compare=close(atol=0.1, rtol=0.0), atol=0.1,
+    rtol=0.0, mistakes=STEP_MISTAKES, otherwise=STEP_TRUTH)
 
 
 # ------------------------------------------------------- read_context: a fixed vector against attention
@@ -546,19 +539,20 @@ def read_context(hidden, rng):
             _read_case("read_context, query (3, 6), H (3, 7, 6), attend=False", qb, Hb, False)]
 
 
-predict_copy_accuracy = ask(
-    "predict_copy_accuracy", reason=True, form=numbers_tuple(2), compare=close(atol=0.15, rtol=0.0), atol=0.05,
-    rtol=0.0, mistakes=[
-        ((1.0, 1.0), "Both were given the same training; but the fixed-vector decoder must rebuild 10 tokens from one "
-                     "state of 32 numbers written before it starts, while the attention decoder looks each token up "
-                     "when it needs it."),
-        (lambda v: isinstance(v, tuple) and len(v) == 2 and v[0] > 0.6,
-         "The fixed vector holds short sources well, but at 10 tokens it has to keep the first token through 9 "
-         "further updates of its state, on this small training budget: far fewer tokens come back right."),
-        (lambda v: isinstance(v, tuple) and len(v) == 2 and v[1] < 0.7,
-         "Attention does not have to remember: at output step j it reads the source state that matches the query "
-         "for position j, so its accuracy hardly depends on the length.")],
-    otherwise="The fixed vector falls towards chance (1/8) as the source grows; attention stays near 1 at every length.")
+predict_copy_accuracy = ask("predict_copy_accuracy", reason=True, form=numbers_tuple(2),
+                            compare=close(atol=0.15, rtol=0.0), atol=0.05, rtol=0.0, mistakes=COPY_MISTAKES,
+                            otherwise=COPY_TRUTH)
+
+
+predict_first_token = ask("predict_first_token", reason=True, form=one_of(FIRST_TOKEN_CHOICES), compare=equal(),
+                          normalize=plain, mistakes=FIRST_TOKEN_MISTAKES, otherwise=FIRST_TOKEN_TRUTH)
+
+
+@check
+def match_fixes(hidden, rng):
+    """The pairing of each limitation with its fix: one case, the same hidden (the answer is a fact, not a function)."""
+    return [Case("match_fixes() pairs each of the 5 limitations with one of the 5 fixes", lambda fn: fn(),
+                 lambda: dict(FIXES), predicate(lambda got, want: fixes_problem(got)))]
 
 
 # ------------------------------------------------------- one backbone, two heads: TaskHeads
@@ -597,3 +591,9 @@ def TaskHeads(hidden, rng):
 predict_label_counts = ask(
     "predict_label_counts", reason=True, form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0), atol=0.0, rtol=0.0,
     mistakes=LABEL_COUNT_MISTAKES, otherwise=LABEL_COUNT_TRUTH)
+
+
+predict_language_id = ask(
+    "predict_language_id", reason=True, compare=equal(), mistakes=LANGUAGE_MISTAKES, otherwise=LANGUAGE_TRUTH,
+    normalize=as_tuple, form=described("a pair (\"classifier\" or \"tagger\", a whole number)", lambda v: isinstance(
+        v, (tuple, list)) and len(v) == 2 and plain(v[0]) in JOBS and is_int(v[1])))

@@ -422,6 +422,62 @@ return self.classifier(summaries), tags
     "predict_label_counts": answer("predict_label_counts", '[4, 7 + 5 + 3 + 2], "one per sentence, one per word"'),
 })
 
+RIGHT_FIXES = {"identity without similarity": "embedding", "bag without order": "positions",
+               "vanishing gradient": "gates/residual", "fixed vector": "cross-attention",
+               "sequential steps": "self-attention"}
+
+
+def fixes(**changed):
+    """match_fixes returning the right pairing with ``changed`` pairs (keys spelt with _ for spaces) put in."""
+    pairs = dict(RIGHT_FIXES, **{k.replace("_", " "): v for k, v in changed.items()})
+    return answer("match_fixes", repr(pairs))
+
+
+MISTAKES += [  # what limits a recurrence, and what fixed it
+    returns("predict_dependent_steps", "work_not_steps", '(16.0, 16.0), "the table grows as T squared"',
+            "how the number of scores grows"),
+    returns("predict_dependent_steps", "attention_as_its_table", '(4, 16), "T^2 scores"', "no score waits"),
+    returns("predict_dependent_steps", "attention_grows_like_the_rnn", '(4, 4), "both read every token"',
+            "not a walk along them"),
+    returns("predict_dependent_steps", "no_growth_at_all", '(1, 1), "one layer each"', "cannot compute h_t"),
+    returns("predict_dependent_steps", "swapped", '(1, 4), "attention reads more"', "swapped"),
+    returns("predict_dependent_steps", "not_a_pair", '4, "linear"', "tuple of 2 numbers"),
+    returns("predict_first_token", "the_pool_dilutes_too", '"both", "1/n"', "The pool does not"),
+    returns("predict_first_token", "the_other_way_round", '"mean pool", "the mean drowns it"', "The other way round"),
+    returns("predict_first_token", "neither_falls", '"neither", "both read the marker"', "one fixed vector of 16"),
+    returns("predict_first_token", "not_a_choice", '"the rnn", "memory"', "answer with one of"),
+    returns("predict_language_id", "a_language_per_word", '("tagger", 17), "each word"', "one answer per sequence"),
+    returns("predict_language_id", "counts_the_words", '("classifier", 17), "7 + 5 + 3 + 2"', "one label per sequence"),
+    returns("predict_language_id", "tags_the_padding_too", '("tagger", 28), "every position"', "4 labels"),
+    returns("predict_language_id", "no_job_named", '(1, 4), "one per text"', '"classifier" or "tagger"'),
+    Mistake("match_fixes", "the_two_attentions_swapped",
+            fixes(fixed_vector="self-attention", sequential_steps="cross-attention"), "2 of the 5 pairs are wrong"),
+    Mistake("match_fixes", "order_and_identity_swapped",
+            fixes(identity_without_similarity="positions", bag_without_order="embedding"), "as far from every other token"),
+    Mistake("match_fixes", "gates_for_the_fixed_vector",
+            fixes(vanishing_gradient="cross-attention", fixed_vector="gates/residual"), "3e-5 after 99 steps"),
+    Mistake("match_fixes", "attention_for_everything", fixes(vanishing_gradient="self-attention"), "more than one"),
+    Mistake("match_fixes", "a_limitation_left_out",
+            "def match_fixes():\n    return {'bag without order': 'positions', 'fixed vector': 'cross-attention'}\n",
+            "missing"),
+    Mistake("match_fixes", "a_misspelt_fix", fixes(vanishing_gradient="residual"), "must be one of FIXES"),
+    Mistake("match_fixes", "a_list_of_pairs", "def match_fixes():\n    return [('fixed vector', 'cross-attention')]\n",
+            "expected a dict"),
+]
+
+ALTERNATIVES.update({
+    "predict_dependent_steps": answer("predict_dependent_steps", '[256 / 64, 1], "one update per token; one layer"'),
+    "predict_first_token": answer("predict_first_token", '"last state", "16 numbers rewritten by every word"'),
+    "predict_language_id": answer("predict_language_id", '["classifier", 2 + 2], "one language per text"'),
+    "match_fixes": """
+def match_fixes():
+    pairs = [("self-attention", "sequential steps"), ("gates/residual", "vanishing gradient"),
+             ("embedding", "identity without similarity"), ("cross-attention", "fixed vector"),
+             ("positions", "bag without order")]  # fix first, in FIXES' order
+    return {limitation: fix for fix, limitation in pairs}
+""",
+})
+
 MISTAKES += recurrence.MISTAKES  # read_context and its prediction: see that module
 ALTERNATIVES.update(recurrence.ALTERNATIVES)
 
