@@ -37,35 +37,58 @@ def rotate_complex(z, theta):
 def rotate_complex(z, theta):
     return z * (np.cos(theta) + np.sin(theta))
 ''', "the i is missing"),
-    Mistake("rotation_matrix", "transposed", '''
-def rotation_matrix(theta):
-    c, s = np.cos(theta), np.sin(theta)
-    return np.array([[c, s], [-s, c]])
-''', "clockwise"),
-    Mistake("rotation_matrix", "degrees", '''
-def rotation_matrix(theta):
-    t = np.radians(theta)
-    return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
-''', "degrees"),
-    Mistake("rotation_matrix", "angles_axes_first", '''
-def rotation_matrix(theta):
-    c, s = np.cos(theta), np.sin(theta)
-    return np.array([[c, -s], [s, c]])
-''', "axes first"),
+    Mistake("rotation_angle", "cosine_only", '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    return np.arccos(np.clip(M[..., 0, 0], -1, 1))
+''', "lose their sign"),
+    Mistake("rotation_angle", "reads_the_top_right_entry", '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    return np.arctan2(M[..., 0, 1], M[..., 0, 0])
+''', "wrong sign"),
+    Mistake("rotation_angle", "tangent_only", '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    return np.arctan(M[..., 1, 0] / M[..., 0, 0])
+''', "quarter"),
+    Mistake("rotation_angle", "no_impostor_test", '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    return np.arctan2(M[..., 1, 0], M[..., 0, 0])
+''', "mirror"),
+    Mistake("rotation_angle", "lengths_tested_not_the_mirror", '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    if not np.allclose(np.swapaxes(M, -1, -2) @ M, np.eye(2), atol=1e-6):
+        raise ValueError("not a rotation: it changes lengths")
+    return np.arctan2(M[..., 1, 0], M[..., 0, 0])
+''', "turns the plane over"),
+    Mistake("rotation_angle", "mirror_tested_not_the_lengths", '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    if np.any(np.linalg.det(M) < 0):
+        raise ValueError("not a rotation: a mirror")
+    return np.arctan2(M[..., 1, 0], M[..., 0, 0])
+''', "slants"),
+    Mistake("rotation_angle", "one_matrix_only", '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    if not np.allclose(M.T @ M, np.eye(2), atol=1e-6) or np.linalg.det(M) < 0:
+        raise ValueError("not a rotation")
+    return float(np.arctan2(M[1, 0], M[0, 0]))
+'''),
+    Mistake("rotation_angle", "loose_tolerance", '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    if not np.allclose(np.swapaxes(M, -1, -2) @ M, np.eye(2), atol=1e-2) or np.any(np.linalg.det(M) < 0):
+        raise ValueError("not a rotation")
+    return np.arctan2(M[..., 1, 0], M[..., 0, 0])
+'''),
     Mistake("rotate_complex", "a_list_of_angles", '''
 def rotate_complex(z, theta):
     return z * np.exp(1j * theta)
 ''', "TypeError"),
-    Mistake("rotation_matrix", "no_minus_sign", '''
-def rotation_matrix(theta):
-    c, s = np.cos(theta), np.sin(theta)
-    return np.array([[c, s], [s, c]])
-''', "not a rotation"),
-    Mistake("rotation_matrix", "sin_on_diagonal", '''
-def rotation_matrix(theta):
-    c, s = np.cos(theta), np.sin(theta)
-    return np.array([[s, -c], [c, s]])
-''', "swapped"),
     Mistake("apply_rope", "rotation_transposed", ROPE_HEAD + '''
     ang = p[:, None] * base ** (-2 * np.arange(D // 2) / D)
     out = x.copy()
@@ -252,11 +275,6 @@ def diagonal_spread(table):
 ''', "should raise ValueError"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
     # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
-    Mistake("rotation_matrix", "float32_angle", '''
-def rotation_matrix(theta):
-    c, s = np.cos(np.float32(theta)), np.sin(np.float32(theta))
-    return np.array([[c, -s], [s, c]])
-''', "wrong values"),
 ]
 
 ALTERNATIVES = {
@@ -298,11 +316,19 @@ def diagonal_spread(table):
 def rotate_complex(z, theta):
     return z * np.exp(1j * np.asarray(theta))  # Euler's name for the point at angle theta
 ''',
-    "rotation_matrix": '''
-def rotation_matrix(theta):
-    z = np.exp(1j * np.asarray(theta, dtype=float))[..., None, None]  # (..., 1, 1)
-    return z.real * np.eye(2) + z.imag * np.array([[0.0, -1.0], [1.0, 0.0]])  # cos I + sin J
+    "rotation_angle": '''
+def rotation_angle(M):
+    M = np.asarray(M, dtype=float)
+    for index in np.ndindex(M.shape[:-2]):
+        m = M[index]
+        (a, b), (c, d) = m
+        if not (abs(a * a + c * c - 1) < 1e-6 and abs(b * b + d * d - 1) < 1e-6 and abs(a * b + c * d) < 1e-6):
+            raise ValueError(f"matrix {index} is not a rotation: its columns are not perpendicular unit vectors")
+        if a * d - b * c < 0:
+            raise ValueError(f"matrix {index} is not a rotation: it is a mirror")
+    return np.angle(M[..., 0, 0] + 1j * M[..., 1, 0])  # the first column read as a complex number
 ''',
+
     "apply_rope": '''
 def apply_rope(x, positions=None, base=10000.0):
     *lead, T, D = np.shape(x)

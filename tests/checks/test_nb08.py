@@ -25,6 +25,25 @@ def causal_mask(T):
     k, q = np.meshgrid(np.arange(T), np.arange(T))
     return k > q
 ''', "allowed keys"),
+    # the kept tokens of generation (n_past): the rows are the new tokens, later in the text
+    Mistake("causal_mask", "kept_tokens_ignored", '''
+def causal_mask(T, n_past=0):
+    return np.tril(np.ones((T, T), dtype=bool))
+''', "wrong shape"),
+    Mistake("causal_mask", "new_tokens_read_as_if_at_the_start", '''
+def causal_mask(T, n_past=0):
+    return np.tril(np.ones((T, n_past + T), dtype=bool))
+''', "as if it stood at the start"),
+    Mistake("causal_mask", "own_key_missed_after_kept_ones", '''
+def causal_mask(T, n_past=0):
+    if n_past == 0:
+        return np.tril(np.ones((T, T), dtype=bool))
+    return np.tril(np.ones((T, n_past + T), dtype=bool), k=n_past - 1)
+''', "misses its own key"),
+    Mistake("causal_mask", "slid_the_wrong_way", '''
+def causal_mask(T, n_past=0):
+    return np.tril(np.ones((T, n_past + T), dtype=bool), k=-n_past)
+''', "slid the wrong way"),
     Mistake("padding_mask", "off_by_one", '''
 def padding_mask(lengths, T):
     return np.arange(T)[None, :] <= np.asarray(lengths)[:, None]
@@ -155,6 +174,10 @@ def masked_softmax(scores, allowed):
     returns("predict_first_position_loss", "higher", '"higher"', "reads its own token"),
     returns("predict_first_position_loss", "lower", '"lower"', "no position can beat"),
     returns("predict_first_position_loss", "not_a_choice", '"same"', "answer with one of"),
+    returns("predict_cheat_offset", "itself", '0, "it reads its own token"', "the query itself"),
+    returns("predict_cheat_offset", "the_token_before", '-1, "the token before decides the next"', "the token before"),
+    returns("predict_cheat_offset", "two_ahead", '2, "further ahead"', "offset +1"),
+    returns("predict_cheat_offset", "not_an_int", '"next", "the next one"', "int"),
     # ---------------------------------------- where the targets come from: BOS, and masked tokens
     returns("predict_bos_targets", "every_id_a_target", '(6, 6), "each id is predicted"', "never a target"),
     returns("predict_bos_targets", "bos_adds_two", '(6, 7), "bos adds one"', "only ever an input"),
@@ -260,10 +283,11 @@ ALTERNATIVES = {
                                         'float(1 / (np.exp(2) + 1 + np.exp(3))), "e^0 = 1 still counts"'),
     "causal_self_attention": '''
 def causal_self_attention(x):
-    T, d = x.shape
-    return masked_softmax(x @ x.T / np.sqrt(d), causal_mask(T)) @ x  # masked before the softmax, by 08's own
+    T = len(x)
+    return masked_softmax(np.einsum("td,sd->ts", x, x), causal_mask(T)) @ x  # masked before the softmax
 ''',
     "predict_first_position_loss": answer("predict_first_position_loss", '"about the same"'),
+    "predict_cheat_offset": answer("predict_cheat_offset", '+1, "its target sits one place on, as an input"'),
     "predict_bos_targets": answer("predict_bos_targets", '(6 - 1, 6), "a BOS gives the first id a reader"'),
     "causal_lm_pairs": """
 def causal_lm_pairs(ids, bos_id=None):
@@ -282,8 +306,8 @@ def masked_lm_pairs(ids, mask_positions, mask_id):
     return inputs, targets
 """,
     "causal_mask": '''
-def causal_mask(T):
-    return np.arange(T)[None, :] <= np.arange(T)[:, None]
+def causal_mask(T, n_past=0):
+    return np.tril(np.ones((n_past + T, n_past + T), dtype=bool))[n_past:]  # the last T rows of the full table
 ''',
     "padding_mask": '''
 def padding_mask(lengths, T):

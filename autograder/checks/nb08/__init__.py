@@ -1,21 +1,15 @@
-"""Checks for 08_causality_and_masking."""
+"""Checks for 08_causality_and_masking: the masks, masked_softmax, is_causal, the bug hunt and the predictions;
+:mod:`.targets` holds the last section's (where the targets come from). :mod:`.cheating` is not a check: it is
+the notebook's training experiment, which the notebook imports and no check does."""
 from __future__ import annotations
-
-from functools import partial
 
 import numpy as np
 
-from ..reference import lazy
-from .compare import Case, Comparator, call_with, close, const, describe, equal, fmt, predicate, raises
-from .hints import known_mistakes, numbers
-from .questions import NB06, as_tuple, described, int_in, int_tuple, is_, near, number_in, one_of, question
-from .registry import exercise
-from .toolkit import MATCH, names_row
-
-A = "08_causality_and_masking"
-check = exercise(A)
-ask = partial(question, A, wording=NB06)
-R = lazy(A)
+from ..compare import Case, Comparator, call_with, close, const, describe, equal, fmt, predicate, raises
+from ..hints import known_mistakes, numbers
+from ..questions import int_in, is_, near, number_in, one_of
+from ..toolkit import MATCH, names_row
+from .common import A, R, ask, check  # noqa: F401
 
 
 # ------------------------------------------------------------------- masks
@@ -63,6 +57,33 @@ def _causal_hint(g, w):
     return None
 
 
+def _kept_hint(n_past):
+    def hint(g, w):
+        T = w.shape[0]
+        for wrong, message in [
+            (np.tril(np.ones(w.shape, bool)), f"Each new token reads as if it stood at the start of the text: the "
+                                              f"token in row 0 comes after {n_past} kept ones, so it may read "
+                                              "them all, and itself."),
+            (np.tril(np.ones(w.shape, bool), n_past - 1), "Each new token misses its own key: it may read itself "
+                                                          "as well as every token before it."),
+            (np.tril(np.ones(w.shape, bool), -n_past), "The triangle slid the wrong way: a new token that comes "
+                                                       "later in the text may read more keys, not fewer."),
+            (np.tril(np.ones((T, n_past + T), bool))[:, ::-1], "The columns are in reverse order: column c is the "
+                                                               "key of the token at position c of the text."),
+        ]:
+            if np.array_equal(g, wrong):
+                return message
+        return None
+    return hint
+
+
+def _kept_case(T, n_past, want=None):
+    cmp = mask_equal(lambda r: f"row {r} (the new token at position {n_past + r})", _kept_hint(n_past))
+    label = f"causal_mask({T}, n_past={n_past}): {T} new tokens after {n_past} kept ones, shape ({T}, {n_past + T})"
+    return Case(label, call_with(T, n_past=n_past),
+                want or (lambda: np.arange(n_past + T)[None, :] <= n_past + np.arange(T)[:, None]), cmp)
+
+
 @check
 def causal_mask(hidden, rng):
     cmp = mask_equal(lambda r: f"row {r} (query {r})", _causal_hint)
@@ -72,8 +93,11 @@ def causal_mask(hidden, rng):
             Case("causal_mask(4): row 2 keeps columns 0, 1, 2", call_with(4),
                  const(np.array([[T_, F, F, F], [T_, T_, F, F], [T_, T_, T_, F], [T_, T_, T_, T_]])), cmp),
             Case("causal_mask(1): one position reads itself", call_with(1), const(np.array([[True]])), cmp),
+            _kept_case(2, 3, const(np.array([[T_, T_, T_, T_, F], [T_, T_, T_, T_, T_]]))),
+            _kept_case(1, 4, const(np.ones((1, 5), bool))),
         ]
-    return [Case(f"causal_mask({T})", call_with(T), lambda T=T: R("causal_mask")(T), cmp) for T in (2, 7, 33)]
+    return ([Case(f"causal_mask({T})", call_with(T), lambda T=T: R("causal_mask")(T), cmp) for T in (2, 7, 33)]
+            + [_kept_case(T, n, lambda T=T, n=n: R("causal_mask")(T, n_past=n)) for T, n in ((5, 2), (3, 9))])
 
 
 def _padding_hint(lengths, T):
@@ -347,15 +371,15 @@ HUNT_VARIANTS = ("as_given", "after_softmax", "small_negative", "inverted", "no_
 
 HUNT_MESSAGES = {  # the symptom each version shows, never the line to write (this is a bug hunt)
     "as_given": "This is what the code as given does: query 0, which may read only key 0, does not output x[0] (on "
-                "x = [[1, 0], [0, 1], [1, 1]] it gives [0.752, 0.497], not [1, 0]), and changing a later row moves "
+                "x = [[1, 0], [0, 1], [1, 1]] it gives [0.788, 0.424], not [1, 0]), and changing a later row moves "
                 "the earlier outputs: every query still reads its future (is_causal says False). Follow one blocked "
                 "key, from its score to its weight.",
     "after_softmax": "Progress: the blocked weights are exactly 0 now. But what is left of a row is not a "
                      "distribution (the weights sum to less than 1: on x = [[1, 0], [0, 1], [1, 1]] query 0 outputs "
-                     "[0.401, 0], 0.401 times x[0]), and it was computed with the future keys inside the softmax's "
+                     "[0.422, 0], 0.422 times x[0]), and it was computed with the future keys inside the softmax's "
                      "sum, so changing a later row still moves the earlier outputs (is_causal says False).",
     "small_negative": "Progress: the future's weights are small now, but not 0, so changing a later row still moves "
-                      "the earlier outputs a little (on x = [[1, 0], [0, 1], [1, 1]] query 0 outputs [0.991, 0.018], "
+                      "the earlier outputs a little (on x = [[1, 0], [0, 1], [1, 1]] query 0 outputs [0.993, 0.013], "
                       "not [1, 0]). How small must a blocked score be for its weight to be exactly 0?",
     "inverted": "Each query reads the wrong keys: its future, and neither its past nor itself (the last query, left "
                 "with no key at all, outputs nan).",
@@ -368,7 +392,7 @@ def hunt_np(x, variant=None):
     x = np.asarray(x, dtype=float)
     T, d = x.shape
     allowed = np.tril(np.ones((T, T), bool))
-    scores = x @ x.T / np.sqrt(d)  # (T, T)
+    scores = x @ x.T  # (T, T): no scaling in this bare attention
     fill = {"small_negative": -4.0}.get(variant, -np.inf)
     if variant == "as_given":
         scores = scores * allowed
@@ -443,151 +467,22 @@ predict_first_position_loss = ask(
     form=one_of(FIRST_POSITION_CHOICES), compare=equal(),
     mistakes=[(is_("higher"), "Position 0 is not without context: it reads its own token x_0, and this source draws "
                               "the next token from x_0's row of P alone. Earlier tokens would not help, so its floor is "
-                              "the same 1.42 nats. Only a model asked to predict x_0 itself from nothing would pay more "
-                              "(the entropy of the token frequencies, 2.01 nats)."),
+                              "the same 1.42 nats."),
               (is_("lower"), "Every position predicts one token drawn from the row of P of the token it reads, so no "
                              "position can beat 1.42 nats on average, position 0 included.")])
 
 
-# ------------------------------------------------- where the targets come from: BOS, and masked tokens
-
-IGNORE = -100  # the target of a position that gives no training signal (PyTorch's cross_entropy ignores it)
-
-
-def _int_pair(got, n, what):
-    """None if got is (inputs, targets), two 1-d integer arrays of length n; else what is wrong."""
-    if not (isinstance(got, tuple) and len(got) == 2):
-        return f"expected a tuple (inputs, targets), got {describe(got)}."
-    arrays = [numbers(a) for a in got]
-    for name, a in zip(("inputs", "targets"), arrays):
-        if a is None or a.ndim != 1 or a.dtype.kind not in "iu":
-            return f"{name} should be a 1-d array of integer ids, got {describe(got[0 if name == 'inputs' else 1])}."
-    if len(arrays[0]) != len(arrays[1]):
-        return (f"inputs has {len(arrays[0])} ids and targets {len(arrays[1])}: every input position needs exactly "
-                "one target (or one 'ignore'), so the two must be the same length.")
-    if len(arrays[0]) != n:
-        return f"expected {what}, got {len(arrays[0])} positions."
-    return None
+predict_cheat_offset = ask(
+    "predict_cheat_offset", reason=True,
+    label="predict_cheat_offset(): the offset (key - query) of the key the unmasked model's queries weigh most",
+    form=int_in(-9, 9), compare=equal(),
+    mistakes=[(is_(0), "0 is the query itself, which a causal model may read. With no mask, position t reads the "
+                       "input at t + 1, which is exactly the token it must predict: offset +1."),
+              (is_(-1), "-1 is the token before, all this source's next token depends on, and position t already "
+                        "holds its own token. Without a mask the answer itself, the input at t + 1, is there to "
+                        "read: offset +1.")],
+    otherwise="Position t's target is the input at position t + 1 of the same window; without a mask it can read "
+              "it and copy it: offset +1.")
 
 
-def _causal_pairs_compare(ids, bos_id):
-    ids = np.asarray(ids)
-    n = len(ids) if bos_id is not None else max(len(ids) - 1, 0)
-
-    def test(got, want):
-        pair = [numbers(a) for a in got] if isinstance(got, tuple) and len(got) == 2 else [None, None]
-        if all(a is not None and a.size for a in pair) and np.array_equal(*pair):
-            return ("each target is the id at its own input position: the model would learn to copy what it reads, "
-                    "not to predict what comes next.")
-        shape = _int_pair(got, n, f"{n} positions for {len(ids)} ids "
-                                  f"{'after a BOS' if bos_id is not None else 'without a BOS'}")
-        if shape:
-            if bos_id is None and isinstance(got, tuple) and len(got) == 2 and numbers(got[1]) is not None \
-                    and len(numbers(got[1])) == len(ids):
-                shape += " Without a BOS the first id has nothing before it to be predicted from."
-            return shape
-        x, y = (numbers(a) for a in got)
-        wx, wy = (numbers(a) for a in want)
-        if not np.array_equal(y, wy):
-            return (f"the targets {y.tolist()} are not the ids each position should predict ({wy.tolist()}): "
-                    "position t reads inputs 0 .. t and its target is the id that follows them.")
-        if not np.array_equal(x, wx):
-            return (f"the inputs {x.tolist()} are not what the positions read ({wx.tolist()}): with a BOS the "
-                    "sequence starts with it, and the last id is only ever a target.")
-        return None
-    return predicate(test)
-
-
-def _causal_pairs_case(label, ids, bos_id, want):
-    kw = {} if bos_id is None else {"bos_id": bos_id}
-    return Case(label, call_with(list(ids), **kw), want, _causal_pairs_compare(ids, bos_id))
-
-
-@check
-def causal_lm_pairs(hidden, rng):
-    if not hidden:
-        ids = [5, 7, 2, 9]
-        return [
-            _causal_pairs_case("causal_lm_pairs([5, 7, 2, 9])", ids, None,
-                               const((np.array([5, 7, 2]), np.array([7, 2, 9])))),
-            _causal_pairs_case("causal_lm_pairs([5, 7, 2, 9], bos_id=0)", ids, 0,
-                               const((np.array([0, 5, 7, 2]), np.array([5, 7, 2, 9])))),
-            _causal_pairs_case("causal_lm_pairs([4]): one id, nothing to predict it from", [4], None,
-                               const((np.array([], dtype=int), np.array([], dtype=int)))),
-        ]
-    ids = [int(i) for i in rng.integers(1, 50, size=11)]
-    return [_causal_pairs_case("causal_lm_pairs of 11 random ids", ids, None, lambda: R("causal_lm_pairs")(ids)),
-            _causal_pairs_case("causal_lm_pairs of 11 random ids, bos_id=0", ids, 0,
-                               lambda: R("causal_lm_pairs")(ids, bos_id=0)),
-            _causal_pairs_case("causal_lm_pairs([3], bos_id=1)", [3], 1, lambda: R("causal_lm_pairs")([3], bos_id=1))]
-
-
-def _masked_pairs_compare(ids, positions, mask_id):
-    ids = np.asarray(ids)
-
-    def test(got, want):
-        shape = _int_pair(got, len(ids), f"one input and one target for each of the {len(ids)} ids")
-        if shape:
-            return shape
-        x, y = (numbers(a) for a in got)
-        wx, wy = (numbers(a) for a in want)
-        hidden_pos = np.asarray(sorted(set(positions)), dtype=int)
-        if hidden_pos.size and np.array_equal(x[hidden_pos], ids[hidden_pos]):
-            return ("at a masked position the input still shows the id the model must predict there: it can copy "
-                    "its answer, and the loss says nothing about understanding the context.")
-        if not np.array_equal(x, wx):
-            return (f"the inputs {x.tolist()} should be the ids with only the masked positions replaced by "
-                    f"mask_id = {mask_id} ({wx.tolist()}).")
-        if hidden_pos.size and hidden_pos.max() + 1 < len(ids) and np.array_equal(y[hidden_pos], ids[hidden_pos + 1]):
-            return ("the target at a masked position is the id after it: this objective asks for the hidden id "
-                    "itself, read from both sides.")
-        keep = np.ones(len(ids), bool)
-        keep[hidden_pos] = False
-        if np.any(y[keep] != IGNORE):
-            return (f"positions that were not masked carry a target ({y.tolist()}): only the masked positions give a "
-                    f"training signal here; the others should hold {IGNORE}, the loss's 'ignore'.")
-        if not np.array_equal(y, wy):
-            return f"the targets {y.tolist()} should hold the hidden ids at the masked positions ({wy.tolist()})."
-        return None
-    return predicate(test)
-
-
-def _masked_pairs_case(label, ids, positions, mask_id, want):
-    return Case(label, call_with(list(ids), list(positions), mask_id), want,
-                _masked_pairs_compare(ids, positions, mask_id))
-
-
-@check
-def masked_lm_pairs(hidden, rng):
-    if not hidden:
-        return [
-            _masked_pairs_case("masked_lm_pairs([5, 7, 2, 9, 4], mask_positions=[1, 3], mask_id=1)",
-                               [5, 7, 2, 9, 4], [1, 3], 1,
-                               const((np.array([5, 1, 2, 1, 4]), np.array([IGNORE, 7, IGNORE, 9, IGNORE])))),
-            _masked_pairs_case("masked_lm_pairs([5, 7, 2], mask_positions=[0], mask_id=1): the first id masked",
-                               [5, 7, 2], [0], 1, const((np.array([1, 7, 2]), np.array([5, IGNORE, IGNORE])))),
-            Case("masked_lm_pairs([5, 7, 2], mask_positions=[3], mask_id=1): a position past the end",
-                 call_with([5, 7, 2], [3], 1), raises("mask position 3 is outside 0 .. 2"), equal()),
-        ]
-    ids = [int(i) for i in rng.integers(2, 50, size=12)]
-    positions = sorted(int(p) for p in rng.choice(12, size=4, replace=False))
-    return [_masked_pairs_case(f"masked_lm_pairs of 12 random ids, mask_positions={positions}, mask_id=1", ids,
-                               positions, 1, lambda: R("masked_lm_pairs")(ids, positions, 1)),
-            _masked_pairs_case("masked_lm_pairs([8, 9], mask_positions=[], mask_id=1): nothing masked", [8, 9], [], 1,
-                               lambda: R("masked_lm_pairs")([8, 9], [], 1)),
-            Case("masked_lm_pairs([8, 9, 6], mask_positions=[-1], mask_id=1): a position before the start",
-                 call_with([8, 9, 6], [-1], 1), raises("mask position -1 is outside 0 .. 2"), equal())]
-
-
-predict_bos_targets = ask(
-    "predict_bos_targets", reason=True, normalize=as_tuple,
-    label="predict_bos_targets(): (targets without a BOS, targets with one) for a text of 6 ids",
-    form=described("a tuple of two ints", int_tuple(2)), compare=equal(),
-    mistakes=[(is_((6, 6)), "Without a BOS the first id is never a target: nothing comes before it for a position to "
-                            "read, so 6 ids give 5 (input, next id) pairs."),
-              (is_((6, 7)), "A BOS is only ever an input: it adds one position, whose target is the first id, so 6 "
-                            "ids give 6 targets, not 7."),
-              (is_((5, 5)), "The BOS adds a position whose target is the first id: that id, unpredictable before, "
-                            "now gets a training signal.")],
-    otherwise="Each target needs a position before it to read: without a BOS the first id has none (5 targets); "
-              "a BOS in front gives it one (6).")
+from .targets import IGNORE, causal_lm_pairs, masked_lm_pairs, predict_bos_targets  # noqa: E402,F401 (registers them)

@@ -1,0 +1,153 @@
+"""Checks for the last section of 08_causality_and_masking, where the targets come from: the causal objective's
+pairs with and without a start token (BOS), the masked objective's, and the prediction about BOS."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..compare import Case, call_with, const, describe, equal, predicate, raises
+from ..hints import numbers
+from ..questions import as_tuple, described, int_tuple, is_
+from .common import R, ask, check
+
+# ------------------------------------------------- where the targets come from: BOS, and masked tokens
+
+IGNORE = -100  # the target of a position that gives no training signal (PyTorch's cross_entropy ignores it)
+
+
+def _int_pair(got, n, what):
+    """None if got is (inputs, targets), two 1-d integer arrays of length n; else what is wrong."""
+    if not (isinstance(got, tuple) and len(got) == 2):
+        return f"expected a tuple (inputs, targets), got {describe(got)}."
+    arrays = [numbers(a) for a in got]
+    for name, a in zip(("inputs", "targets"), arrays):
+        if a is None or a.ndim != 1 or a.dtype.kind not in "iu":
+            return f"{name} should be a 1-d array of integer ids, got {describe(got[0 if name == 'inputs' else 1])}."
+    if len(arrays[0]) != len(arrays[1]):
+        return (f"inputs has {len(arrays[0])} ids and targets {len(arrays[1])}: every input position needs exactly "
+                "one target (or one 'ignore'), so the two must be the same length.")
+    if len(arrays[0]) != n:
+        return f"expected {what}, got {len(arrays[0])} positions."
+    return None
+
+
+def _causal_pairs_compare(ids, bos_id):
+    ids = np.asarray(ids)
+    n = len(ids) if bos_id is not None else max(len(ids) - 1, 0)
+
+    def test(got, want):
+        pair = [numbers(a) for a in got] if isinstance(got, tuple) and len(got) == 2 else [None, None]
+        if all(a is not None and a.size for a in pair) and np.array_equal(*pair):
+            return ("each target is the id at its own input position: the model would learn to copy what it reads, "
+                    "not to predict what comes next.")
+        shape = _int_pair(got, n, f"{n} positions for {len(ids)} ids "
+                                  f"{'after a BOS' if bos_id is not None else 'without a BOS'}")
+        if shape:
+            if bos_id is None and isinstance(got, tuple) and len(got) == 2 and numbers(got[1]) is not None \
+                    and len(numbers(got[1])) == len(ids):
+                shape += " Without a BOS the first id has nothing before it to be predicted from."
+            return shape
+        x, y = (numbers(a) for a in got)
+        wx, wy = (numbers(a) for a in want)
+        if not np.array_equal(y, wy):
+            return (f"the targets {y.tolist()} are not the ids each position should predict ({wy.tolist()}): "
+                    "position t reads inputs 0 .. t and its target is the id that follows them.")
+        if not np.array_equal(x, wx):
+            return (f"the inputs {x.tolist()} are not what the positions read ({wx.tolist()}): with a BOS the "
+                    "sequence starts with it, and the last id is only ever a target.")
+        return None
+    return predicate(test)
+
+
+def _causal_pairs_case(label, ids, bos_id, want):
+    kw = {} if bos_id is None else {"bos_id": bos_id}
+    return Case(label, call_with(list(ids), **kw), want, _causal_pairs_compare(ids, bos_id))
+
+
+@check
+def causal_lm_pairs(hidden, rng):
+    if not hidden:
+        ids = [5, 7, 2, 9]
+        return [
+            _causal_pairs_case("causal_lm_pairs([5, 7, 2, 9])", ids, None,
+                               const((np.array([5, 7, 2]), np.array([7, 2, 9])))),
+            _causal_pairs_case("causal_lm_pairs([5, 7, 2, 9], bos_id=0)", ids, 0,
+                               const((np.array([0, 5, 7, 2]), np.array([5, 7, 2, 9])))),
+            _causal_pairs_case("causal_lm_pairs([4]): one id, nothing to predict it from", [4], None,
+                               const((np.array([], dtype=int), np.array([], dtype=int)))),
+        ]
+    ids = [int(i) for i in rng.integers(1, 50, size=11)]
+    return [_causal_pairs_case("causal_lm_pairs of 11 random ids", ids, None, lambda: R("causal_lm_pairs")(ids)),
+            _causal_pairs_case("causal_lm_pairs of 11 random ids, bos_id=0", ids, 0,
+                               lambda: R("causal_lm_pairs")(ids, bos_id=0)),
+            _causal_pairs_case("causal_lm_pairs([3], bos_id=1)", [3], 1, lambda: R("causal_lm_pairs")([3], bos_id=1))]
+
+
+def _masked_pairs_compare(ids, positions, mask_id):
+    ids = np.asarray(ids)
+
+    def test(got, want):
+        shape = _int_pair(got, len(ids), f"one input and one target for each of the {len(ids)} ids")
+        if shape:
+            return shape
+        x, y = (numbers(a) for a in got)
+        wx, wy = (numbers(a) for a in want)
+        hidden_pos = np.asarray(sorted(set(positions)), dtype=int)
+        if hidden_pos.size and np.array_equal(x[hidden_pos], ids[hidden_pos]):
+            return ("at a masked position the input still shows the id the model must predict there: it can copy "
+                    "its answer, and the loss says nothing about understanding the context.")
+        if not np.array_equal(x, wx):
+            return (f"the inputs {x.tolist()} should be the ids with only the masked positions replaced by "
+                    f"mask_id = {mask_id} ({wx.tolist()}).")
+        if hidden_pos.size and hidden_pos.max() + 1 < len(ids) and np.array_equal(y[hidden_pos], ids[hidden_pos + 1]):
+            return ("the target at a masked position is the id after it: this objective asks for the hidden id "
+                    "itself, read from both sides.")
+        keep = np.ones(len(ids), bool)
+        keep[hidden_pos] = False
+        if np.any(y[keep] != IGNORE):
+            return (f"positions that were not masked carry a target ({y.tolist()}): only the masked positions give a "
+                    f"training signal here; the others should hold {IGNORE}, the loss's 'ignore'.")
+        if not np.array_equal(y, wy):
+            return f"the targets {y.tolist()} should hold the hidden ids at the masked positions ({wy.tolist()})."
+        return None
+    return predicate(test)
+
+
+def _masked_pairs_case(label, ids, positions, mask_id, want):
+    return Case(label, call_with(list(ids), list(positions), mask_id), want,
+                _masked_pairs_compare(ids, positions, mask_id))
+
+
+@check
+def masked_lm_pairs(hidden, rng):
+    if not hidden:
+        return [
+            _masked_pairs_case("masked_lm_pairs([5, 7, 2, 9, 4], mask_positions=[1, 3], mask_id=1)",
+                               [5, 7, 2, 9, 4], [1, 3], 1,
+                               const((np.array([5, 1, 2, 1, 4]), np.array([IGNORE, 7, IGNORE, 9, IGNORE])))),
+            _masked_pairs_case("masked_lm_pairs([5, 7, 2], mask_positions=[0], mask_id=1): the first id masked",
+                               [5, 7, 2], [0], 1, const((np.array([1, 7, 2]), np.array([5, IGNORE, IGNORE])))),
+            Case("masked_lm_pairs([5, 7, 2], mask_positions=[3], mask_id=1): a position past the end",
+                 call_with([5, 7, 2], [3], 1), raises("mask position 3 is outside 0 .. 2"), equal()),
+        ]
+    ids = [int(i) for i in rng.integers(2, 50, size=12)]
+    positions = sorted(int(p) for p in rng.choice(12, size=4, replace=False))
+    return [_masked_pairs_case(f"masked_lm_pairs of 12 random ids, mask_positions={positions}, mask_id=1", ids,
+                               positions, 1, lambda: R("masked_lm_pairs")(ids, positions, 1)),
+            _masked_pairs_case("masked_lm_pairs([8, 9], mask_positions=[], mask_id=1): nothing masked", [8, 9], [], 1,
+                               lambda: R("masked_lm_pairs")([8, 9], [], 1)),
+            Case("masked_lm_pairs([8, 9, 6], mask_positions=[-1], mask_id=1): a position before the start",
+                 call_with([8, 9, 6], [-1], 1), raises("mask position -1 is outside 0 .. 2"), equal())]
+
+
+predict_bos_targets = ask(
+    "predict_bos_targets", reason=True, normalize=as_tuple,
+    label="predict_bos_targets(): (targets without a BOS, targets with one) for a text of 6 ids",
+    form=described("a tuple of two ints", int_tuple(2)), compare=equal(),
+    mistakes=[(is_((6, 6)), "Without a BOS the first id is never a target: nothing comes before it for a position to "
+                            "read, so 6 ids give 5 (input, next id) pairs."),
+              (is_((6, 7)), "A BOS is only ever an input: it adds one position, whose target is the first id, so 6 "
+                            "ids give 6 targets, not 7."),
+              (is_((5, 5)), "The BOS adds a position whose target is the first id: that id, unpredictable before, "
+                            "now gets a training signal.")],
+    otherwise="Each target needs a position before it to read: without a BOS the first id has none (5 targets); "
+              "a BOS in front gives it one (6).")
