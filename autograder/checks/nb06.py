@@ -162,7 +162,8 @@ def sinusoidal_positions(hidden, rng):
 
 
 # ------------------------------------------------------------- shift_positions (a bug hunt)
-# The learner is given R(k w) applied to pairs stored (sin, cos): the turn goes backwards, to position p - k.
+# The learner is given code that reads each pair's angle back with arctan2 (its arguments swapped) and writes the turned
+# pair back as (cos, sin): the two slips together give the encodings of positions p - k.
 
 def _pe_at(positions, d, base):
     """Rows of the encoding at any positions (negative too), written independently of the reference."""
@@ -193,6 +194,10 @@ def _shift_case(label, positions, k, d, base=10000.0):
         (lambda: pe, "These are the rows you were given: nothing was turned."),
         (lambda: _pe_at(positions + k, d, base)[:, np.arange(d).reshape(-1, 2)[:, ::-1].ravel()],
          "Right angles, but each pair is written back as (cos, sin): the encoding stores the sine first."),
+        (lambda: _pe_at(positions - k, d, base)[:, np.arange(d).reshape(-1, 2)[:, ::-1].ravel()],
+         f"Each of your pairs holds the cosine and the sine of positions p - {k}, in that order: the sine's slot "
+         f"holds a cosine, and the rows moved back. Print the angle your code starts from for position 0: it "
+         f"should be 0."),
         **MATCH,
     )
     return Case(label, call, const(_pe_at(positions + k, d, base)), close(dtype="f"), hints=[hint])
@@ -386,21 +391,23 @@ def first_repeat(hidden, rng):
 
 # ---------------------------------------------------------- nearest_collision
 
-NEAREST_CHOICES = ("position 1", "a distant one")
+NEAREST_CHOICES = ("below 10", "10 to 99", "100 or more")
 
 
 predict_nearest_position = ask(
     "predict_nearest_position",
-    label="predict_nearest_position(): in a d = 4 encoding, is the position nearest to position 0 among 1 .. 1999 "
-          "its neighbour or a distant one",
+    label="predict_nearest_position(): in a d = 4 encoding, where among positions 1 .. 1999 is the vector nearest "
+          "to position 0's",
     form=one_of(NEAREST_CHOICES), compare=equal(),
-    mistakes=[(is_("position 1"), "Position 1 is one radian round the fast hand, about a sixth of a turn: far. "
-                                  "Over 2000 tokens the fast hand makes about 318 turns and the slow one about 3, "
-                                  "so somewhere the fast hand comes back near its start while the slow one is "
-                                  "near a whole turn too: at position 1885 the vector is within 0.044 of position "
-                                  "0's.")],
-    otherwise="The nearest position is 1885, 0.044 away, while position 1 is 0.959 away: far positions can look "
-              "almost alike when every hand is nearly back where it started.")
+    mistakes=[(is_("below 10"), "Below 10 the nearest is position 6, 0.289 away: the fast hand is almost a turn "
+                                "round, and the slow one has moved 0.06. But over 2000 tokens the fast hand makes about "
+                                "318 turns and the slow one about 3, so somewhere the fast hand comes back nearer its "
+                                "start while the slow one is near a whole turn too: position 1885 is within 0.044."),
+              (is_("10 to 99"), "Below 100 the nearest is position 19, 0.242 away. Over 2000 tokens the fast hand "
+                                "makes about 318 turns and the slow one about 3, and at position 1885 both are nearly "
+                                "back at their start: 0.044 away.")],
+    otherwise="The nearest position is 1885, 0.044 away, while position 1 is 0.959 away and position 6 0.289: far "
+              "positions can look almost alike when every hand is nearly back where it started.")
 
 
 def _nearest(pe, min_gap):

@@ -196,50 +196,43 @@ def angular_frequencies(d, base=10000.0):
     # ------------------------------------------ shift_positions (a bug hunt: the bug and two half-fixes)
     Mistake("shift_positions", "the_bug_turns_backwards", '''
 def shift_positions(pe, k, base=10000.0):
-    T, d = pe.shape
-    turn = k * angular_frequencies(d, base)
-    c, s = np.cos(turn), np.sin(turn)
-    sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+    turn = k * angular_frequencies(pe.shape[1], base)
     out = np.empty_like(pe)
-    out[:, 0::2], out[:, 1::2] = c * sin_p - s * cos_p, s * sin_p + c * cos_p
+    angle = np.arctan2(pe[:, 1::2], pe[:, 0::2])
+    out[:, 0::2], out[:, 1::2] = np.cos(angle + turn), np.sin(angle + turn)
     return out
 ''', "of the wrong position: these are the encodings of positions p - "),
-    Mistake("shift_positions", "half_fix_written_back_as_cos_sin", '''
+    Mistake("shift_positions", "half_fix_angle_only", '''
 def shift_positions(pe, k, base=10000.0):
-    T, d = pe.shape
-    turn = k * angular_frequencies(d, base)
-    c, s = np.cos(turn), np.sin(turn)
-    sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+    turn = k * angular_frequencies(pe.shape[1], base)
     out = np.empty_like(pe)
-    out[:, 0::2], out[:, 1::2] = c * cos_p - s * sin_p, c * sin_p + s * cos_p
+    angle = np.arctan2(pe[:, 0::2], pe[:, 1::2])
+    out[:, 0::2], out[:, 1::2] = np.cos(angle + turn), np.sin(angle + turn)
     return out
 ''', "written back as (cos, sin)"),
-    Mistake("shift_positions", "half_fix_one_sign_only", '''
+    Mistake("shift_positions", "half_fix_write_order_only", '''
 def shift_positions(pe, k, base=10000.0):
-    T, d = pe.shape
-    turn = k * angular_frequencies(d, base)
-    c, s = np.cos(turn), np.sin(turn)
-    sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+    turn = k * angular_frequencies(pe.shape[1], base)
     out = np.empty_like(pe)
-    out[:, 0::2], out[:, 1::2] = c * sin_p + s * cos_p, s * sin_p + c * cos_p
+    angle = np.arctan2(pe[:, 1::2], pe[:, 0::2])
+    out[:, 0::2], out[:, 1::2] = np.sin(angle + turn), np.cos(angle + turn)
     return out
-''', "the sines are those of positions p + 1 now, but the cosines are still"),
-    Mistake("shift_positions", "half_fix_cosine_line_only", '''
+''', "the sine's slot holds a cosine"),
+    Mistake("shift_positions", "angle_turned_back", '''
 def shift_positions(pe, k, base=10000.0):
-    T, d = pe.shape
-    turn = k * angular_frequencies(d, base)
-    c, s = np.cos(turn), np.sin(turn)
-    sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+    turn = k * angular_frequencies(pe.shape[1], base)
     out = np.empty_like(pe)
-    out[:, 0::2], out[:, 1::2] = c * sin_p - s * cos_p, c * cos_p - s * sin_p
+    angle = np.arctan2(pe[:, 0::2], pe[:, 1::2])
+    out[:, 0::2], out[:, 1::2] = np.sin(angle - turn), np.cos(angle - turn)
     return out
-''', "the cosines are those of positions p + 1 now, but the sines are still"),
+''', "of the wrong position: these are the encodings of positions p - "),
     Mistake("shift_positions", "nothing_turned", '''
 def shift_positions(pe, k, base=10000.0):
     return pe.copy()
 ''', "nothing was turned"),
     # ------------------------------------------------------------------ nearest_collision
-    returns("predict_nearest_position", "the_neighbour", '"position 1"', "a sixth of a turn"),
+    returns("predict_nearest_position", "the_fast_hands_near_turn", '"below 10"', "position 6, 0.289 away"),
+    returns("predict_nearest_position", "within_a_hundred", '"10 to 99"', "position 19, 0.242 away"),
     returns("predict_nearest_position", "not_a_choice", '"position 1885"', "answer with one of"),
     returns("predict_nearest_position", "a_number", "1885", "answer with one of"),
     Mistake("nearest_collision", "finds_itself", '''
@@ -316,7 +309,7 @@ def first_repeat(omegas, horizon=10_000):
 ''',
     "predict_common_period": answer("predict_common_period", "next(p for p in range(1, 100) if p % 8 == p % 12 == 0)"),
     "predict_sine_twin": answer("predict_sine_twin", "int(np.int64(5))"),
-    "predict_nearest_position": answer("predict_nearest_position", '"a distant " + "one"'),
+    "predict_nearest_position": answer("predict_nearest_position", '"100 or " + "more"'),
     "nearest_collision": '''
 import math
 def nearest_collision(pe, min_gap=1):
@@ -384,25 +377,24 @@ def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix()
 
     freqs = ref(A, "angular_frequencies")
 
-    def shifted(sin_line, cos_line):
+    def shifted(swapped_angle, swapped_write):
         def shift_positions(pe, k, base=10000.0):
             turn = k * freqs(pe.shape[1], base)
-            c, s = np.cos(turn), np.sin(turn)
             sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
+            angle = np.arctan2(cos_p, sin_p) if swapped_angle else np.arctan2(sin_p, cos_p)
             out = np.empty_like(pe)
-            out[:, 0::2], out[:, 1::2] = sin_line(c, s, sin_p, cos_p), cos_line(c, s, sin_p, cos_p)
+            first, second = np.sin(angle + turn), np.cos(angle + turn)
+            out[:, 0::2], out[:, 1::2] = (second, first) if swapped_write else (first, second)
             return out
         return shift_positions
 
-    bug_sin, bug_cos = (lambda c, s, sp, cp: c * sp - s * cp), (lambda c, s, sp, cp: s * sp + c * cp)
-    fix_sin, fix_cos = (lambda c, s, sp, cp: c * sp + s * cp), (lambda c, s, sp, cp: c * cp - s * sp)
-    attempts = {"the bug": shifted(bug_sin, bug_cos), "sine line fixed": shifted(fix_sin, bug_cos),
-                "cosine line fixed": shifted(bug_sin, fix_cos)}
+    attempts = {"the bug": shifted(True, True), "angle fixed": shifted(False, True),
+                "write order fixed": shifted(True, False)}
     first_lines = {}
     for name, attempt in attempts.items():
         with pytest.raises(AssertionError) as failure:
             nb06.shift_positions(attempt)
         first_lines[name] = str(failure.value).splitlines()[0]
-        assert "sin(a + b)" not in str(failure.value) and "minus sign" not in str(failure.value), name
+        assert "arctan2(sin" not in str(failure.value) and "swap" not in str(failure.value), name
     assert len(set(first_lines.values())) == len(attempts), first_lines
-    nb06.shift_positions(shifted(fix_sin, fix_cos))  # the fix passes
+    nb06.shift_positions(shifted(False, False))  # the fix passes
