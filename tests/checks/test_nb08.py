@@ -64,6 +64,27 @@ def padding_mask(lengths, T):
 def padding_mask(lengths, T):
     return np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None]
 ''', "padding at the end"),
+    Mistake("causal_padding_mask", "padding_on_the_query_axis", '''
+def causal_padding_mask(lengths, T):
+    return causal_mask(T)[None, :, :] & padding_mask(lengths, T)[:, :, None]
+''', "keep no key"),
+    Mistake("causal_padding_mask", "padding_on_both_axes", '''
+def causal_padding_mask(lengths, T):
+    real = padding_mask(lengths, T)
+    return causal_mask(T)[None] & real[:, :, None] & real[:, None, :]
+''', "keep no key"),
+    Mistake("causal_padding_mask", "either_table", '''
+def causal_padding_mask(lengths, T):
+    return causal_mask(T)[None, :, :] | padding_mask(lengths, T)[:, None, :]
+''', "either table"),
+    Mistake("causal_padding_mask", "no_causal_table", '''
+def causal_padding_mask(lengths, T):
+    return np.broadcast_to(padding_mask(lengths, T)[:, None, :], (len(lengths), T, T))
+''', "causal table is missing"),
+    Mistake("causal_padding_mask", "one_table_for_the_batch", '''
+def causal_padding_mask(lengths, T):
+    return causal_mask(T) & padding_mask(lengths, T)
+'''),
     Mistake("masked_softmax", "masked_after_softmax", '''
 def masked_softmax(scores, allowed):
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -308,6 +329,14 @@ def masked_lm_pairs(ids, mask_positions, mask_id):
     "causal_mask": '''
 def causal_mask(T, n_past=0):
     return np.tril(np.ones((n_past + T, n_past + T), dtype=bool))[n_past:]  # the last T rows of the full table
+''',
+    "causal_padding_mask": '''
+def causal_padding_mask(lengths, T):
+    out = np.zeros((len(lengths), T, T), dtype=bool)
+    for b, n in enumerate(lengths):
+        for q in range(T):
+            out[b, q, : min(q + 1, n)] = True  # the keys up to the query, and real
+    return out
 ''',
     "padding_mask": '''
 def padding_mask(lengths, T):

@@ -139,6 +139,64 @@ def padding_mask(hidden, rng):
             _padding_case("padding_mask([5], 5)", [5], 5, lambda: R("padding_mask")([5], 5))]
 
 
+class batch_mask_equal(mask_equal):
+    """A (B, T, T) mask compared exactly: dtype and shape as mask_equal, then the first (sequence, query) row."""
+
+    def mismatch(self, got, want):
+        g, w = numbers(got), numbers(want)
+        if g is None or g.dtype.kind != "b" or g.shape != w.shape:
+            return super().mismatch(got, want)
+        if np.array_equal(g, w):
+            return None
+        b, q = (int(i) for i in np.argwhere((g != w).any(axis=-1))[0])
+        msg = (f"sequence {b}, query {q} may read the keys {fmt(np.flatnonzero(g[b, q]))}, expected "
+               f"{fmt(np.flatnonzero(w[b, q]))}.")
+        extra = self.hint(g, w) if self.hint else None
+        return msg + (" " + extra if extra else "")
+
+
+def _batch_hint(lengths, T):
+    causal, real = np.tril(np.ones((T, T), bool)), np.arange(T)[None, :] < np.asarray(lengths)[:, None]  # (B, T)
+
+    def hint(g, w):
+        for wrong, message in [
+            (causal[None] & real[:, :, None], "The padded queries keep no key at all, and masked_softmax refuses a "
+                                              "row that keeps no key. The padding says which keys are real: which "
+                                              "keys may a padded query read?"),
+            (causal[None] | real[:, None, :], "A key is allowed when either table allows it: a real key in the "
+                                              "future is read. Both tables must allow a key."),
+            (np.broadcast_to(real[:, None, :], w.shape), "Every query reads every real key, its future included: "
+                                                         "the causal table is missing."),
+            (np.broadcast_to(causal, w.shape), "The padding keys are read: the padding table is missing."),
+        ]:
+            if np.array_equal(g, wrong):
+                return message
+        return None
+    return hint
+
+
+def _batch_case(label, lengths, T, want=None):
+    lengths = np.asarray(lengths)
+    want = want or (lambda: np.tril(np.ones((T, T), bool))[None] & (np.arange(T)[None, :] < lengths[:, None])[:, None])
+    return Case(label, call_with(lengths, T), want, batch_mask_equal(hint=_batch_hint(lengths, T)))
+
+
+@check
+def causal_padding_mask(hidden, rng):
+    if not hidden:
+        T_, F = True, False
+        return [
+            _batch_case("causal_padding_mask(np.array([1]), 3): one real token, every query reads key 0 only", [1], 3,
+                        const(np.array([[[T_, F, F], [T_, F, F], [T_, F, F]]]))),
+            _batch_case("causal_padding_mask(np.array([3, 1, 4]), 4), shape (3, 4, 4)", [3, 1, 4], 4),
+        ]
+    lengths = rng.integers(1, 8, size=5)
+    return [_batch_case("causal_padding_mask of 5 random lengths, T = 7", lengths, 7,
+                        lambda: R("causal_padding_mask")(lengths, 7)),
+            _batch_case("causal_padding_mask([2, 0], 2): a sequence with no real token", [2, 0], 2,
+                        lambda: R("causal_padding_mask")(np.array([2, 0]), 2))]
+
+
 # ----------------------------------------------------------- masked_softmax
 
 def _softmax(z, axis=-1):
