@@ -126,6 +126,52 @@ def embedding_lookup(E, ids):
 def embedding_lookup(E, ids):
     return E[np.ravel(ids)]
 ''', "wrong shape"),
+    Mistake("embedding_lookup", "negative_id_wraps_to_the_last_row", '''
+def embedding_lookup(E, ids):
+    return E[ids]
+''', "should raise ValueError"),
+    Mistake("embedding_lookup", "refuses_only_ids_too_large", '''
+def embedding_lookup(E, ids):
+    ids = np.asarray(ids)
+    if ids.size and ids.max() >= len(E):
+        raise ValueError(f"id {ids.max()} is outside [0, {len(E)})")
+    return E[ids]
+''', "id -1 is outside [0, 4)"),
+    Mistake("relabel", "rows_moved_the_other_way", '''
+def relabel(E, ids, perm):
+    perm = np.asarray(perm)
+    if sorted(perm.tolist()) != list(range(len(E))):
+        raise ValueError(f"perm must hold every ID from 0 to {len(E) - 1} once")
+    return E[perm], perm[ids]
+''', "the rows moved the other way round"),
+    Mistake("relabel", "ids_relabelled_by_the_inverse", '''
+def relabel(E, ids, perm):
+    perm = np.asarray(perm)
+    if sorted(perm.tolist()) != list(range(len(E))):
+        raise ValueError(f"perm must hold every ID from 0 to {len(E) - 1} once")
+    E_new = np.empty_like(E)
+    E_new[perm] = E
+    return E_new, np.argsort(perm)[ids]
+''', "relabelled the other way round: old ID 0 must become perm[0] = 2"),
+    Mistake("relabel", "table_left_where_it_was", '''
+def relabel(E, ids, perm):
+    perm = np.asarray(perm)
+    if sorted(perm.tolist()) != list(range(len(E))):
+        raise ValueError(f"perm must hold every ID from 0 to {len(E) - 1} once")
+    return E.copy(), perm[np.asarray(ids)]
+''', "The table's rows are where they were"),
+    Mistake("relabel", "perm_not_checked", '''
+def relabel(E, ids, perm):
+    perm = np.asarray(perm)
+    E_new = np.zeros_like(E)
+    E_new[perm] = E[: len(perm)]
+    return E_new, perm[np.asarray(ids)]
+''', "should raise ValueError"),
+    returns("predict_relabel", "both_change", "('changes', 'changes'), 'new ids, new outputs'",
+            "The lookup's output stays the same"),
+    returns("predict_relabel", "both_same", "('same', 'same'), 'same text'", "The linear map's output changes"),
+    returns("predict_relabel", "swapped", "('changes', 'same'), 'hm'", "Swapped"),
+    returns("predict_relabel", "not_the_two_words", "(True, False), 'yes and no'", "each 'same' or 'changes'"),
     Mistake("skipgram_pairs", "centre_is_its_own_context", '''
 def skipgram_pairs(ids, window):
     if window < 1:
@@ -164,6 +210,51 @@ def skipgram_pairs(ids, window):
         raise ValueError("window must be at least 1")
     return [(ids[i], ids[j]) for i in range(len(ids)) for j in range(i + 1, min(len(ids), i + window + 1))]
 ''', "only with the tokens after it"),
+    Mistake("cbow_examples", "one_example_per_pair", '''
+def cbow_examples(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [([ids[j]], ids[i]) for i in range(len(ids))
+            for j in range(max(0, i - window), min(len(ids), i + window + 1)) if j != i]
+''', "CBOW makes one example per position"),
+    Mistake("cbow_examples", "centre_first", '''
+def cbow_examples(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(ids[i], [ids[j] for j in range(max(0, i - window), min(len(ids), i + window + 1)) if j != i])
+            for i in range(len(ids))]
+''', "the context list comes first"),
+    Mistake("cbow_examples", "centre_in_its_own_context", '''
+def cbow_examples(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(list(ids[max(0, i - window):i + window + 1]), ids[i]) for i in range(len(ids))]
+''', "flattened into (centre, context) pairs"),
+    Mistake("cbow_examples", "negative_start_wraps_round", '''
+def cbow_examples(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(list(ids[i - window:i]) + list(ids[i + 1:i + 1 + window]), ids[i]) for i in range(len(ids))]
+''', "flattened into (centre, context) pairs"),
+    Mistake("cbow_examples", "window_one_too_wide", '''
+def cbow_examples(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(list(ids[max(0, i - window - 1):i]) + list(ids[i + 1:i + 2 + window]), ids[i]) for i in range(len(ids))]
+''', "one wider than"),
+    Mistake("cbow_examples", "only_full_windows", '''
+def cbow_examples(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(list(ids[i - window:i]) + list(ids[i + 1:i + 1 + window]), ids[i])
+            for i in range(window, len(ids) - window)]
+''', "examples for"),
+    Mistake("cbow_examples", "context_sorted", '''
+def cbow_examples(ids, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    return [(sorted(ids[max(0, i - window):i] + ids[i + 1:i + 1 + window]), ids[i]) for i in range(len(ids))]
+''', "not in the order the tokens stand"),
     Mistake("skipgram_pairs", "no_window_check", '''
 def skipgram_pairs(ids, window):
     return [(ids[i], ids[j]) for i in range(len(ids))
@@ -446,6 +537,11 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
             "only the selected rows"),
     returns("predict_param_counts", "not_a_pair", "16080",
             "a tuple of two ints"),
+    returns("predict_lm_targets", "every_token", "(1000, 0), 'each token is a target'", "The first token follows nothing"),
+    returns("predict_lm_targets", "the_windows", "(992, 0), 'one per window'", "number of windows"),
+    returns("predict_lm_targets", "every_entry_of_Y", "(7936, 0), '992 windows of 8'", "counts a position once for every window"),
+    returns("predict_lm_targets", "people_wrote_them", "(999, 999), 'the author wrote every token'", "nobody wrote a target"),
+    returns("predict_lm_targets", "not_a_pair", "999", "a tuple of two ints"),
     returns("predict_utf8_length", "characters", "7, 'one byte per character'", "number of characters"),
     returns("predict_utf8_length", "utf16_emoji", "8", "UTF-16"),
     returns("predict_utf8_length", "emoji_three_bytes", "10", "one byte short"),
@@ -513,8 +609,32 @@ def one_hot(ids, vocab_size):
 ''',
     "embedding_lookup": '''
 def embedding_lookup(E, ids):
+    ids = np.asarray(ids, dtype=np.int64)
+    if np.any((ids < 0) | (ids >= E.shape[0])):
+        raise ValueError(f"id {ids[(ids < 0) | (ids >= E.shape[0])][0]} is outside [0, {E.shape[0]})")
     return np.take(E, ids, axis=0)
 ''',
+    "relabel": '''
+def relabel(E, ids, perm):
+    # differently written: gather by the inverse permutation, with a loop for it
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(E))):
+        raise ValueError(f"perm must hold every ID from 0 to {len(E) - 1} once")
+    inverse = [0] * len(perm)
+    for old, new in enumerate(perm):
+        inverse[new] = old
+    return E[inverse], np.vectorize(lambda i: perm[i])(np.asarray(ids))
+''',
+    "cbow_examples": '''
+def cbow_examples(ids, window):
+    # differently written: from the skip-gram pairs, grouped by position, as tuples
+    if window < 1:
+        raise ValueError(f"window must be at least 1, got {window}")
+    n = len(ids)
+    return [(tuple(ids[j] for j in range(n) if 0 < abs(j - i) <= window), ids[i]) for i in range(n)]
+''',
+    "predict_relabel": answer("predict_relabel", "[['same', 'changes'], 'address against quantity']"),
+    "predict_lm_targets": answer("predict_lm_targets", "[1000 - 1, 0], 'the text is its own label'"),
     "make_lm_pairs": '''
 def make_lm_pairs(ids, context_len):
     if context_len < 1 or len(ids) <= context_len:

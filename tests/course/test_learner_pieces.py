@@ -75,7 +75,10 @@ return [vocab[tok] if tok in vocab else unk_id for tok in tokens]''',
 lookup = dict(zip(vocab.values(), vocab.keys()))
 return [lookup[i] for i in ids]''',
     "embedding_lookup": '''
-return np.take(E, np.asarray(ids), axis=0)''',
+ids = np.asarray(ids)
+if np.any((ids < 0) | (ids >= E.shape[0])):  # 01's contract: one_hot's refusals, so no -1 wraps round
+    raise ValueError(f"id {ids[(ids < 0) | (ids >= E.shape[0])].flat[0]} is outside [0, {E.shape[0]})")
+return np.take(E, ids, axis=0)''',
     "cross_entropy": '''
 z = np.array(logits, dtype=np.float64)
 z = z - z.max(axis=1, keepdims=True)
@@ -210,6 +213,8 @@ return [vocab.get(tok, vocab[unk]) for tok in tokens]''',
 inverse = {i: tok for tok, i in vocab.items()}
 return [inverse[i] for i in ids]''',
     "embedding_lookup": '''
+if ids.size and (ids.min() < 0 or ids.max() >= len(E)):
+    raise ValueError("id outside [0, V)")
 return E[ids]''',
     "cross_entropy": '''
 m = logits.max(axis=1, keepdims=True)

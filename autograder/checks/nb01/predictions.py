@@ -1,8 +1,9 @@
-"""Notebook 01's predictions: a string's length in UTF-8, what BPE's merges make of 'aaaa', and an embedding
-table's parameters against its activations."""
+"""Notebook 01's predictions: a string's length in UTF-8, what BPE's merges make of 'aaaa', an embedding
+table's parameters against its activations, what relabelling the vocabulary does to a lookup and to a linear map
+of the raw ID, and how many targets a text gives a language model (and how many a person wrote)."""
 from __future__ import annotations
 
-from ..questions import described, int_tuple, is_int
+from ..questions import NB04, described, int_tuple, is_int
 from .common import ask
 
 
@@ -35,3 +36,32 @@ predict_param_counts = ask(
                     "prompt), the activations the 5 rows computed for this prompt (80)."),
      ((16_080, 80), "The lookup's output is not a parameter: parameters are only the table, V * d = 16,000."),
      ((1_016, 80), "A table of V rows of d numbers holds V * d = 16,000 numbers, not V + d.")])
+
+_SAME_OR_CHANGES = ("same", "changes")
+
+predict_relabel = ask(  # its reveal follows the exercise that builds the measurement: "a cell below"
+    "predict_relabel", wording=NB04,
+    form=described("a tuple of two words, each 'same' or 'changes' (the lookup's, then the linear map's)",
+                   lambda v: isinstance(v, tuple) and len(v) == 2 and all(x in _SAME_OR_CHANGES for x in v)),
+    mistakes=[
+     (("changes", "changes"), "The lookup's output stays the same: each token's new ID points at the row its old "
+                              "vector was moved to, so every position gets the vector it had. Only a map that reads "
+                              "the ID as a number changes."),
+     (("same", "same"), "The linear map's output changes: it multiplies the ID itself, and a token whose ID went "
+                        "from 1 to 3 now gives three times the contribution. No row moves with it, and no single "
+                        "weight can undo a shuffle of the IDs."),
+     (("changes", "same"), "Swapped: the lookup moves with its rows and gives every token the same vector; the "
+                           "linear map reads the ID's size, which the relabelling changed.")])
+
+predict_lm_targets = ask(  # counts, told apart exactly: 1000 is not 999 "within 1e-3"
+    "predict_lm_targets", rtol=0, form=described("a tuple of two ints", int_tuple(2)), mistakes=[
+     ((1000, 0), "The first token follows nothing: no window has it as a target. Every later position is the "
+                 "target of some window, so 999."),
+     ((992, 0), "992 = 1000 - 8 is the number of windows. Each window has 8 targets and the windows overlap: "
+                "together their targets cover every position after the first, 999."),
+     ((7936, 0), "7936 = 992 * 8 counts a position once for every window it is a target in. Counted once each, "
+                 "the positions that are targets are all but the first: 999."),
+     ((999, 999), "A person wrote the text, but nobody wrote a target: each target is the next token of the same "
+                  "text, read off by make_lm_pairs. That is why any text is training data."),
+     ((1000, 1000), "Nobody wrote a target: each is the next token of the text itself. And the first token follows "
+                    "nothing, so 999 positions are targets, not 1000.")])

@@ -1,5 +1,5 @@
-"""Notebook 01's checks on words: the vocabulary, encode and decode, one-hot and the embedding lookup, the
-skip-gram pairs of word2vec's proxy task, the
+"""Notebook 01's checks on words: the vocabulary, encode and decode, one-hot and the embedding lookup, relabelling
+a vocabulary (IDs are addresses), the skip-gram pairs and CBOW examples of word2vec's proxy tasks, the
 language model's pairs, the bug hunt (split, then window), and BPE's two steps (the most frequent pair, a merge)."""
 from __future__ import annotations
 
@@ -128,23 +128,114 @@ def one_hot(hidden, rng):
                  raises("id 3 is outside [0, 3)"), f)]
 
 
+def _lookup_hint(got, want):
+    g = getattr(got, "data", None)
+    if g is not None and g.shape[-1:] != want.data.shape[-1:]:
+        return "Those are columns of E: the numbers an ID stands for sit along the other axis of the table."
+    return None
+
+
 @check
 def embedding_lookup(hidden, rng):
     E = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]])
-    hint = lambda got, want: ("Those are columns of E: an embedding is a row, E[id]."
-                              if getattr(got, "data", None) is not None and got.data.shape[-1:] != want.data.shape[-1:] else None)
     if not hidden:
         return [
             Case("embedding_lookup(E, np.array([2, 0])) with E of shape (4, 2)", call_with(E, np.array([2, 0])),
-                 const(np.array([[4.0, 5.0], [0.0, 1.0]])), hints=[hint]),
+                 const(np.array([[4.0, 5.0], [0.0, 1.0]])), hints=[_lookup_hint]),
             Case("embedding_lookup equals one_hot(ids, V) @ E for ids of shape (2, 3)",
                  call_with(E, np.array([[0, 1, 2], [3, 3, 1]])), lambda: np.eye(4)[[[0, 1, 2], [3, 3, 1]]] @ E,
-                 hints=[hint]),
+                 hints=[_lookup_hint]),
+            Case("embedding_lookup(E, np.array([1, -1])) with E of shape (4, 2): one_hot refuses the id -1, and "
+                 "so must the lookup (it is no row of a 4-row table)", call_with(E, np.array([1, -1])),
+                 raises("id -1 is outside [0, 4)")),
+            Case("embedding_lookup(E, np.array([4])) with E of shape (4, 2): there is no row 4",
+                 call_with(E, np.array([4])), raises("id 4 is outside [0, 4)")),
         ]
     W = rng.normal(size=(11, 5))
     ids = rng.integers(0, 11, size=(3, 4))
-    return [Case("embedding_lookup with E (11, 5) and ids (3, 4)", call_with(W, ids), lambda: np.eye(11)[ids] @ W, hints=[hint]),
-            Case("embedding_lookup with one id", call_with(W, np.array([10])), lambda: W[[10]], hints=[hint])]
+    return [Case("embedding_lookup with E (11, 5) and ids (3, 4)", call_with(W, ids), lambda: np.eye(11)[ids] @ W,
+                 hints=[_lookup_hint]),
+            Case("embedding_lookup with one id", call_with(W, np.array([10])), lambda: W[[10]], hints=[_lookup_hint]),
+            # fixed, whatever the seed: random valid ids never hold a negative one
+            Case("embedding_lookup with E (11, 5) and ids [[3, -2]]", call_with(W, np.array([[3, -2]])),
+                 raises("id -2 is outside [0, 11)")),
+            Case("embedding_lookup with E (11, 5) and ids [11, 0]", call_with(W, np.array([11, 0])),
+                 raises("id 11 is outside [0, 11)"))]
+
+
+# ------------------------------------------------------------- IDs are addresses: relabelling the vocabulary
+
+def _relabelled(E, ids, perm):
+    """The same text under new labels: old ID i is new ID perm[i], and its row moves with it."""
+    E, ids, perm = np.asarray(E), np.asarray(ids), np.asarray(perm)
+    E_new = np.empty_like(E)
+    E_new[perm] = E
+    return E_new, perm[ids]
+
+
+def _relabel_hints(E, ids, perm):
+    E, ids, perm = np.asarray(E), np.asarray(ids), np.asarray(perm)
+    inverse = np.argsort(perm)
+
+    def hint(got, want):
+        if not (isinstance(got, tuple) and len(got) == 2 and all(isinstance(a, Array) for a in got)):
+            return None
+        E_got, ids_got = got[0].data, got[1].data
+        E_want, ids_want = want[0].data, want[1].data
+        ids_ok = ids_got.shape == ids_want.shape and np.array_equal(ids_got, ids_want)
+        E_ok = E_got.shape == E_want.shape and np.allclose(E_got, E_want)
+        parts = []
+        if not ids_ok:
+            if ids_got.shape == ids.shape and np.array_equal(ids_got, ids):
+                parts.append("the text's IDs are still the old ones")
+            elif ids_got.shape == ids.shape and np.array_equal(ids_got, inverse[ids]):
+                i = int(ids.ravel()[0])
+                parts.append(f"the IDs were relabelled the other way round: old ID {i} must become perm[{i}] = "
+                             f"{int(perm[i])}, and yours became {int(inverse[i])}")
+        if not E_ok:
+            if E_got.shape == E.shape and np.allclose(E_got, E):
+                parts.append("the table's rows are where they were")
+            elif E_got.shape == E.shape and np.allclose(E_got, E[perm]):
+                i = 0
+                parts.append(f"the rows moved the other way round: the token of old ID {i} has the new ID "
+                             f"{int(perm[i])}, but row {int(perm[i])} of your new table holds the vector of old ID "
+                             f"{int(perm[int(perm[i])])}, so looking the relabelled text up gives other tokens' vectors")
+        if not parts:
+            return None
+        return "; ".join(parts).capitalize() + "."
+    return [hint]
+
+
+def _relabel_case(label, E, ids, perm, want=None):
+    want_fn = const(want) if want is not None else (lambda: R("relabel")(E, ids, perm))
+    return Case(label, call_with(E, ids, perm), want_fn, close(), hints=_relabel_hints(E, ids, perm))
+
+
+@check
+def relabel(hidden, rng):
+    """perm maps old IDs to new: row perm[i] of the new table is row i of the old one, and the text reads perm[ids]."""
+    E = np.arange(8.0).reshape(4, 2)
+    ids = np.array([[0, 3], [1, 1]])
+    perm = np.array([2, 0, 3, 1])  # not its own inverse: a row moved the wrong way shows
+    if not hidden:
+        return [
+            _relabel_case("relabel(np.arange(8.0).reshape(4, 2), np.array([[0, 3], [1, 1]]), perm=np.array([2, 0, 3, 1]))",
+                          E, ids, perm, _relabelled(E, ids, perm)),
+            Case("relabel(E, ids, perm=np.array([0, 0, 1, 2])): two tokens cannot share the new ID 0",
+                 call_with(E, ids, np.array([0, 0, 1, 2])), raises("perm must hold every ID from 0 to 3 once")),
+            Case("relabel(E, ids, perm=np.array([1, 0])): a table of 4 rows needs a new ID for each of its 4 tokens",
+                 call_with(E, ids, np.array([1, 0])), raises("perm must hold every ID from 0 to 3 once")),
+        ]
+    W = rng.normal(size=(9, 3))
+    text = rng.integers(0, 9, size=(2, 5))
+    shuffle = rng.permutation(9)
+    while np.array_equal(shuffle[shuffle], np.arange(9)):  # its own inverse would hide a row moved the wrong way
+        shuffle = rng.permutation(9)
+    return [_relabel_case("relabel with E (9, 3), ids (2, 5) and a shuffle of the 9 IDs", W, text, shuffle),
+            _relabel_case("relabel with the identity permutation: nothing moves", W, text, np.arange(9)),
+            # fixed, whatever the seed: a perm with a value out of range is never drawn
+            Case("relabel with E (9, 3) and perm 1 .. 9: there is no ID 9", call_with(W, text, np.arange(1, 10)),
+                 raises("perm must hold every ID from 0 to 8 once"))]
 
 
 # ------------------------------------------------------------- word2vec's proxy task: skip-gram pairs
@@ -228,6 +319,97 @@ def skipgram_pairs(hidden, rng):
     # fixed, whatever the seed: a window wider than the sequence, and one token alone
     cases += [case([4, 8, 15], 5, "a window wider than the sequence"), case([7], 2, "one token has no context"),
               Case("skipgram_pairs([1, 2], window=-1)", call_with([1, 2], -1), raises("window must be at least 1"))]
+    return cases
+
+
+# ------------------------------------------------------------- word2vec's other proxy task: CBOW
+
+def _cbow(ids, window):
+    """One (context, centre) example per position: the tokens of every other position within `window`, in order."""
+    return [([ids[j] for j in range(max(0, i - window), min(len(ids), i + window + 1)) if j != i], ids[i])
+            for i in range(len(ids))]
+
+
+def _as_examples(got):
+    """The learner's examples as a list of (list of context tokens, centre), or None when that is not their form."""
+    if isinstance(got, Array):
+        return None
+    if not isinstance(got, (list, tuple)):
+        return None
+    out = []
+    for ex in got:
+        if isinstance(ex, Array) or not isinstance(ex, (list, tuple)) or len(ex) != 2:
+            return None
+        context, centre = ex
+        if isinstance(context, Array):
+            context = context.data.tolist()
+        if not isinstance(context, (list, tuple)):
+            return None
+        if isinstance(centre, Array):
+            centre = centre.data.item() if centre.data.shape == () else None
+        out.append(([v.item() if hasattr(v, "item") else v for v in context], centre))
+    return out
+
+
+def _cbow_test(ids, window):
+    """Symptoms first, then the property that ties CBOW to skip-gram: flattened, the examples are the pairs."""
+    skipgram_says = _skipgram_test(ids, window)
+
+    def test(got, _want):
+        g = _as_examples(got)
+        if g is None and isinstance(got, (list, tuple)) and all(isinstance(ex, (list, tuple)) and len(ex) == 2
+                                                                for ex in got):
+            swapped = _as_examples([(ex[1], ex[0]) for ex in got])
+            if swapped is not None and swapped == _cbow(ids, window):
+                return "each example is (centre, context): the context list comes first, the centre second."
+        if g is None:
+            if (isinstance(got, (list, tuple)) and got and isinstance(got[0], (list, tuple)) and len(got[0]) == 2
+                    and not isinstance(got[0][0], (list, tuple, Array))):
+                return ("expected one (context, centre) example per position, the context a list of tokens; these "
+                        "look like single (centre, context) pairs, one token each, which is skip-gram's data.")
+            return (f"expected a list of (context, centre) examples, the context a list of tokens, got "
+                    f"{type(got).__name__}: {repr(got)[:80]}")
+        want = _cbow(ids, window)
+        if g == want:
+            return None
+        n = len(ids)
+        if len(g) != n:
+            return (f"{len(g)} examples for {n} positions: CBOW makes one example per position, the centre with its "
+                    "whole context at once.")
+        flat = [(centre, x) for context, centre in g for x in context]
+        said = skipgram_says(flat, None)
+        if said:
+            return ("flattened into (centre, context) pairs, one per context token, your examples should give "
+                    f"skipgram_pairs({ids}, {window}); they give {said[0].lower()}{said[1:]}")
+        if [c for _, c in g] != [c for _, c in want]:
+            return ("the examples hold the right tokens, but not one per position in order: example i must be the "
+                    "one whose centre is at position i.")
+        return ("the examples hold the right tokens, but a context is not in the order the tokens stand in the "
+                f"text: for example position {next(i for i, (a, b) in enumerate(zip(g, want)) if a != b)} should "
+                f"be {want[next(i for i, (a, b) in enumerate(zip(g, want)) if a != b)]}.")
+
+    return test
+
+
+@check
+def cbow_examples(hidden, rng):
+    def case(ids, window, note=""):
+        want = const(_cbow(ids, window)) if not hidden else (lambda: R("cbow_examples")(ids, window))
+        return Case(f"cbow_examples({ids}, window={window})" + (f": {note}" if note else ""),
+                    call_with(ids, window), want, predicate(_cbow_test(ids, window)))
+
+    if not hidden:
+        return [
+            case([1, 2, 5], 1, "'the cat sleeps': ([2], 1), ([1, 5], 2), ([2], 5)"),
+            case([5, 6, 7, 8], 2, "the ends have 2 context tokens, the middle ones 3"),
+            case([3, 9, 4, 9, 3], 1, "a token that repeats is a centre once per position"),
+            Case("cbow_examples([1, 2, 3], window=0): a window of 0 has no context", call_with([1, 2, 3], 0),
+                 raises("window must be at least 1")),
+        ]
+    cases = [case([int(v) for v in rng.integers(0, 20, size=int(rng.integers(6, 12)))], w) for w in (1, 2, 3)]
+    # fixed, whatever the seed: a window wider than the sequence, and one token alone
+    cases += [case([4, 8, 15], 5, "a window wider than the sequence"), case([7], 2, "one token has no context"),
+              Case("cbow_examples([1, 2], window=-1)", call_with([1, 2], -1), raises("window must be at least 1"))]
     return cases
 
 
