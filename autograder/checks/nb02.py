@@ -176,6 +176,17 @@ class _Traced(np.ndarray):
         self._note("transpose")
         return super().swapaxes(*args, **kwargs)
 
+    # .T and .mT are attributes, not calls of transpose: without these a swap written `.T` went unseen
+    @property
+    def T(self):
+        self._note("transpose")
+        return super().T
+
+    @property
+    def mT(self):
+        self._note("transpose")
+        return super().mT
+
 
 def _traced_call(x, H):
     """Call split_heads(x, H) on a traced copy of x: (its result as a plain array, the methods it called)."""
@@ -236,6 +247,10 @@ def _split_hint(got, want):
                     f"{symptom} Reading that array again with the shape (B, H, T, D) takes its numbers in their "
                     "stored order, so every number lands where a single reshape put it: a reshape never moves a "
                     "number to another place in that order.")
+        if "transpose" in moves:
+            return (f"Progress: your code swaps axes now, not only reshapes, but the heads come out exactly as the "
+                    f"teammate's did: {symptom} Every number sits where a single reshape put it, so whatever your "
+                    "swaps did was undone before the result came out (two swaps of the same axes cancel).")
         return ("Right shape, wrong numbers, and attention would notice: " + symptom
                 + " Each position t of a head must come from token t alone.")
     if np.array_equal(g, x.transpose(0, 2, 1).reshape(B, H, T, D)):
@@ -315,52 +330,77 @@ def merge_heads(hidden, rng):
     return cases
 
 
-# ------------------------------------------------------------ count_linear_params
+# ------------------------------------------------------------ count_mlp_params
 
-def _torch_param_count(d_in, d_out, bias):
+def _torch_param_count(widths, bias):
     def want():
+        if len(widths) < 2:
+            raise ValueError(f"a stack needs at least two widths, got {tuple(widths)}")
         torch = import_torch()
-        layer = torch.nn.Linear(d_in, d_out, bias=bias, device="meta")  # shapes only, no memory
-        return sum(p.numel() for p in layer.parameters())
+        layers = [torch.nn.Linear(a, b, bias=bias, device="meta") for a, b in zip(widths, widths[1:])]  # no memory
+        return sum(p.numel() for layer in layers for p in layer.parameters())
     return want
 
 
-def _count_hints(d_in, d_out, bias):
+def _count_hints(widths, bias):
+    pairs = list(zip(widths, widths[1:]))
+    weights = sum(a * b for a, b in pairs)
+    biases = sum(b for _, b in pairs) if bias else 0
+    wrong = [  # (a wrong count, what it shows); a value equal to the right count is never named
+        (weights, "That is the weights alone: with bias=True every layer adds one parameter per output feature."),
+        (weights + sum(b for _, b in pairs), "With bias=False no layer has a bias vector: only the weights count."),
+        (weights + sum(a for a, _ in pairs), "The biases were counted one per input feature of each layer: a "
+                                             "layer's bias has one entry per output (nn.Linear(3, 2) holds 8, "
+                                             "not 9)."),
+        (weights + len(pairs), "Each bias was counted as one number: it is a vector, one entry per output."),
+        (weights + (widths[-1] if bias else 0), "Only the last layer's bias was counted: every layer of the stack "
+                                                "has its own."),
+        (2 * weights + biases, "The weights were counted twice."),
+        (weights + biases + widths[-1] * widths[0] + (widths[0] if bias else 0),
+         "One layer too many: the stack ends at the last width; it does not go round back to the first."),
+    ]
+    if len(pairs) > 1:
+        wrong.append((pairs[0][0] * pairs[0][1] + (pairs[0][1] if bias else 0),
+                      f"Only the first layer was counted: {len(widths)} widths make {len(pairs)} layers in a row."))
+        last = pairs[-1]
+        wrong.append((weights + biases - last[0] * last[1] - (last[1] if bias else 0),
+                      f"One layer short: {len(widths)} widths make {len(pairs)} layers, one between each two "
+                      "neighbouring widths."))
+
     def hint(got, want):
         if not isinstance(got, (int, float)) or isinstance(got, bool):
             return None
-        b = d_out if bias else 0
-        if bias and got == d_in * d_out:
-            return f"That is the weights alone: a bias adds one parameter per output, {d_out} more."
-        if not bias and got == d_in * d_out + d_out:
-            return "With bias=False there is no bias vector: only the d_in * d_out weights."
-        if got == 2 * d_in * d_out + b:
-            return "The d_in * d_out weights were counted twice: W has d_in * d_out entries in all."
-        if bias and got == d_in * d_out + d_in:
-            return f"The bias has one entry per output (d_out = {d_out}), not per input."
-        if bias and got == d_in * d_out + 1:
-            return f"The bias is a vector of d_out = {d_out} numbers, not one number."
+        for value, message in wrong:
+            if got == value and value != want:
+                return message
         return None
     return [hint]
 
 
 @check
-def count_linear_params(hidden, rng):
-    def case(d_in, d_out, bias=None, want=None, note=""):
-        args = (d_in, d_out) if bias is None else (d_in, d_out, bias)
-        label = f"count_linear_params{args}" + (f": {note}" if note else "")
+def count_mlp_params(hidden, rng):
+    def case(widths, bias=None, want=None, note=""):
+        args = (widths,) if bias is None else (widths, bias)
+        label = f"count_mlp_params{args if len(args) > 1 else '(' + repr(widths) + ')'}" + (f": {note}" if note else "")
         b = True if bias is None else bias
-        return Case(label, call_with(*args), const(want) if want is not None else _torch_param_count(d_in, d_out, b),
-                    equal(), hints=_count_hints(d_in, d_out, b))
+        return Case(label, call_with(*args), const(want) if want is not None else _torch_param_count(widths, b),
+                    equal(), hints=_count_hints(widths, b))
 
     if not hidden:
         return [
-            case(3, 2, want=8, note="6 weights and 2 biases"),
-            case(3, 2, False, want=6),
-            case(768, 3072, want=2_362_368, note="GPT-2's MLP layer"),
+            case((3, 2), want=8, note="nn.Linear(3, 2)"),
+            case((2, 3), want=9, note="nn.Linear(2, 3)"),
+            case((4, 8, 4), want=76),
+            case((4, 8, 4), False, want=64),
+            case((768, 3072, 768), want=4_722_432, note="GPT-2's MLP"),
+            Case("count_mlp_params((5,)): one width is no layer", call_with((5,)),
+                 raises("a stack needs at least two widths")),
         ]
-    cases = [case(int(rng.integers(1, 50)), int(rng.integers(1, 50)), bool(rng.random() < 0.5)) for _ in range(4)]
-    cases += [case(1, 1), case(5, 9, True), case(4096, 11008, False), case(7, 3)]
+    cases = [case(tuple(int(w) for w in rng.integers(1, 50, size=int(rng.integers(2, 6)))), bool(rng.random() < 0.5))
+             for _ in range(4)]
+    # fixed, whatever the seed: widths of 1, a long stack, a large layer without bias, no layer at all
+    cases += [case((1, 1)), case((5, 9, 2, 9, 5), True), case((4096, 11008), False), case((7, 3, 8)),
+              Case("count_mlp_params(())", call_with(()), raises("a stack needs at least two widths"))]
     return cases
 
 

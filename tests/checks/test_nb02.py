@@ -1,7 +1,7 @@
 """Does every check of 02_shapes_and_matmul reject the mistakes students make, and accept other correct code?"""
 import pytest
 
-from tests.harness import Mistake, answer, exercise_suite, returns
+from tests.harness import Mistake, answer, exercise_suite, returns, run_exercise, stub_of
 
 pytestmark = pytest.mark.nb02
 A = "02_shapes_and_matmul"
@@ -99,6 +99,22 @@ def split_heads(x, n_heads):
     cut = np.reshape(x, (B, T, n_heads, d // n_heads))  # (B, T, H, D)
     return np.reshape(cut, (B, n_heads, T, d // n_heads))
 ''', "a single reshape put it"),
+    # a swap written as the attribute .T (or .mT), undone by a second one: _Traced sees attributes as well as calls
+    Mistake("split_heads", "half_fix_swaps_cancel_with_T", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    if d % n_heads:
+        raise ValueError("heads must divide d")
+    cut = x.reshape(B, T, n_heads, d // n_heads).T  # (D, H, T, B)
+    return cut.T.reshape(B, n_heads, T, d // n_heads)
+''', "Progress: your code swaps axes now"),
+    Mistake("split_heads", "half_fix_swaps_cancel_with_mT", '''
+def split_heads(x, n_heads):
+    B, T, d = x.shape
+    if d % n_heads:
+        raise ValueError("heads must divide d")
+    return x.reshape(B, n_heads, T, d // n_heads).mT.mT
+''', "two swaps of the same axes cancel"),
     Mistake("split_heads", "half_fix_transpose_before_the_cut", '''
 def split_heads(x, n_heads):
     B, T, d = x.shape
@@ -144,27 +160,53 @@ def merge_heads(x):
     B, H, T, D = x.shape
     return x.swapaxes(1, 3).reshape(B, T, H * D)
 '''),
-    Mistake("count_linear_params", "forgets_bias", '''
-def count_linear_params(d_in, d_out, bias=True):
-    return d_in * d_out
-''', "a bias adds one parameter per output"),
-    Mistake("count_linear_params", "weights_counted_twice", '''
-def count_linear_params(d_in, d_out, bias=True):
-    weights = d_in * d_out
-    return weights + d_in * d_out + (d_out if bias else 0)
-''', "counted twice"),
-    Mistake("count_linear_params", "bias_per_input", '''
-def count_linear_params(d_in, d_out, bias=True):
-    return d_in * d_out + (d_in if bias else 0)
-''', "one entry per output"),
-    Mistake("count_linear_params", "bias_flag_added", '''
-def count_linear_params(d_in, d_out, bias=True):
-    return d_in * d_out + bias
-''', "not one number"),
-    Mistake("count_linear_params", "bias_always_counted", '''
-def count_linear_params(d_in, d_out, bias=True):
-    return d_in * d_out + d_out
+    Mistake("count_mlp_params", "forgets_bias", '''
+def count_mlp_params(widths, bias=True):
+    if len(widths) < 2:
+        raise ValueError("a stack needs at least two widths")
+    return sum(a * b for a, b in zip(widths, widths[1:]))
+''', "the weights alone"),
+    Mistake("count_mlp_params", "bias_per_input", '''
+def count_mlp_params(widths, bias=True):
+    if len(widths) < 2:
+        raise ValueError("a stack needs at least two widths")
+    return sum(a * b + (a if bias else 0) for a, b in zip(widths, widths[1:]))
+''', "one per input feature"),
+    Mistake("count_mlp_params", "bias_flag_added", '''
+def count_mlp_params(widths, bias=True):
+    if len(widths) < 2:
+        raise ValueError("a stack needs at least two widths")
+    return sum(a * b + bias for a, b in zip(widths, widths[1:]))
+''', "a vector, one entry per output"),
+    Mistake("count_mlp_params", "bias_always_counted", '''
+def count_mlp_params(widths, bias=True):
+    if len(widths) < 2:
+        raise ValueError("a stack needs at least two widths")
+    return sum(a * b + b for a, b in zip(widths, widths[1:]))
 ''', "bias=False"),
+    Mistake("count_mlp_params", "only_the_first_layer", '''
+def count_mlp_params(widths, bias=True):
+    if len(widths) < 2:
+        raise ValueError("a stack needs at least two widths")
+    d_in, d_out = widths[0], widths[1]
+    return d_in * d_out + (d_out if bias else 0)
+''', "Only the first layer"),
+    Mistake("count_mlp_params", "one_layer_short", '''
+def count_mlp_params(widths, bias=True):
+    if len(widths) < 2:
+        raise ValueError("a stack needs at least two widths")
+    return sum(widths[i] * widths[i + 1] + (widths[i + 1] if bias else 0) for i in range(max(1, len(widths) - 2)))
+''', "One layer short"),
+    Mistake("count_mlp_params", "wraps_round_to_the_first_width", '''
+def count_mlp_params(widths, bias=True):
+    if len(widths) < 2:
+        raise ValueError("a stack needs at least two widths")
+    return sum(a * b + (b if bias else 0) for a, b in zip(widths, widths[1:] + widths[:1]))
+''', "One layer too many"),
+    Mistake("count_mlp_params", "no_check_for_one_width", '''
+def count_mlp_params(widths, bias=True):
+    return sum(a * b + (b if bias else 0) for a, b in zip(widths, widths[1:]))
+''', "should raise ValueError"),
     Mistake("low_rank_approx", "keeps_smallest", '''
 def low_rank_approx(X, r):
     if not 1 <= r <= min(X.shape):
@@ -301,12 +343,17 @@ def split_heads(x, n_heads):
 def merge_heads(x):
     return np.concatenate(list(np.moveaxis(x, 1, 0)), axis=-1)
 ''',
-    "count_linear_params": '''
-def count_linear_params(d_in, d_out, bias=True):
-    total = d_out * d_in
-    if bias:
-        total += d_out
-    return int(total)
+    "count_mlp_params": '''
+def count_mlp_params(widths, bias=True):
+    # differently written: a loop over the layers, the two arrays' sizes from their shapes
+    widths = list(widths)
+    if len(widths) < 2:
+        raise ValueError(f"a stack needs at least two widths, got {widths}")
+    total = 0
+    for i in range(len(widths) - 1):
+        total += int(np.prod((widths[i], widths[i + 1])))
+        total += widths[i + 1] if bias else 0
+    return total
 ''',
     "low_rank_approx": '''
 def low_rank_approx(X, r):
@@ -335,3 +382,28 @@ def stretch_of(A, n_points=720):
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
+
+
+def _first_message(source):
+    """What split_heads' visible check says first about ``source``: the line a learner reads."""
+    local = run_exercise(A, "split_heads", source)[0].local
+    assert local is not None, f"split_heads passed its visible check:\n{source}"
+    return str(local).split("\n")[0]
+
+
+def test_a_swap_written_as_dot_T_is_seen_and_gets_its_own_message():
+    """The untouched bug, the two-reshape half-fix and a half-fix whose swaps (written `.T`) cancel each get a
+    different message: `.T` is an attribute, not a call of transpose, and used to go unseen, so this half-fix
+    read the untouched bug's words."""
+    mistakes = {m.label: m.source for m in MISTAKES if m.exercise == "split_heads"}
+    said = {"released": _first_message(stub_of(A, "split_heads")),
+            **{label: _first_message(mistakes[label])
+               for label in ("half_fix_two_reshapes", "half_fix_swaps_cancel_with_T", "half_fix_swaps_cancel_with_mT")}}
+    assert said["released"].startswith("Right shape, wrong numbers, and attention would notice"), said
+    assert said["half_fix_two_reshapes"].startswith("Progress in the first step"), said
+    for label in ("half_fix_swaps_cancel_with_T", "half_fix_swaps_cancel_with_mT"):
+        assert said[label].startswith("Progress: your code swaps axes now"), said
+        assert said[label] != said["released"] and said[label] != said["half_fix_two_reshapes"], said
+    for message in said.values():
+        for fix in ("transpose(0, 2, 1, 3)", "swapaxes(1, 2)", "reshape(B, T, H, D)"):
+            assert fix not in message, (fix, message)
