@@ -392,6 +392,7 @@ def first_repeat(hidden, rng):
 # ---------------------------------------------------------- nearest_collision
 
 NEAREST_CHOICES = ("below 10", "10 to 99", "100 or more")
+WIDER_CHOICES = ("position 1", "a distant one")
 
 
 predict_nearest_position = ask(
@@ -408,6 +409,18 @@ predict_nearest_position = ask(
                                 "back at their start: 0.044 away.")],
     otherwise="The nearest position is 1885, 0.044 away, while position 1 is 0.959 away and position 6 0.289: far "
               "positions can look almost alike when every hand is nearly back where it started.")
+
+
+predict_wider_nearest = ask(
+    "predict_wider_nearest",
+    label="predict_wider_nearest(): in a d = 16 encoding, is the position nearest to position 0 among 1 .. 1999 its "
+          "neighbour or a distant one",
+    form=one_of(WIDER_CHOICES), compare=equal(),
+    mistakes=[(is_("a distant one"), "At d = 4 two hands had to be nearly back at their start at once, and within 2000 "
+                                     "tokens they were (position 1885). At d = 16 eight hands must be, and no position "
+                                     "up to 1999 manages it: the nearest vector is the neighbour's, 1.015 away.")],
+    otherwise="At d = 16 the nearest is position 1, 1.015 away: with eight hands no far position comes back near "
+              "position 0 within 2000 tokens.")
 
 
 def _nearest(pe, min_gap):

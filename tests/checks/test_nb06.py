@@ -234,6 +234,8 @@ def shift_positions(pe, k, base=10000.0):
     returns("predict_nearest_position", "the_fast_hands_near_turn", '"below 10"', "position 6, 0.289 away"),
     returns("predict_nearest_position", "within_a_hundred", '"10 to 99"', "position 19, 0.242 away"),
     returns("predict_nearest_position", "not_a_choice", '"position 1885"', "answer with one of"),
+    returns("predict_wider_nearest", "like_d_4", '"a distant one"', "eight hands must be"),
+    returns("predict_wider_nearest", "a_number", "1", "answer with one of"),
     returns("predict_nearest_position", "a_number", "1885", "answer with one of"),
     Mistake("nearest_collision", "finds_itself", '''
 def nearest_collision(pe, min_gap=1):
@@ -310,6 +312,7 @@ def first_repeat(omegas, horizon=10_000):
     "predict_common_period": answer("predict_common_period", "next(p for p in range(1, 100) if p % 8 == p % 12 == 0)"),
     "predict_sine_twin": answer("predict_sine_twin", "int(np.int64(5))"),
     "predict_nearest_position": answer("predict_nearest_position", '"100 or " + "more"'),
+    "predict_wider_nearest": answer("predict_wider_nearest", '"position " + str(1)'),
     "nearest_collision": '''
 import math
 def nearest_collision(pe, min_gap=1):
