@@ -236,6 +236,7 @@ def shift_positions(pe, k, base=10000.0):
     returns("predict_nearest_position", "not_a_choice", '"position 1885"', "answer with one of"),
     returns("predict_wider_nearest", "like_d_4", '"a distant one"', "eight hands must be"),
     returns("predict_wider_nearest", "a_number", "1", "answer with one of"),
+    returns("predict_wider_nearest", "a_position", '"position 63"', "answer with one of"),
     returns("predict_nearest_position", "a_number", "1885", "answer with one of"),
     Mistake("nearest_collision", "finds_itself", '''
 def nearest_collision(pe, min_gap=1):
