@@ -15,6 +15,7 @@ import numpy as np
 
 from .compare import Case, call_with, close, describe, equal, predicate, raises
 from .hints import known_mistakes, numbers
+from .models.attention_blocks import SDPA_MESSAGES, blocks_cases
 from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
 from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np
@@ -32,22 +33,6 @@ check = exercise(A)
 
 
 # -------------------------------------------------------------------------- attention
-
-SDPA_MESSAGES = {
-    "no_scale": "The weights are sharper than they should be: your scores look not scaled at all, sqrt(D) times "
-                "too far apart, and the wider the vectors the sharper the softmax gets.",
-    "scale_d": "The weights are flatter than they should be: your scores look shrunk by D, more than the spread of "
-               "a sum of D products asks for.",
-    "query_axis": "Each column of the weights sums to 1 instead of each row: one query's weights should share "
-                  "out 1 over the keys it reads.",
-    "inverted_mask": "The mask looks inverted: the weights are 0 exactly where the mask is True, and True "
-                     "means allowed.",
-    "mask_after_softmax": "The mask looks applied after the softmax: a row's kept weights no longer sum to 1, "
-                          "because the blocked keys took their share of the softmax first.",
-    "mask_zero": "Blocked keys still get a weight, as much as a score of 0 would earn: a key the mask blocks "
-                 "should get a weight of exactly 0.",
-}
-
 
 class close_or_inverted(close):
     """close; and an error raised for a mask whose every row keeps a key reads as a mask turned around."""
@@ -597,3 +582,10 @@ predict_language_id = ask(
     "predict_language_id", reason=True, compare=equal(), mistakes=LANGUAGE_MISTAKES, otherwise=LANGUAGE_TRUTH,
     normalize=as_tuple, form=described("a pair (\"classifier\" or \"tagger\", a whole number)", lambda v: isinstance(
         v, (tuple, list)) and len(v) == 2 and plain(v[0]) in JOBS and is_int(v[1])))
+
+
+# ------------------------------------------------ extension: attention_in_blocks, the keys a block at a time
+
+@check
+def attention_in_blocks(hidden, rng):
+    return blocks_cases(hidden, rng)

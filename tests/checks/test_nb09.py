@@ -4,7 +4,7 @@ import pytest
 
 from autograder.checks import nb09
 from autograder.checks.models import numpy_attention
-from autograder.checks.models import numpy_heads, numpy_tasks
+from autograder.checks.models import attention_blocks, numpy_heads, numpy_tasks
 from tests.checks import test_nb09_recurrence as recurrence
 from tests.harness import Mistake, answer, exercise_suite, indent, returns, run_exercise, stub_of
 from tests.variants import variant
@@ -478,6 +478,75 @@ def match_fixes():
 """,
 })
 
+BLOCKS = """
+def attention_in_blocks(q, k, v, block):
+    scale = SCALE
+    top = torch.full(q.shape[:-1] + (1,), float("-inf"))
+    total = torch.zeros(q.shape[:-1] + (1,))
+    acc = torch.zeros(q.shape[:-1] + (v.shape[-1],))
+    for start in range(0, STOP, block):
+        scores = q @ k[..., start:start + block, :].transpose(-2, -1) * scale
+        new_top = torch.maximum(top, scores.amax(dim=-1, keepdim=True))
+        shrink = SHRINK
+        p = torch.exp(scores - new_top)
+        total = total * shrink + p.sum(dim=-1, keepdim=True)
+        acc = acc * shrink + p @ v[..., start:start + block, :]
+        top = new_top
+    return acc / total
+"""
+
+
+def blocks(scale="1 / math.sqrt(q.shape[-1])", stop="k.shape[-2]", shrink="torch.exp(top - new_top)", **_):
+    """The block-wise attention with one of its parts put in."""
+    return BLOCKS.replace("SCALE", scale).replace("STOP", stop).replace("SHRINK", shrink)
+
+
+MISTAKES += [  # the extension: attention a block of keys at a time
+    Mistake("attention_in_blocks", "the_whole_table_with_a_library_call", """
+def attention_in_blocks(q, k, v, block):
+    return F.scaled_dot_product_attention(q, k, v)
+""", "keys was built, with block"),
+    Mistake("attention_in_blocks", "the_whole_table_by_hand", """
+def attention_in_blocks(q, k, v, block):
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+""", "keys was built, with block"),
+    Mistake("attention_in_blocks", "no_running_max", """
+def attention_in_blocks(q, k, v, block):
+    total, acc = 0, 0
+    for start in range(0, k.shape[-2], block):
+        p = torch.exp(q @ k[..., start:start + block, :].transpose(-2, -1) / math.sqrt(q.shape[-1]))
+        total = total + p.sum(dim=-1, keepdim=True)
+        acc = acc + p @ v[..., start:start + block, :]
+    return acc / total
+""", "inf or NaN on large scores"),
+    Mistake("attention_in_blocks", "old_sums_not_corrected", blocks(shrink="1.0"), "counted against the old largest"),
+    Mistake("attention_in_blocks", "last_short_block_dropped", blocks(stop="k.shape[-2] - block + 1"),
+            "last, shorter block"),
+    Mistake("attention_in_blocks", "not_scaled", blocks(scale="1.0"), "not divided by sqrt(D)"),
+    Mistake("attention_in_blocks", "a_softmax_per_block", """
+def attention_in_blocks(q, k, v, block):
+    parts = [torch.softmax(q @ k[..., s:s + block, :].transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+             @ v[..., s:s + block, :] for s in range(0, k.shape[-2], block)]
+    return torch.stack(parts).mean(dim=0)
+""", "share out a weight of 1 among themselves"),
+]
+
+ALTERNATIVES["attention_in_blocks"] = """
+def attention_in_blocks(q, k, v, block):
+    lse, out = None, None  # the log of the softmax's denominator so far, and the output of the keys so far
+    for s in range(0, k.shape[-2], block):
+        scores = torch.einsum("...qd,...kd->...qk", q, k[..., s:s + block, :]) * q.shape[-1] ** -0.5
+        block_lse = torch.logsumexp(scores, dim=-1, keepdim=True)
+        block_out = torch.softmax(scores, dim=-1) @ v[..., s:s + block, :]
+        if out is None:
+            lse, out = block_lse, block_out
+        else:
+            both = torch.logaddexp(lse, block_lse)
+            out = out * torch.exp(lse - both) + block_out * torch.exp(block_lse - both)
+            lse = both
+    return out
+"""
+
 MISTAKES += recurrence.MISTAKES  # read_context and its prediction: see that module
 ALTERNATIVES.update(recurrence.ALTERNATIVES)
 
@@ -539,3 +608,19 @@ def test_the_task_heads_mistakes_come_from_a_closed_set_and_each_differs_from_th
         assert any(w.shape != r.shape or not np.allclose(w, r) for w, r in zip(wrong, right)), variant
     with pytest.raises(ValueError, match="task_heads_np has no variant 'mean'"):
         numpy_tasks.task_heads_np(h, lengths, *weights, variant="mean")
+
+
+def test_the_block_mistakes_come_from_a_closed_set_and_each_differs_from_the_right_blocks():
+    """Does every named mistake of attention_in_blocks compute something else than attention when the largest score is
+    not in the first block and the last block is shorter, and does a misspelled name raise?"""
+    rng = np.random.default_rng(4)
+    q, k, v = rng.normal(size=(3, 2)), rng.normal(size=(7, 2)), rng.normal(size=(7, 3))
+    k[-1] = 5 * q.mean(axis=0)  # the best match of every query comes last, in a block of its own
+    scores = q @ k.T / np.sqrt(2)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    right = weights / weights.sum(axis=-1, keepdims=True) @ v
+    assert np.allclose(attention_blocks.blocks_np(q, k, v, 3), right)
+    for name in attention_blocks.BLOCK_MESSAGES:
+        assert not np.allclose(attention_blocks.blocks_np(q, k, v, 3, name), right, atol=1e-3), name
+    with pytest.raises(ValueError, match="blocks_np has no variant 'no_max'"):
+        attention_blocks.blocks_np(q, k, v, 3, variant="no_max")

@@ -1,0 +1,135 @@
+"""Notebook 09's scaled attention and its extension ``attention_in_blocks`` (the keys read a block at a time, with a
+running softmax, never the whole score table), in NumPy float64, with the known mistakes a ``variant`` names and what
+each is told; and the watch that measures the widest score array a learner's function builds."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..compare import Case, close, predicate
+from ..hints import known_mistakes, known_variant, numbers
+from ..toolkit import TENSOR_MATCH, TOL, import_torch, normal, output_of, tensor
+
+SDPA_MESSAGES = {
+    "no_scale": "The weights are sharper than they should be: your scores look not scaled at all, sqrt(D) times "
+                "too far apart, and the wider the vectors the sharper the softmax gets.",
+    "scale_d": "The weights are flatter than they should be: your scores look shrunk by D, more than the spread of "
+               "a sum of D products asks for.",
+    "query_axis": "Each column of the weights sums to 1 instead of each row: one query's weights should share "
+                  "out 1 over the keys it reads.",
+    "inverted_mask": "The mask looks inverted: the weights are 0 exactly where the mask is True, and True "
+                     "means allowed.",
+    "mask_after_softmax": "The mask looks applied after the softmax: a row's kept weights no longer sum to 1, "
+                          "because the blocked keys took their share of the softmax first.",
+    "mask_zero": "Blocked keys still get a weight, as much as a score of 0 would earn: a key the mask blocks "
+                 "should get a weight of exactly 0.",
+}
+
+BLOCK_MESSAGES = {  # symptoms, and the likely cause in a learner's words; never the line to write
+    "no_rescale": "Right when the largest score sits in the first block, wrong otherwise: what was added up before a "
+                  "larger score turned up was counted against the old largest score, not the new one.",
+    "per_block_softmax": "Each block's keys share out a weight of 1 among themselves, so a block of weak keys weighs "
+                         "as much as a block holding the best match: the weights must add up to 1 over all the keys.",
+    "last_block_dropped": "The keys of a last, shorter block are left out: the answer is right only when block divides "
+                          "the number of keys.",
+    "no_scale": "The weights are sharper than scaled attention's: the scores are not divided by sqrt(D).",
+}
+OVERFLOW = ("The output holds inf or NaN on large scores: e to the power of a score above about 88 is too large for "
+            "float32. The softmax is the same if every score of a row has the same number taken away: which "
+            "number keeps every exponential at most 1, when you have seen only some of the keys?")
+
+
+def blocks_np(q, k, v, block, variant=None):
+    """softmax(q k^T / sqrt(D)) v, reading the keys ``block`` at a time; or a known-wrong ``variant``."""
+    variant = known_variant(variant, BLOCK_MESSAGES, "blocks_np")
+    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
+    scale = 1.0 if variant == "no_scale" else 1 / math.sqrt(q.shape[-1])
+    T_k = k.shape[-2]
+    starts = range(0, T_k - block + 1 if variant == "last_block_dropped" else T_k, block)
+    if variant == "per_block_softmax":
+        parts = []
+        for s in starts:
+            scores = q @ np.swapaxes(k[..., s:s + block, :], -1, -2) * scale
+            w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            parts.append(w / w.sum(axis=-1, keepdims=True) @ v[..., s:s + block, :])
+        return np.mean(parts, axis=0)
+    top = np.full(q.shape[:-1] + (1,), -np.inf)
+    total = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
+    for s in starts:
+        scores = q @ np.swapaxes(k[..., s:s + block, :], -1, -2) * scale  # (..., T_q, <= block)
+        new_top = np.maximum(top, scores.max(axis=-1, keepdims=True))
+        shrink = 1.0 if variant == "no_rescale" else np.exp(top - new_top)
+        p = np.exp(scores - new_top)
+        total = total * shrink + p.sum(axis=-1, keepdims=True)  # (..., T_q, 1)
+        acc = acc * shrink + p @ v[..., s:s + block, :]  # (..., T_q, D_v)
+        top = new_top
+    return acc / total
+
+
+def watched(fn, q, k, v, block):
+    """Run fn(q, k, v, block) on tensors; return (its output, the widest score array it built): the largest last
+    axis of any tensor it made whose second-to-last axis is the queries' (tensors as wide as D or D_v left out, so
+    the cases give T_q, D, D_v and T_k different sizes)."""
+    torch = import_torch()
+    from torch.overrides import TorchFunctionMode  # late: torch is imported only when a case runs in the kernel
+
+    T_q, widths_of_rows = q.shape[-2], {q.shape[-1], v.shape[-1]}
+    widest = [0]
+
+    class Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if "attention" in getattr(func, "__name__", "") and len(args) > 1 and isinstance(args[1], torch.Tensor):
+                widest[0] = max(widest[0], int(args[1].shape[-2]))  # a fused attention reads all its keys at once
+            for t in out if isinstance(out, (tuple, list)) else (out,):
+                if isinstance(t, torch.Tensor) and t.dim() >= 2 and t.shape[-2] == T_q \
+                        and t.shape[-1] not in widths_of_rows:
+                    widest[0] = max(widest[0], int(t.shape[-1]))
+            return out
+
+    with Watch():
+        out = fn(q, k, v, block)
+    return out, widest[0]
+
+
+def blocks_case(label, q, k, v, block):
+    """One case of attention_in_blocks: equal to F.scaled_dot_product_attention, no score array wider than block."""
+    def call(fn):
+        with import_torch().no_grad():
+            return watched(fn, tensor(q), tensor(k), tensor(v), block)  # (the output, the widest score array)
+
+    def judge(got, want):
+        out, widest = got
+        if widest > block:
+            return (f"a score array of {q.shape[-2]} queries x {widest} keys was built, with block = {block}: the keys "
+                    "are to be read at most block at a time, so that no score array wider than block ever exists.")
+        values = numbers(out)
+        return OVERFLOW if values is not None and not np.isfinite(values).all() else close(**TOL).mismatch(out, want[0])
+
+    want = lambda: (import_torch().nn.functional.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v)), block)
+    named = known_mistakes(*((lambda n=n: blocks_np(q, k, v, block, n), BLOCK_MESSAGES[n]) for n in BLOCK_MESSAGES),
+                           **TENSOR_MATCH)
+    return Case(label, call, want, predicate(judge), hints=[lambda got, want: named(output_of(got), output_of(want))])
+
+
+def blocks_cases(hidden, rng):
+    """attention_in_blocks' visible or hidden cases."""
+    if not hidden:  # T_q, D, D_v and T_k of different sizes: the watch tells a score array by its shape
+        return [blocks_case("attention_in_blocks(q (3, 2), k (10, 2), v (10, 5), block=4): the last block holds 2 keys",
+                             normal(rng, 3, 2), normal(rng, 10, 2), normal(rng, 10, 5), 4),
+                blocks_case("attention_in_blocks(q (2, 6, 3), k (2, 9, 3), v (2, 9, 4), block=2)", normal(rng, 2, 6, 3),
+                             normal(rng, 2, 9, 3), normal(rng, 2, 9, 4), 2),
+                blocks_case("attention_in_blocks with large scores (q and k near 10 in every feature: scores near 140, "
+                            "e^140 is too large for float32), q (4, 2), k (7, 2), v (7, 3), block=3",
+                            normal(rng, 4, 2) + 10, normal(rng, 7, 2) + 10, normal(rng, 7, 3), 3)]
+    return [blocks_case("attention_in_blocks(q (2, 3, 5, 4), k (2, 3, 13, 4), v (2, 3, 13, 6), block=5)",
+                         normal(rng, 2, 3, 5, 4), normal(rng, 2, 3, 13, 4), normal(rng, 2, 3, 13, 6), 5),
+            blocks_case("attention_in_blocks(q (3, 4), k (6, 4), v (6, 2), block=1): one key at a time",
+                         normal(rng, 3, 4, scale=3.0), normal(rng, 6, 4, scale=3.0), normal(rng, 6, 2), 1),
+            blocks_case("attention_in_blocks(q (5, 3), k (4, 3), v (4, 2), block=8): one block holds every key",
+                         normal(rng, 5, 3), normal(rng, 4, 3), normal(rng, 4, 2), 8),
+            blocks_case("attention_in_blocks with large scores, q (2, 6, 3) and k (2, 11, 3) near 8 in every feature, "
+                        "v (2, 11, 4), block=4", normal(rng, 2, 6, 3) + 8, normal(rng, 2, 11, 3) + 8,
+                        normal(rng, 2, 11, 4), 4)]
