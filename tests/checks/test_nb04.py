@@ -285,6 +285,14 @@ def greedy_token(logits):
 def greedy_token(logits):
     return int(np.argmax(logits)) + 1
 '''),
+    Mistake("greedy_token", "argmax_names_the_nan", '''
+def greedy_token(logits):
+    return int(np.argmax(logits))
+''', "must stop decoding with a ValueError"),
+    Mistake("greedy_token", "nanargmax_decodes_on", '''
+def greedy_token(logits):
+    return int(np.nanargmax(logits))
+''', "should raise ValueError"),
     # -------------------------------------------------------------- sample_token
     Mistake("sample_token", "always_greedy", '''
 def sample_token(logits, rng, temperature=1.0):
@@ -530,6 +538,8 @@ def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
 def greedy_token(logits):
     best = 0
     for i, z in enumerate(logits):
+        if z != z:  # NaN is the one number unequal to itself
+            raise ValueError(f"logit {i} is NaN")
         if z > logits[best]:
             best = i
     return best

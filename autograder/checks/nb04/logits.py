@@ -290,17 +290,29 @@ def _greedy_case(label, logits):
     return Case(label, call_with(logits), lambda: int(np.argmax(logits)), equal(), hints=[hint])
 
 
+def _nan_case(label, logits):
+    """Logits with a NaN: no token is the most likely, so greedy decoding must stop (np.argmax would name the
+    NaN's position, np.nanargmax a token as if nothing were wrong)."""
+    return Case(label, call_with(np.asarray(logits, dtype=float)), raises("logits hold NaN"))
+
+
 @check
 def greedy_token(hidden, rng):
     if not hidden:
         return [_greedy_case("greedy_token([2, 1, 0]), largest logit at index 0", [2.0, 1.0, 0.0]),
                 _greedy_case("greedy_token([0.1, 3.5, -2.0]), largest logit at index 1", [0.1, 3.5, -2.0]),
-                _greedy_case("greedy_token([1, 5, 5]): a tie goes to the first", [1.0, 5.0, 5.0])]
+                _greedy_case("greedy_token([1, 5, 5]): a tie goes to the first", [1.0, 5.0, 5.0]),
+                _nan_case("greedy_token([1, nan, 2]): a broken model's logits must stop decoding with a ValueError, "
+                          "not yield a token", [1.0, np.nan, 2.0])]
     cases = [_greedy_case(f"greedy_token of {v} random logits", rng.normal(size=v)) for v in (3, 10, 50)]
     # fixed, whatever the seed: random logits never tie
     ties = rng.normal(size=8)
     ties[[2, 6]] = ties.max() + 1.0
-    return cases + [_greedy_case("greedy_token of 8 logits whose largest value sits at positions 2 and 6", ties)]
+    broken = rng.normal(size=6)
+    broken[[0, 4]] = np.nan  # first and later: a loop comparing with > skips a NaN anywhere but at 0
+    return cases + [_greedy_case("greedy_token of 8 logits whose largest value sits at positions 2 and 6", ties),
+                    _nan_case("greedy_token of 6 logits with NaN at positions 0 and 4: must raise ValueError",
+                              broken)]
 
 
 CHI2_LIMIT = 45.0  # chi-square statistic with at most 5 degrees of freedom; a correct sampler exceeds it with p < 1e-7
