@@ -37,6 +37,36 @@ def rotate_complex(z, theta):
 def rotate_complex(z, theta):
     return z * (np.cos(theta) + np.sin(theta))
 ''', "the i is missing"),
+    Mistake("rotation_matrix", "transposed", '''
+def rotation_matrix(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, s], [-s, c]])
+''', "clockwise"),
+    Mistake("rotation_matrix", "degrees", '''
+def rotation_matrix(theta):
+    t = np.radians(theta)
+    return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+''', "degrees"),
+    Mistake("rotation_matrix", "angles_axes_first", '''
+def rotation_matrix(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, -s], [s, c]])
+''', "axes first"),
+    Mistake("rotation_matrix", "no_minus_sign", '''
+def rotation_matrix(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, s], [s, c]])
+''', "not a rotation"),
+    Mistake("rotation_matrix", "sin_on_diagonal", '''
+def rotation_matrix(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[s, -c], [c, s]])
+''', "swapped"),
+    Mistake("rotation_matrix", "float32_angle", '''
+def rotation_matrix(theta):
+    c, s = np.cos(np.float32(theta)), np.sin(np.float32(theta))
+    return np.array([[c, -s], [s, c]])
+''', "wrong values"),
     Mistake("rotation_angle", "cosine_only", '''
 def rotation_angle(M):
     M = np.asarray(M, dtype=float)
@@ -315,6 +345,11 @@ def diagonal_spread(table):
     "rotate_complex": '''
 def rotate_complex(z, theta):
     return z * np.exp(1j * np.asarray(theta))  # Euler's name for the point at angle theta
+''',
+    "rotation_matrix": '''
+def rotation_matrix(theta):
+    z = np.exp(1j * np.asarray(theta, dtype=float))[..., None, None]  # (..., 1, 1)
+    return z.real * np.eye(2) + z.imag * np.array([[0.0, -1.0], [1.0, 0.0]])  # cos I + sin J
 ''',
     "rotation_angle": '''
 def rotation_angle(M):
