@@ -30,7 +30,7 @@ FF = '''
 class FeedForward(nn.Module):
     def __init__(self, d_model, d_ff, gelu="exact"):
         super().__init__()
-        self.approximate = "none" if gelu == "exact" else "tanh"
+        self.gelu = gelu
         self.fc1 = nn.Linear(d_model, d_ff)
         self.fc2 = nn.Linear(d_ff, d_model)
 
@@ -163,9 +163,9 @@ return (x - mu) / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + self.eps)
 '''), "ignores weight and bias"),
     Mistake("FeedForward", "tanh_gelu", FF.format(body="self.fc2(F.gelu(self.fc1(x), approximate='tanh'))"),
             "tanh approximation"),
-    Mistake("FeedForward", "relu", FF.format(body="self.fc2(torch.relu(self.fc1(x)))"), "this is relu"),
-    Mistake("FeedForward", "no_activation", FF.format(body="self.fc2(self.fc1(x))"), "no activation"),
-    Mistake("FeedForward", "gelu_after_fc2", FF.format(body="F.gelu(self.fc2(self.fc1(x)))"), "after fc2"),
+    Mistake("FeedForward", "relu", FF.format(body="self.fc2(torch.relu(self.fc1(x)))"), "relu's shape"),
+    Mistake("FeedForward", "no_activation", FF.format(body="self.fc2(self.fc1(x))"), "nothing bends"),
+    Mistake("FeedForward", "gelu_after_fc2", FF.format(body="F.gelu(self.fc2(self.fc1(x)))"), "gelu's curve"),
     Mistake("FeedForward", "ignores_the_gelu_choice", FF.format(body="self.fc2(F.gelu(self.fc1(x)))"),
             "gelu='tanh' was asked for"),
     Mistake("DecoderBlock", "post_norm", block('''
@@ -376,7 +376,7 @@ inv_std = torch.rsqrt((centred ** 2).mean(dim=-1, keepdim=True) + self.eps)
 return torch.addcmul(self.bias, centred * inv_std, self.weight)
 '''),
     "FeedForward": FF.format(body="self.fc2((lambda h: 0.5 * h * (1 + (torch.erf(h / math.sqrt(2)) "
-                                  "if self.approximate == 'none' else torch.tanh(math.sqrt(2 / math.pi) "
+                                  "if self.gelu == 'exact' else torch.tanh(math.sqrt(2 / math.pi) "
                                   "* (h + 0.044715 * h ** 3)))))(self.fc1(x)))"),
     "DecoderBlock": block('''
 T = x.size(-2)
@@ -543,22 +543,22 @@ MISTAKES += [
     # the reference solution with one named edit each (tests/variants.py)
     Mistake("train_step", "no_zero_grad", variant(
         A, "train_step", replace=("    optimizer.zero_grad()\n", ""),
-        name="old gradients never cleared"), "optimizer.zero_grad()"),
+        name="old gradients never cleared"), "before the call"),
     Mistake("train_step", "no_clipping", variant(
         A, "train_step", replace=("    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n", ""),
-        name="gradients never clipped"), "unclipped gradients"),
+        name="gradients never clipped"), "never capped"),
     Mistake("train_step", "clips_after_the_step", variant(
         A, "train_step", replace=("    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
                                   "    optimizer.step()\n",
                                   "    optimizer.step()\n"
                                   "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"),
-        name="clipping and the step swapped"), "clipping after the step is too late"),
+        name="clipping and the step swapped"), "capping them after the step is too late"),
     Mistake("train_step", "clips_each_value", variant(
         A, "train_step", replace=("clip_grad_norm_", "clip_grad_value_"),
-        name="each gradient value clipped, not the global norm"), "clip_grad_value_"),
+        name="each gradient value clipped, not the global norm"), "capped on its own"),
     Mistake("train_step", "returns_the_tensor", variant(
         A, "train_step", replace=("return loss.item()", "return loss"),
-        name="the loss tensor returned, not its float"), "loss.item()"),
+        name="the loss tensor returned, not its float"), "as a tensor"),
     Mistake("kv_cache_bytes", "keys_only", """
 def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
     return n_layers * context_len * d_model * bytes_per_value * batch
@@ -870,3 +870,12 @@ def test_the_hidden_checks_reject_each_option_mistake_under_any_seed(mistake):
     check, wrong = _check(A, mistake.exercise), _implementation(entry)
     passed = [seed for seed in range(8) if _verdict(check, wrong, seed) is None]
     assert not passed, f"{mistake} passes the hidden check of {mistake.exercise} under seeds {passed}"
+
+
+def test_the_feed_forward_and_step_messages_name_symptoms_not_the_line():
+    """FeedForward's and train_step's messages say what came out wrong and why; they never hand over the call."""
+    from autograder.checks.nb10.layers import GELU_IGNORED
+    messages = [*nb10.FF_MESSAGES.values(), GELU_IGNORED, *nb10.STEP_MESSAGES.values()]
+    for message in messages:
+        for code in ("F.gelu(", "approximate=", "fc2(", "zero_grad", "clip_grad_norm_", "clip_grad_value_", ".item()"):
+            assert code not in message, f"{code!r} dictates the line: {message}"

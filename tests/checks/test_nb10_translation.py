@@ -145,11 +145,16 @@ MISTAKES += [  # the predictions: a wrong answer of the right form is recorded w
             "part after the first block"),
     returns("predict_contextual", "positions_set_them_apart", "'apart at every layer'", "exactly the same vector"),
     returns("predict_contextual", "not_a_choice", "'different'", "answer with one of"),
+    returns("predict_coordinate", "one_axis_is_number", "('a single coordinate', 'one feature per axis')",
+            "nothing in the model prefers the table's axes"),
+    returns("predict_coordinate", "a_tie", "'as well as each other'", "no reason to line its features up"),
+    returns("predict_coordinate", "not_a_choice", "'coordinate 17'", "answer with one of"),
 ]
 
 ALTERNATIVES = {
     "predict_rouge_reads": answer("predict_rouge_reads", "(['the', 'red'].index('red'), 'red is read')"),
     "predict_contextual": answer("predict_contextual", "'equal after the embedding, ' + 'apart after the blocks'"),
+    "predict_coordinate": answer("predict_coordinate", "(' '.join(['the', 'direction']), 'axes mean nothing')"),
     "shift_right": shift("""
 inputs = torch.roll(targets, shifts=1, dims=1)
 inputs[:, 0] = bos_id

@@ -20,7 +20,7 @@ One module per group of exercises, in the notebook's order (importing them regis
   of the learner's design), observe_heads, previous_token_score, induction_score, find_heads, ablate_heads (the
   induction finale done by the learner: observe, detect, ablate)
 - :mod:`.translation`: shift_right, greedy_decode, predict_rouge_reads (the encoder-decoder that translates),
-  token_vectors and predict_contextual (the embeddings' geometry)
+  token_vectors, predict_contextual and predict_coordinate (the embeddings' geometry)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, ModelCase, and the hints the composites share
 
 A notebook reads ``check.LayerNorm(LayerNorm)`` with ``from autograder.checks import nb10 as check``, so
@@ -42,7 +42,7 @@ from .induction import MESSAGES as INDUCTION_MESSAGES, induction_pairs, pairs_of
 from .experiments import (ABLATE_MESSAGES, SCORE_MESSAGES, ablate_heads, find_heads, induction_score,
                           my_experiment, observe_heads, previous_token_score, switched_forward)
 from .translation import (DECODE_MESSAGES, SHIFT_MESSAGES, VECTOR_MESSAGES, greedy_decode, predict_contextual,
-                          predict_rouge_reads, shift_right, token_vectors)
+                          predict_coordinate, predict_rouge_reads, shift_right, token_vectors)
 
 from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
 from ..models.llama import llama_attention, llama_np, llama_state_np
@@ -59,7 +59,7 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "to_llama_attention", "induction_pairs", "observe_heads", "previous_token_score", "induction_score",
     "find_heads", "ablate_heads", "switched_forward", "my_experiment",
     "shift_right", "greedy_decode", "predict_rouge_reads", "token_vectors",
-    "predict_contextual",
+    "predict_contextual", "predict_coordinate",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NORM_PROPERTIES", "NORM_CHOICES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",
     "BLOCK_MESSAGES",
     "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",

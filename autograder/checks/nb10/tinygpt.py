@@ -128,7 +128,7 @@ TIED_COPY = ("head.weight is not tok_emb.weight itself but a second table (a cop
 TIED_BIAS = ("A tied head has no bias, like GPT-2's: build it with nn.Linear(d_model, vocab_size, "
              "bias=not tie_weights).")
 GPT_GELU_IGNORED = ("The logits are those of the exact GELU although gelu='tanh' was asked for: pass gelu on to every "
-                    "DecoderBlock (and from there to FeedForward, which hands it to F.gelu as approximate).")
+                    "DecoderBlock (and from there to every FeedForward).")
 OPTIONS_TOL = dict(atol=1e-5, rtol=1e-5)  # float32 sums in another order; the two GELUs differ by far more here
 
 

@@ -319,14 +319,13 @@ predict_harmful_switches = ask(
 
 # --------------------------------------------------------------------------- train_step
 
-STEP_MESSAGES = {
-    "no_zero_grad": "The old gradients were not cleared: PyTorch adds new gradients to .grad, so call "
-                    "optimizer.zero_grad() before backward.",
-    "no_clip": "The step used unclipped gradients: call torch.nn.utils.clip_grad_norm_(model.parameters(), "
-               "max_norm) between backward and optimizer.step() (clipping after the step is too late: the step "
-               "has already used them).",
-    "clip_value": "Each gradient entry was clipped to [-max_norm, max_norm] (clip_grad_value_): clip the global "
-                  "norm of all gradients together, clip_grad_norm_, which keeps their direction.",
+STEP_MESSAGES = {  # symptoms and their likely cause, never the line to write
+    "no_zero_grad": "The step did not follow this batch's gradient alone: whatever .grad held "
+                    "before the call (a previous step's gradients) took part in the update.",
+    "no_clip": "The parameters moved further than a gradient of norm max_norm allows: the gradients the step used "
+               "were never capped (capping them after the step is too late: the step has already used them).",
+    "clip_value": "The step's direction is not this batch's gradient direction: each entry was capped on its own, "
+                  "which bends the direction; the cap belongs on the norm of all the gradients together.",
 }
 
 
@@ -341,7 +340,7 @@ def _step_case(label, seed, max_norm):
             return f"expected the loss, got {describe_short(got)}."
         loss, params = got
         if isinstance(loss, Array) and loss.kind == "tensor":
-            return ("returned the loss as a tensor: return loss.item(), a float (a tensor would keep the whole "
+            return ("returned the loss as a tensor: return it as a Python float (a tensor would keep the whole "
                     "computation graph alive and cannot be averaged with NumPy).")
         if not isinstance(loss, float):
             return f"expected the loss as a float, got {describe_short(loss)}."

@@ -286,3 +286,19 @@ predict_contextual = ask(
               (is_("apart at every layer"), "The embedding is a table lookup plus the position's vector: the same "
                                             "word at the same position gets exactly the same vector. Only the blocks, "
                                             "which read the other words, set them apart.")])
+
+
+COORDINATE_CHOICES = ("a single coordinate", "the direction", "as well as each other")
+
+predict_coordinate = ask(
+    "predict_coordinate",
+    label="predict_coordinate(): does one coordinate of what training wrote separate two word groups as well as "
+          "a direction",
+    form=one_of(COORDINATE_CHOICES), compare=equal(),
+    mistakes=[(is_("a single coordinate"), "Nothing in the model prefers the table's axes: every layer reads a row "
+                                           "through a matrix that mixes its coordinates, so training writes a "
+                                           "difference along whatever direction its gradients take, spread over "
+                                           "many coordinates, and the best single one misses words."),
+              (is_("as well as each other"), "A coordinate is one direction among all of them, and training had no "
+                                             "reason to line its features up with the axes: the direction between "
+                                             "the groups' means places more words right.")])
