@@ -100,10 +100,14 @@ def cross_entropy(logits, targets):
 def perplexity(mean_nll):
     return 2.0 ** mean_nll
 ''', "in nats"),
+    Mistake("perplexity", "trusts_a_negative_loss", '''
+def perplexity(mean_nll):
+    return float(np.exp(mean_nll))
+''', "a mean NLL below 0"),
     Mistake("perplexity", "negative_exponent", '''
 def perplexity(mean_nll):
     return float(np.exp(-mean_nll))
-''', "its inverse"),
+''', "is its inverse"),
     Mistake("perplexity", "inverse_nll", '''
 def perplexity(mean_nll):
     return 1.0 / mean_nll
@@ -487,6 +491,8 @@ def cross_entropy(logits, targets):
     "perplexity": '''
 import math
 def perplexity(mean_nll):
+    if not mean_nll >= 0:
+        raise ValueError("a negative mean NLL: the loss upstream is broken")
     return math.e ** mean_nll
 ''',
     "entropy": '''

@@ -16,12 +16,20 @@ from .common import LN2, _t, ask, check, sign_hint
 # ------------------------------------------------------------------------------ perplexity
 
 def _perplexity_hint(x):
+    """Symptoms in the learner's words (what a uniform chooser would say), never the expression that fixes it."""
     return known_mistakes(
-        (lambda: 2.0 ** x, "2 ** nll is for bits; mean_nll is in nats, so use e ** mean_nll (np.exp)."),
-        (lambda: math.exp(-x), "exp(-mean_nll) is the geometric-mean probability; perplexity is its inverse, "
-                               "exp(+mean_nll)."),
-        (lambda: 1.0 / x, "Perplexity is exp(mean_nll), not 1 / mean_nll."),
+        (lambda: 2.0 ** x, "That count belongs to a loss measured in bits (log base 2); mean_nll is in nats, "
+                           "natural logs, as your cross_entropy measures it."),
+        (lambda: math.exp(-x), "That number falls as the loss grows: a worse model got a smaller count. It is "
+                               "a typical probability of the true token, and the count of equally likely tokens "
+                               "is its inverse."),
+        (lambda: 1.0 / x, "A sure, right model (mean NLL 0) must count as 1 token, and here the count falls as "
+                          "the loss grows: a uniform chooser among k tokens has mean NLL ln k, not 1 / k."),
     )
+
+
+def _negative_nll_case(label, x):
+    return Case(label, call_with(x), raises(f"mean_nll must be >= 0, got {x}"))
 
 
 @check
@@ -29,8 +37,11 @@ def perplexity(hidden, rng):
     values = [math.log(4.0), 0.0, LN2] if not hidden else [float(v) for v in rng.uniform(0.1, 6.0, size=3)]
     labels = ["perplexity(ln 4) is 4: as unsure as a fair choice among 4 tokens", "perplexity(0.0) is 1",
               "perplexity(ln 2) is 2"] if not hidden else [f"perplexity({v:.4f})" for v in values]
-    return [Case(label, call_with(v), lambda v=v: math.exp(v), close(), hints=[_perplexity_hint(v)])
-            for label, v in zip(labels, values)]
+    cases = [Case(label, call_with(v), lambda v=v: math.exp(v), close(), hints=[_perplexity_hint(v)])
+             for label, v in zip(labels, values)]
+    below = -0.5 if not hidden else -float(rng.uniform(0.01, 3.0))
+    return cases + [_negative_nll_case(f"perplexity({below:.4g}): a mean NLL below 0 is no loss any model can "
+                                       "have (a count below 1 token), so it must raise ValueError", below)]
 
 
 # ------------------------------------------------------------------------- entropy and KL
