@@ -225,11 +225,11 @@ def half_layout_permutation(D):
 ''', "float"),
     # ------------------------------------------- the bug hunt: the bug as given, a half-fix, other slips
     Mistake("new_token_scores", "the_bug_as_given", variant(
-        A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([0])"), name="turned at 0"),
-        "code as given"),
-    Mistake("new_token_scores", "half_fix_one_position_early", variant(
         A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([T - 1])"),
-        name="turned at T - 1"), "one position short"),
+        name="turned at T - 1"), "code as given"),
+    Mistake("new_token_scores", "moved_to_the_start", variant(
+        A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([0])"), name="turned at 0"),
+        "at position 0"),
     Mistake("new_token_scores", "half_fix_one_position_late", variant(
         A, "new_token_scores", replace=("positions=np.array([T])", "positions=np.array([T + 1])"),
         name="turned at T + 1"), "one too long"),

@@ -426,15 +426,15 @@ def diagonal_spread(hidden, rng):
 
 # ------------------------------------------------------------- the bug hunt: new_token_scores
 
-HUNT_VARIANTS = ("at_zero", "one_early", "one_late", "before_the_text", "keys_turned_again", "keys_turned_instead")
+HUNT_VARIANTS = ("one_early", "at_zero", "one_late", "before_the_text", "keys_turned_again", "keys_turned_instead")
 
 HUNT_MESSAGES = {
-    "at_zero": "This is still the code as given. The new token's scores are not row T of the whole sequence's table, "
-               "yet they are true scores of this very query against these keys: the ones it gets when it stands "
-               "somewhere else in the text. Where does it stand for them, and where should it stand?",
-    "one_early": "Closer: the scores now come from a query placed among the kept keys, on top of the last one (offset 0 "
-                 "to it), one position short of where the new token stands.",
-    "one_late": "Closer: the scores now come from a query one position past the new token: every offset to a kept key "
+    "one_early": "This is still the code as given. The new token's scores are not row T of the whole sequence's "
+                 "table, yet they are true scores of this very query against these keys: the ones it gets when it "
+                 "stands somewhere else in the text. Where does it stand for them, and where should it stand?",
+    "at_zero": "Further off: the scores now come from a query at position 0, the start of the text, with every kept "
+               "key after it instead of before it.",
+    "one_late": "Not yet: the scores now come from a query one position past the new token: every offset to a kept key "
                 "is one too long.",
     "before_the_text": "The scores now come from a query standing before the text, as far before key 0 as the new "
                        "token stands after the last kept key: every key counts as ahead of the query instead of "
