@@ -281,17 +281,26 @@ def masked_lm_pairs(ids, mask_positions, mask_id):
 """, "IndexError"),
     # ---------------------------------------- the bug hunt: the bug as given, a half-fix, and other slips
     Mistake("causal_self_attention", "the_bug_as_given", variant(
+        A, "causal_self_attention", replace=("weights.sum(axis=-1, keepdims=True)", "weights.sum(axis=0, keepdims=True)"),
+        name="normalised down the columns"), "code as given"),
+    Mistake("causal_self_attention", "half_fix_whole_table", variant(
+        A, "causal_self_attention", replace=("weights.sum(axis=-1, keepdims=True)", "weights.sum()"),
+        name="normalised over the whole table"), "share of the whole table"),
+    Mistake("causal_self_attention", "half_fix_not_normalised", variant(
+        A, "causal_self_attention", replace=("weights = weights / weights.sum(axis=-1, keepdims=True)", "pass"),
+        name="not normalised"), "causal now"),
+    Mistake("causal_self_attention", "masked_by_multiplying", variant(
         A, "causal_self_attention", replace=("scores = np.where(causal_mask(T), scores, -np.inf)",
                                              "scores = scores * causal_mask(T)"), name="masked by multiplying"),
-        "code as given"),
-    Mistake("causal_self_attention", "half_fix_mask_after_the_softmax", variant(
+        "have a weight again"),
+    Mistake("causal_self_attention", "mask_after_the_softmax", variant(
         A, "causal_self_attention", replace=(
             "    scores = np.where(causal_mask(T), scores, -np.inf)",
             "    pass"), name="the mask moved after the softmax").replace(
         "    return weights @ x", "    weights = weights * causal_mask(T)\n    return weights @ x"),
         "not a distribution"),
     Mistake("causal_self_attention", "small_negative_fill", variant(
-        A, "causal_self_attention", replace=("-np.inf)", "-4.0)"), name="a small negative fill"), "small now, but not 0"),
+        A, "causal_self_attention", replace=("-np.inf)", "-4.0)"), name="a small negative fill"), "small, but not 0"),
     Mistake("causal_self_attention", "mask_inverted", variant(
         A, "causal_self_attention", replace=("np.where(causal_mask(T), scores, -np.inf)",
                                              "np.where(causal_mask(T), -np.inf, scores)"), name="the mask inverted"),
@@ -382,15 +391,16 @@ def _first_message(exercise, source):
 
 def test_bug_hunt_shows_progress_with_symptoms():
     """The bug hunt hunts: the code as released and each half-fix get different messages, each true of what it
-    sees (masking after the softmax is not called causal: it is not), and none says which line to write."""
+    sees (normalising over the whole table is not called causal: it is not), and none says which line to write."""
     mistakes = {m.label: m.source for m in MISTAKES if m.exercise == "causal_self_attention"}
     said = {"released": _first_message("causal_self_attention", stub_of(A, "causal_self_attention")),
             **{label: _first_message("causal_self_attention", mistakes[label])
-               for label in ("half_fix_mask_after_the_softmax", "small_negative_fill", "mask_inverted")}}
+               for label in ("half_fix_whole_table", "half_fix_not_normalised", "masked_by_multiplying",
+                             "mask_after_the_softmax", "small_negative_fill", "mask_inverted")}}
     assert len(set(said.values())) == len(said), said
     assert "code as given" in said["released"] and "Progress" not in said["released"], said["released"]
-    assert "still moves the earlier outputs" in said["half_fix_mask_after_the_softmax"]
-    assert "Causal now" not in said["half_fix_mask_after_the_softmax"]
+    assert "is_causal says False" in said["half_fix_whole_table"] and "causal now" not in said["half_fix_whole_table"]
+    assert "Progress: causal now" in said["half_fix_not_normalised"]
     for message in said.values():
-        for fix in ("-inf", "-1e9", "np.where", "masked_fill", "before the softmax", "Mask the scores"):
+        for fix in ("axis=-1", "axis=0", "axis=1", "keepdims", "np.where", "masked_fill", "-inf", "Mask the scores"):
             assert fix not in message, (fix, message)
