@@ -333,9 +333,7 @@ def merge_heads(hidden, rng):
 # ------------------------------------------------------------ count_mlp_params
 
 def _torch_param_count(widths, bias):
-    def want():
-        if len(widths) < 2:
-            raise ValueError(f"a stack needs at least two widths, got {tuple(widths)}")
+    def want():  # a stack of two widths or more: the refusals are cases of their own
         torch = import_torch()
         layers = [torch.nn.Linear(a, b, bias=bias, device="meta") for a, b in zip(widths, widths[1:])]  # no memory
         return sum(p.numel() for layer in layers for p in layer.parameters())
@@ -359,13 +357,11 @@ def _count_hints(widths, bias):
         (weights + biases + widths[-1] * widths[0] + (widths[0] if bias else 0),
          "One layer too many: the stack ends at the last width; it does not go round back to the first."),
     ]
+    first, last = (a * b + (b if bias else 0) for a, b in (pairs[0], pairs[-1]))
     if len(pairs) > 1:
-        wrong.append((pairs[0][0] * pairs[0][1] + (pairs[0][1] if bias else 0),
-                      f"Only the first layer was counted: {len(widths)} widths make {len(pairs)} layers in a row."))
-        last = pairs[-1]
-        wrong.append((weights + biases - last[0] * last[1] - (last[1] if bias else 0),
-                      f"One layer short: {len(widths)} widths make {len(pairs)} layers, one between each two "
-                      "neighbouring widths."))
+        wrong += [(first, f"Only the first layer was counted: {len(widths)} widths make {len(pairs)} layers."),
+                  (weights + biases - last, f"One layer short: {len(widths)} widths make {len(pairs)} layers, one "
+                                            "between each two neighbouring widths.")]
 
     def hint(got, want):
         if not isinstance(got, (int, float)) or isinstance(got, bool):
@@ -590,3 +586,14 @@ def stretch_of(hidden, rng):
         # fixed: columns, rows and the quarter circle all miss the radii here, whatever the seed
         _stretch_case("stretch_of([[1.2, 1], [0, 0.8]], 720)", [[1.2, 1.0], [0.0, 0.8]]),
     ]
+
+
+# ------------------------------------------------------------ LSA: how few pieces hold most of a count table
+
+_TWO = "two pieces, one per topic, already bring the error to 0.44"
+predict_lsa_rank = ask("predict_lsa_rank", form=described("an int", is_int), rtol=0, mistakes=[
+     (1, "One piece leaves a relative error of 0.75: the table holds two topics, pets and royalty, each needing "
+         f"a direction of its own; {_TWO}."),
+     (3, f"Below 0.5 needs fewer: {_TWO}; the third piece only describes quirks of single documents."),
+     (8, f"8 is the table's rank, where the error is 0. The question asks for the smallest rank below 0.5: {_TWO}."),
+     (12, f"12 is the number of documents; the table has rank 8, and {_TWO}.")])

@@ -313,6 +313,10 @@ def linear(x, W, b=None):
         y = y + b
     return y
 ''', "wrong values"),
+    returns("predict_lsa_rank", "one_piece", "1, 'the biggest singular value'", "each needing a direction"),
+    returns("predict_lsa_rank", "the_full_rank", "8, 'rank 8'", "the table's rank"),
+    returns("predict_lsa_rank", "three_pieces", "3, 'a bit more to be safe'", "already bring the error to 0.44"),
+    returns("predict_lsa_rank", "a_float", "0.44, 'the error'", "an int"),
 ]
 
 ALTERNATIVES = {
@@ -378,6 +382,7 @@ def stretch_of(A, n_points=720):
         best, worst = max(best, r), min(worst, r)
     return best, worst
 ''',
+    "predict_lsa_rank": answer("predict_lsa_rank", "[len({'pets', 'royalty'}), 'one direction per topic']"),
     "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [0, 1, 1], [1, 3, 4]]))\n",
 }
 
