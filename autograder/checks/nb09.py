@@ -15,7 +15,8 @@ import numpy as np
 
 from .compare import Case, call_with, close, describe, equal, predicate, raises
 from .hints import known_mistakes, numbers
-from .models.attention_blocks import SDPA_MESSAGES, blocks_cases
+from .models.attention_blocks import (SDPA_MESSAGES, SHUFFLE_MISTAKES, SHUFFLE_TRUTH, TABLE_MISTAKES, TABLE_TRUTH,
+                                      WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases)
 from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
 from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np
@@ -446,20 +447,13 @@ def head_backward(hidden, rng):
 ask = partial(question, A, wording=NB09)
 
 
-predict_weight_total = ask(
-    "predict_weight_total", reason=True, form=a_number, compare=close(atol=1e-4, rtol=0.0), atol=1e-4, rtol=0.0,
-    mistakes=[
-        (1.0, "1 would be right if each column were a distribution. The softmax runs over the keys of each query: a "
-              "row sums to 1, a column does not. Each of the 5 queries can give this one source token up to all of "
-              "its weight, so its column can gather up to 5."),
-        (7.0, "7 counts the source tokens. One column holds one weight per query, 5 of them, each at most 1: the "
-              "column can gather up to 5, when every target token reads only this source token."),
-        (35.0, "35 counts the weights of the whole table, each of which is at most 1. One column holds 5 of them, "
-               "one per query: up to 5."),
-        (5 / 7, "5/7 is the average column: the 5 rows sum to 1 each, and 5 spread over 7 columns is 5/7. One "
-                "column can take more than its share: up to 5, when every target token reads only this one.")],
-    otherwise="Each query's row sums to 1 over the keys; a column gathers one weight from each of the 5 queries, "
-              "each at most 1, so up to 5, reached when every target token reads only this one source token.")
+predict_weight_total = ask("predict_weight_total", reason=True, form=a_number, compare=close(atol=1e-4, rtol=0.0),
+                           atol=1e-4, rtol=0.0, mistakes=WEIGHT_TOTAL_MISTAKES, otherwise=WEIGHT_TOTAL_TRUTH)
+predict_table_gib = ask("predict_table_gib", reason=True, form=a_number, compare=close(atol=0.5, rtol=0.0), atol=0.01,
+                        rtol=1e-3, mistakes=TABLE_MISTAKES, otherwise=TABLE_TRUTH)
+predict_causal_shuffles = ask("predict_causal_shuffles", reason=True, compare=equal(), normalize=as_tuple,
+                              mistakes=SHUFFLE_MISTAKES, otherwise=SHUFFLE_TRUTH, form=described("a pair of True/False",
+                              lambda v: isinstance(v, (tuple, list)) and len(v) == 2 and all(type(x) is bool for x in v)))
 
 
 predict_sharp_weight = ask(

@@ -547,6 +547,26 @@ def attention_in_blocks(q, k, v, block):
     return out
 """
 
+MISTAKES += [  # the causal mask and order; the price of the table
+    returns("predict_causal_shuffles", "the_mask_keeps_the_symmetry", '(True, True), "attention ignores order"',
+            "The mask breaks part of the symmetry"),
+    returns("predict_causal_shuffles", "the_swap_shows", '(False, False), "order matters now"',
+            "whichever comes first"),
+    returns("predict_causal_shuffles", "the_other_way_round", '(True, False), "only the first two move"',
+            "other way round"),
+    returns("predict_causal_shuffles", "numbers_not_booleans", '(0, 1), "no, yes"', "a pair of True/False"),
+    returns("predict_table_gib", "one_head", '16, "T x T x 4 bytes"', "one head's table"),
+    returns("predict_table_gib", "one_byte_a_score", '48, "12 x T x T"', "one byte per score"),
+    returns("predict_table_gib", "one_row", '12 * 65536 * 4 / 2 ** 30, "a score per token"', "one row of the table"),
+    returns("predict_table_gib", "gigabytes", '206, "2e11 bytes"', "GB (10^9 bytes)"),
+    returns("predict_table_gib", "float64", '384, "8 bytes"', "8 bytes a score"),
+]
+
+ALTERNATIVES.update({
+    "predict_causal_shuffles": answer("predict_causal_shuffles", '[1 > 2, 2 > 1], "who reads whom changes; order within does not"'),
+    "predict_table_gib": answer("predict_table_gib", '192, "12 * 2^32 * 4 bytes"'),
+})
+
 MISTAKES += recurrence.MISTAKES  # read_context and its prediction: see that module
 ALTERNATIVES.update(recurrence.ALTERNATIVES)
 

@@ -26,6 +26,48 @@ SDPA_MESSAGES = {
                  "should get a weight of exactly 0.",
 }
 
+# predict_weight_total: the largest sum of one column of a (5, 7) cross-attention weight table
+WEIGHT_TOTAL_MISTAKES = [
+    (1.0, "1 would be right if each column were a distribution. The softmax runs over the keys of each query: a row "
+          "sums to 1, a column does not. Each of the 5 queries can give this one source token up to all of its weight, "
+          "so its column can gather up to 5."),
+    (7.0, "7 counts the source tokens. One column holds one weight per query, 5 of them, each at most 1: the column "
+          "can gather up to 5, when every target token reads only this source token."),
+    (35.0, "35 counts the weights of the whole table, each of which is at most 1. One column holds 5 of them, one per "
+           "query: up to 5."),
+    (5 / 7, "5/7 is the average column: the 5 rows sum to 1 each, and 5 spread over 7 columns is 5/7. One column can "
+            "take more than its share: up to 5, when every target token reads only this one.")]
+WEIGHT_TOTAL_TRUTH = ("Each query's row sums to 1 over the keys; a column gathers one weight from each of the 5 queries, "
+                      "each at most 1, so up to 5, reached when every target token reads only this one source token.")
+
+# predict_table_gib: one layer's scores, 12 heads, T = 65,536, float32, in GiB
+TABLE_MISTAKES = [
+    (16.0, "16 GiB is one head's table: a layer has 12 heads, each with its own T x T scores."),
+    (48.0, "48 counts one byte per score; a float32 takes 4."),
+    (12 * 65536 * 4 / 2 ** 30, "That is T scores per head, one row of the table: the table has T rows of T scores."),
+    (12 * 65536 ** 2 * 4 / 1e9, "206 is in GB (10^9 bytes); in GiB (2^30 bytes) the same table is 192."),
+    (96.0, "96 would be float16, 2 bytes a score; a float32 takes 4."),
+    (384.0, "384 counts 8 bytes a score (float64); a float32 takes 4.")]
+TABLE_TRUTH = "12 heads x 65,536^2 scores x 4 bytes = 206,158,430,208 bytes = 192 GiB, for one layer and one example."
+
+def _pair(a: bool, b: bool):
+    """A test: is a decoded answer the pair of booleans (a, b)? (Booleans are not numbers to compare within a tolerance.)"""
+    return lambda got: len(got) == 2 and [x is True for x in got] == [a, b] and all(isinstance(x, bool) for x in got)
+
+
+# predict_causal_shuffles: under the causal mask, (all five shuffled: outputs only shuffled?, first two swapped: outputs
+# of tokens 2, 3, 4 unchanged?)
+SHUFFLE_MISTAKES = [
+    (_pair(True, True), "The mask breaks part of the symmetry: after a shuffle, a token that lands earlier reads fewer "
+                   "tokens than before, and one that lands later reads more, so their outputs change, not only "
+                   "their places."),
+    (_pair(False, False), "Tokens 2, 3 and 4 read tokens 0 and 1 whichever comes first: a weighted sum does not care in "
+                     "which order its terms come, so their outputs stay as they were."),
+    (_pair(True, False), "Both are the other way round: a shuffle changes which tokens each one may read, while swapping "
+                    "the first two changes nothing for the tokens that read both.")]
+SHUFFLE_TRUTH = ("(False, True): the mask decides which tokens a token reads, so a shuffle changes outputs; but among "
+                 "the tokens it reads, the order is invisible, so the swap leaves tokens 2, 3 and 4 unchanged.")
+
 BLOCK_MESSAGES = {  # symptoms, and the likely cause in a learner's words; never the line to write
     "no_rescale": "Right when the largest score sits in the first block, wrong otherwise: what was added up before a "
                   "larger score turned up was counted against the old largest score, not the new one.",
