@@ -542,6 +542,10 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
     returns("predict_lm_targets", "every_entry_of_Y", "(7936, 0), '992 windows of 8'", "counts a position once for every window"),
     returns("predict_lm_targets", "people_wrote_them", "(999, 999), 'the author wrote every token'", "nobody wrote a target"),
     returns("predict_lm_targets", "not_a_pair", "999", "a tuple of two ints"),
+    returns("predict_emoji_tokens", "one_per_character", "1, 'one character'", "never held any of them"),
+    returns("predict_emoji_tokens", "unknown_dropped", "0, 'never seen'", "Nothing is dropped"),
+    returns("predict_emoji_tokens", "utf16", "2, 'a surrogate pair'", "UTF-16"),
+    returns("predict_emoji_tokens", "a_string", "'4', 'bytes'", "an int"),
     returns("predict_utf8_length", "characters", "7, 'one byte per character'", "number of characters"),
     returns("predict_utf8_length", "utf16_emoji", "8", "UTF-16"),
     returns("predict_utf8_length", "emoji_three_bytes", "10", "one byte short"),
@@ -634,6 +638,7 @@ def cbow_examples(ids, window):
     return [(tuple(ids[j] for j in range(n) if 0 < abs(j - i) <= window), ids[i]) for i in range(n)]
 ''',
     "predict_relabel": answer("predict_relabel", "[['same', 'changes'], 'address against quantity']"),
+    "predict_emoji_tokens": answer("predict_emoji_tokens", "len('👋'.encode()), 'its bytes, no merge'"),
     "predict_lm_targets": answer("predict_lm_targets", "[1000 - 1, 0], 'the text is its own label'"),
     "make_lm_pairs": '''
 def make_lm_pairs(ids, context_len):

@@ -65,3 +65,12 @@ predict_lm_targets = ask(  # counts, told apart exactly: 1000 is not 999 "within
                   "text, read off by make_lm_pairs. That is why any text is training data."),
      ((1000, 1000), "Nobody wrote a target: each is the next token of the text itself. And the first token follows "
                     "nothing, so 999 positions are targets, not 1000.")])
+
+predict_emoji_tokens = ask(  # its reveal follows a line of prose: "a cell below"
+    "predict_emoji_tokens", wording=NB04, form=described("an int", is_int), rtol=0, mistakes=[
+     (1, "One token for the character would need a merge that builds its bytes, and the paragraph, all ASCII, "
+         "never held any of them: no merge touches them, so each of the 4 bytes stays a token."),
+     (0, "Nothing is dropped and nothing is unknown: every byte has an ID, 0 to 255, so the emoji comes out as "
+         "its 4 bytes."),
+     (2, "2 is its length in UTF-16. In UTF-8 the emoji (above U+FFFF) takes 4 bytes, and no merge joins them."),
+     (3, "The emoji, above U+FFFF, takes 4 bytes in UTF-8, not 3; no merge joins any of them.")])
