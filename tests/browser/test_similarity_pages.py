@@ -59,4 +59,4 @@ def test_the_similarity_pages_fit_and_pass_axe(similarity_out, page, shots):
                 assert page.locator("#similarity a[href^='similarity/']").count() >= 1, path.name
             size = page.evaluate(OVERFLOW)
             assert size["page"] <= size["screen"] and not size["over"], f"{path.name} at {pixels} px: {size}"
-            assert_accessible(page, f"{path.name} at {pixels} px")
+            assert_accessible(page, f"{path.name} at {pixels} px", contrast=width == "phone")

@@ -46,12 +46,13 @@ nav ul{{columns:2}}.note{{background:#fff8e1;padding:.4rem .6rem}}
 .students td,.students th{{white-space:nowrap}}.students tr.row-problems td{{white-space:normal;padding-top:0}}
 ul.row-problems,ul.troubles{{margin:0 0 .4rem;padding-left:1.2rem;overflow-wrap:anywhere}}
 .items tbody th{{font-weight:normal;border:0}}.items td.num{{white-space:nowrap}}.items td.reading{{min-width:12rem}}
+.students td[data-label]::before{{color:#555}}
 @media (max-width:40rem){{body{{margin:1rem auto;font-size:15px}}.rate{{width:3.5rem}}nav ul{{columns:1}}
 th,td{{padding-right:.4rem}}.axis{{font-size:.6em}}
 .students thead{{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}}
 .students,.students tbody,.students tr,.students td{{display:block}}.students tbody{{border-top:1px solid #ddd;
 padding:.3rem 0}}.students td{{white-space:normal;text-align:left;padding:.05rem 0;overflow-wrap:anywhere}}
-.students td[data-label]::before{{content:attr(data-label) ": ";color:#555}}}}"""
+.students td[data-label]::before{{content:attr(data-label) ": "}}}}"""
 
 
 @dataclass
