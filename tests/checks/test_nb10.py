@@ -556,8 +556,20 @@ MISTAKES += [
     Mistake("train_step", "clips_each_value", variant(
         A, "train_step", replace=("clip_grad_norm_", "clip_grad_value_"),
         name="each gradient value clipped, not the global norm"), "capped on its own"),
+    Mistake("train_step", "pieces_not_scaled", variant(
+        A, "train_step", replace=("lm_loss(model(x_piece), y_piece) / pieces", "lm_loss(model(x_piece), y_piece)"),
+        name="each piece's mean loss backpropagated whole"), "by the number of pieces"),
+    Mistake("train_step", "steps_after_each_piece", variant(
+        A, "train_step", replace=("        total += share.item()\n",
+                                  "        total += share.item()\n"
+                                  "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+                                  "        optimizer.step()\n        optimizer.zero_grad()\n"),
+        name="a step after every piece"), "moved once per piece"),
+    Mistake("train_step", "clears_before_each_piece", variant(
+        A, "train_step", replace=("        share = lm_loss", "        optimizer.zero_grad()\n        share = lm_loss"),
+        name="the gradients cleared before every piece"), "last piece alone"),
     Mistake("train_step", "returns_the_tensor", variant(
-        A, "train_step", replace=("return loss.item()", "return loss"),
+        A, "train_step", replace=("return total", "return torch.tensor(total)"),
         name="the loss tensor returned, not its float"), "as a tensor"),
     Mistake("kv_cache_bytes", "keys_only", """
 def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
@@ -630,19 +642,23 @@ ALTERNATIVES.update({
     "predict_no_positions": answer("predict_no_positions", "'entropy ' + 'rate'"),
     "predict_harmful_switches": answer("predict_harmful_switches", "(4 - 2, 'the two that guard the start')"),
     "train_step": """
-def train_step(model, optimizer, xb, yb, max_norm):
+def train_step(model, optimizer, xb, yb, max_norm, pieces=1):
     for p in model.parameters():
         p.grad = None
-    logits = model(xb)
-    loss = F.cross_entropy(logits.flatten(0, 1), yb.flatten())
-    loss.backward()
+    n = len(xb) // pieces
+    loss = 0.0
+    for start in range(0, len(xb), n):
+        logits = model(xb[start:start + n])
+        part = F.cross_entropy(logits.flatten(0, 1), yb[start:start + n].flatten(), reduction="sum")
+        (part / yb.numel()).backward()
+        loss += part.item() / yb.numel()
     grads = [p.grad for p in model.parameters() if p.grad is not None]
     norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
     if norm > max_norm:
         for g in grads:
             g.mul_(max_norm / (norm + 1e-6))
     optimizer.step()
-    return float(loss)
+    return loss
 """,
     "kv_cache_bytes": """
 def kv_cache_bytes(n_layers, context_len, d_model, bytes_per_value=2, batch=1):
@@ -875,7 +891,7 @@ def test_the_hidden_checks_reject_each_option_mistake_under_any_seed(mistake):
 def test_the_feed_forward_and_step_messages_name_symptoms_not_the_line():
     """FeedForward's and train_step's messages say what came out wrong and why; they never hand over the call."""
     from autograder.checks.nb10.layers import GELU_IGNORED
-    messages = [*nb10.FF_MESSAGES.values(), GELU_IGNORED, *nb10.STEP_MESSAGES.values()]
+    messages = [*nb10.FF_MESSAGES.values(), GELU_IGNORED, *nb10.STEP_MESSAGES.values(), *nb10.PIECES_MESSAGES.values()]
     for message in messages:
         for code in ("F.gelu(", "approximate=", "fc2(", "zero_grad", "clip_grad_norm_", "clip_grad_value_", ".item()"):
             assert code not in message, f"{code!r} dictates the line: {message}"

@@ -33,7 +33,7 @@ from .layers import (BLOCK_MESSAGES, FF_MESSAGES, FF_TOL, LN_MESSAGES, NORM_CHOI
                      FeedForward, LayerNorm, count_block_params, predict_norm_vs_softmax)
 from .ninja import NODES as NINJA_NODES, layernorm_backward_nodes
 from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
-from .training import (STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
+from .training import (PIECES_MESSAGES, STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
                        predict_harmful_switches, predict_no_positions, train_step)
 from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, attention_maps, generate_cached,
                              kv_cache_bytes)
@@ -62,7 +62,7 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "predict_contextual", "predict_coordinate",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NORM_PROPERTIES", "NORM_CHOICES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",
     "BLOCK_MESSAGES",
-    "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
+    "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "PIECES_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
     "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SCORE_MESSAGES", "ABLATE_MESSAGES",
     "SHIFT_MESSAGES",
     "DECODE_MESSAGES", "VECTOR_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",

@@ -362,11 +362,86 @@ def describe_short(value):
     return describe(value)
 
 
+PIECES_MESSAGES = {  # the batch run in pieces: symptoms and their likely cause, never the line to write
+    "unscaled": "Run in pieces, the step is larger than the whole batch's, by the number of pieces: each piece's "
+                "loss is a mean over its own part, so adding their gradients counts the batch that many times.",
+    "step_each_piece": "Run in pieces, the parameters moved once per piece: the whole batch makes one update, taken "
+                       "after every piece has added its gradient.",
+    "zero_each_piece": "Run in pieces, the update follows the last piece alone: the earlier pieces' gradients were "
+                       "thrown away before the step.",
+}
+
+
+def _pieces_reference(seed, B, max_norm, pieces, variant=None):
+    """One clipped step of the whole batch (variant None), or the batch run in pieces with one known mistake."""
+    torch = import_torch()
+    model, opt, xb, yb = step_setup(seed, B=B)
+    ce = lambda x, y: torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())  # noqa: E731
+    if variant is None:
+        opt.zero_grad()
+        loss = ce(xb, yb)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        opt.step()
+        return loss.item(), flat_params(model)
+    opt.zero_grad()
+    losses = []
+    for x, y in zip(xb.chunk(pieces), yb.chunk(pieces)):
+        if variant == "zero_each_piece":
+            opt.zero_grad()
+        loss = ce(x, y) if variant == "unscaled" else ce(x, y) / pieces
+        loss.backward()
+        losses.append(loss.item())
+        if variant == "step_each_piece":
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            opt.step()
+            opt.zero_grad()
+    if variant != "step_each_piece":
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        opt.step()
+    return float(np.mean(losses) if variant == "unscaled" else np.sum(losses)), flat_params(model)
+
+
+def _pieces_case(label, seed, B, max_norm, pieces):
+    def call(fn):
+        model, opt, xb, yb = step_setup(seed, B=B)
+        loss = fn(model, opt, xb, yb, max_norm, pieces=pieces)
+        return loss, flat_params(model)
+
+    def test(got, want):
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return f"expected the loss, got {describe_short(got)}."
+        loss, params = got
+        if not isinstance(loss, float):
+            return f"expected the loss as a float, got {describe_short(loss)}."
+        w_loss, w_params = want
+        if not math.isclose(loss, w_loss, rel_tol=1e-5, abs_tol=1e-6):
+            return (f"returned loss {loss:.6f}, expected {w_loss:.6f} (the whole batch's mean lm_loss before the "
+                    f"step, whatever the number of pieces).")
+        g, w = numbers(params), numbers(w_params)
+        if g is not None and w is not None and g.shape == w.shape and np.allclose(g, w, atol=1e-5, rtol=1e-4):
+            return None
+        return (f"the parameters after the step differ from those of one clipped step of the whole batch "
+                f"(pieces=1): with pieces={pieces} the update must be the same.")
+
+    hint = known_mistakes(*((lambda n=n: _pieces_reference(seed, B, max_norm, pieces, n)[1], PIECES_MESSAGES[n])
+                            for n in PIECES_MESSAGES), atol=1e-5, rtol=1e-4)
+    return Case(label, call, lambda: _pieces_reference(seed, B, max_norm, pieces), predicate(test),
+                hints=[lambda got, want: hint(got[1], want[1]) if isinstance(got, tuple) and len(got) == 2 else None])
+
+
 @check
 def train_step(hidden, rng):
     if not hidden:
         return [_step_case("train_step on a small model with leftover gradients, SGD lr 0.1, max_norm=0.5 "
                            "(the gradient norm is larger: clipping acts)", 1, 0.5),
-                _step_case("train_step with max_norm=1000 (clipping does nothing)", 2, 1000.0)]
+                _step_case("train_step with max_norm=1000 (clipping does nothing)", 2, 1000.0),
+                _pieces_case("train_step, a batch of 4 in pieces=2, max_norm=1000 (clipping does nothing)",
+                             3, 4, 1000.0, 2),
+                _pieces_case("train_step, a batch of 4 in pieces=4, max_norm=0.5", 4, 4, 0.5, 4)]
     return [_step_case("train_step, max_norm=0.1", int(rng.integers(100, 1000)), 0.1),
-            _step_case("train_step, max_norm=2.0", int(rng.integers(1000, 2000)), 2.0)]
+            _step_case("train_step, max_norm=2.0", int(rng.integers(1000, 2000)), 2.0),
+            _pieces_case("train_step, a batch of 6 in pieces=3, max_norm=1000", int(rng.integers(2000, 3000)), 6,
+                         1000.0, 3),
+            _pieces_case("train_step, a batch of 6 in pieces=2, max_norm=0.3", int(rng.integers(3000, 4000)), 6,
+                         0.3, 2)]
