@@ -144,8 +144,8 @@ def _sequence_case(label, cond):
         hint = known_mistakes(
             (lambda: c.sum(), "That is the sum of the steps' probabilities, which can exceed 1: the sequence needs "
                               "the first step AND then the second, and so on."),
-            (lambda: np.log(c).sum(), "That is the log-probability (a sum of logs); return the probability "
-                                      "itself, the product."),
+            (lambda: np.log(c).sum(), "That is the log-probability (a sum of logs), a number below 0; the "
+                                      "contract asks for the probability itself, a number in [0, 1]."),
             (lambda: c.mean(), "That is the average of the steps' probabilities: one impossible step would not make "
                                "the whole sequence impossible, and it must."),
         )
