@@ -128,14 +128,18 @@ def _cross_entropy_case(label, logits, targets):
             (lambda: -_log_sm(logits)[rows, targets],
              "Return one number, the mean over the positions, not one loss per row."),
             (lambda: -_log_sm(logits)[:, targets].mean(),
-             "Each row must use its own target: log_p[np.arange(N), targets], not log_p[:, targets]."),
+             "This averages a whole (N, N) table: every row scored at every row's target. Each row's loss "
+             "reads its own target only, one entry per row."),
             (lambda: -_log_sm(logits)[targets].mean(),
-             "Each row must use its own target: log_p[np.arange(N), targets], not log_p[targets]."),
+             "This reads whole rows picked by the target ids, not one entry per row: row n's loss is "
+             "the entry of row n at column targets[n], its own target."),
             (lambda: -np.log2(stable_softmax(logits)[rows, targets]).mean(),
              "Nats use the natural log (np.log), not log2."),
         ),
-        nonfinite_hint("log(softmax) underflows to log(0) = -inf for extreme logits: compute log p directly as "
-                       "z - max - log(sum(exp(z - max))) (log-sum-exp)."),
+        nonfinite_hint("Not finite for extreme logits, although the true loss is finite (2000 nats for "
+                       "[1000, 0, -1000] at target 2): a probability underflowed to 0 before its log was taken, "
+                       "and log 0 = -inf. Never form the probability; simplify its log on paper first "
+                       "(the log-sum-exp form)."),
         sign_hint("The sign is flipped: the loss is -log p, positive."),
     ]
     return Case(label, call_with(logits, targets), want, close(), hints=hints)
