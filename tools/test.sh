@@ -18,6 +18,12 @@ export PATH="$(dirname "$(readlink -f "$py")"):$(pwd)/.venv/bin:$PATH"
 # collection takes) and every grading worker and kernel compiles autograder's modules from source. They go
 # to __pycache__/, which git ignores; the instructor's copy leaves them out.
 unset PYTHONDONTWRITEBYTECODE
+# One thread per numerical library in every process the suite starts (nbval's kernels, the students' image,
+# stock nbgrader, the graders): the suite already runs a test on every core, and PyTorch's OpenMP threads would
+# only spin against each other (nbval of notebook 10: 62 core-s with two threads a kernel, 55 with one, the
+# machine shared). The stored outputs were made with the threads a laptop has, so nbval also proves they do
+# not depend on the count. tests/grade/test_engine.py sets two to prove the grader sets one itself.
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 start=$(date +%s)
 # The machine's CPU over the run, from /proc/stat: busy and idle core-seconds (a busy machine's other work
 # counts too; on CI's machine there is none). Issue 48's measure: the suite within 600 busy core-seconds.
