@@ -348,11 +348,9 @@ def _count_hints(widths, bias):
         (weights, "That is the weights alone: with bias=True every layer adds one parameter per output feature."),
         (weights + sum(b for _, b in pairs), "With bias=False no layer has a bias vector: only the weights count."),
         (weights + sum(a for a, _ in pairs), "The biases were counted one per input feature of each layer: a "
-                                             "layer's bias has one entry per output (nn.Linear(3, 2) holds 8, "
-                                             "not 9)."),
+         "layer's bias has one entry per output (nn.Linear(3, 2) holds 8, not 9)."),
         (weights + len(pairs), "Each bias was counted as one number: it is a vector, one entry per output."),
-        (weights + (widths[-1] if bias else 0), "Only the last layer's bias was counted: every layer of the stack "
-                                                "has its own."),
+        (weights + (widths[-1] if bias else 0), "Only the last layer's bias was counted: each layer has its own."),
         (2 * weights + biases, "The weights were counted twice."),
         (weights + biases + widths[-1] * widths[0] + (widths[0] if bias else 0),
          "One layer too many: the stack ends at the last width; it does not go round back to the first."),
@@ -364,12 +362,8 @@ def _count_hints(widths, bias):
                                             "between each two neighbouring widths.")]
 
     def hint(got, want):
-        if not isinstance(got, (int, float)) or isinstance(got, bool):
-            return None
-        for value, message in wrong:
-            if got == value and value != want:
-                return message
-        return None
+        numeric = isinstance(got, (int, float)) and not isinstance(got, bool)
+        return next((message for value, message in wrong if numeric and got == value and value != want), None)
     return [hint]
 
 
@@ -524,6 +518,13 @@ predict_shear_stretch = ask(
               "p = (cos t, sin t) with t near 67.5 degrees mixes both columns and lands further out."),
      ("shorter", "The point (0, 1) of the circle lands on column 1, of length sqrt(5) = 2.24: the longest radius "
                  "of the image can only be at least that.")])
+
+predict_untransposed_copy = ask(  # its reveal follows the exercise's test cells at once: the cell after next
+    "predict_untransposed_copy", form=one_of(("error", "same", "different")), normalize=plain, mistakes=[
+     ("error", "A square W has shape (4, 4) either way round, so nothing complains: the layer runs and computes "
+               "x W^T + b, another map, with other numbers (the same only for a symmetric W)."),
+     ("same", "nn.Linear computes x @ weight.T + bias: with weight = W that is x W^T, not x W, and the numbers "
+              "differ unless W is symmetric. Only the shapes agree, which is why nothing complains.")])
 
 
 def _stretch_case(label, A_, n_points=720):
