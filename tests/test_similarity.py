@@ -257,3 +257,35 @@ def test_the_synthetic_class_inlines_a_step_with_its_parentheses_so_a_copy_compu
     np.testing.assert_allclose(values[1], values[0])
     tokens = [[t[0] for t in normalised_tokens(f"def f(x):\n{body}")] for body in (apart, inlined)]
     assert tokens[1] == tokens[0]
+
+
+def test_a_pair_alike_on_all_but_one_exercise_is_named_when_the_last_supports_it():
+    """Two exercises alike (score 20 or more) and a third at 10 or more (a short answer copied, or one with a
+    step rewritten) name a pair; one exercise alike and two that only support do not, nor two alike alone."""
+    from autograder.grade.output.alike import ExerciseTally
+    from autograder.similarity.compare import Alike
+    from autograder.similarity.run import _add_up, _Outcome
+
+    scores = {("a", "b"): (25.0, 30.0, 12.0), ("c", "d"): (25.0, 12.0, 12.0), ("e", "f"): (25.0, 30.0)}
+    part = _Outcome(students=set("abcdef"))
+    for i in range(3):
+        gid = f"ex{i}"
+        part.alike["nb", gid] = [Alike(x, y, s[i]) for (x, y), s in scores.items() if i < len(s)]
+        part.answered["nb", gid] = set("abcdef")
+        part.tallies.append(ExerciseTally("nb", gid, 6, 0, sum(1 for p in part.alike["nb", gid] if p.score >= 20)))
+    found = _add_up([part], 3, 0.0)
+    assert [(p.a, p.b, [s.score for s in p.shared]) for p in found.pairs] == [("a", "b", [25.0, 30.0, 12.0])]
+    assert 0 < found.pairs[0].chance < 1  # the chance of the two alike ones, not of three
+
+
+def test_a_score_between_support_and_alike_is_found_only_when_asked_for():
+    answers = {f"s{i}": frozenset(range(1000 * i, 1000 * i + 6)) for i in range(500)}
+    answers["s1"] = frozenset(list(answers["s0"])[:3]) | {999_999, 999_998, 999_997}  # half of s0's, rare
+    strong, _ = compare.alike_pairs(answers)
+    weak, _ = compare.alike_pairs(answers, at=compare.SUPPORT)
+    assert not strong and [(p.a, p.b) for p in weak] == [("s0", "s1")]
+    assert compare.SUPPORT <= weak[0].score < compare.ALIKE
+    # an answer too short at this class size (could not be alike even copied word for word) supports nothing
+    answers["s2"] = answers["s3"] = frozenset({5_000_001, 5_000_002, 5_000_003})
+    weak, short = compare.alike_pairs(answers, at=compare.SUPPORT)
+    assert {"s2", "s3"} <= short and [(p.a, p.b) for p in weak] == [("s0", "s1")]

@@ -13,6 +13,15 @@ matters more than a short one, and no share of a short one is enough on its own.
 reach :data:`ALIKE` even against a word-for-word copy of itself is **too short to tell apart at this class
 size**, and is said to be, not counted as compared.
 
+A pair of students is named when alike on :data:`run.MIN_EXERCISES` exercises, or when alike on all but one of
+them and the last scores :data:`SUPPORT` or more (e^10: 20,000 times likelier copied). The bar of
+:data:`ALIKE` is set for a pair nothing else speaks for (one of the class's 125,000); a pair alike on two
+exercises is no longer one of those, and its third needs less: a copy of a short answer (20 to 30 tokens,
+whose fingerprints are fewer and commoner) or of one with a step rewritten rarely reaches 20 even copied,
+yet among a class of 500 the pairs alike on two exercises by chance are a handful, and few of those also
+score 10 on a third. What a supporting exercise scores is shown with it; an answer too short at this class
+size supports nothing.
+
 Pairs to weigh come from an inverted index (fingerprint -> answers): the fingerprints that at most
 :data:`RARE` answers (or 10% of them) have propose each pair of their holders, and a pair whose shared ones
 add :data:`PROPOSE` to the score is weighed. So a class of 500 weighs hundreds of pairs an exercise, not
@@ -35,6 +44,7 @@ import numpy as np
 MIN_TOKENS = 20  # fewer tokens of the student's own (a one-line `return Q @ K.T` has 7): too short to tell apart
 KEPT = 0.8  # the share of its source's fingerprints a copy keeps, in the likelihood ratio
 ALIKE = 20.0  # log-likelihood ratio from which two answers are alike (e^20: 500 million times likelier copied)
+SUPPORT = 10.0  # from which an exercise counts for a pair already alike on all but one of the exercises needed
 PRIOR = 0.05, 10  # how common an unseen fingerprint is taken to be, and as how many answers' worth of evidence
 RARE = 10  # a fingerprint that at most this many answers (or 10% of them) have proposes their pairs
 PROPOSE = 8.0  # what those must add to the score for the pair to be weighed
@@ -48,9 +58,10 @@ class Alike:
     score: float  # the log-likelihood ratio, copied against written alone
 
 
-def alike_pairs(answers: dict[str, frozenset[int]]) -> tuple[list[Alike], set[str]]:
-    """The pairs of ``answers`` (student -> fingerprints of their answer to one exercise) that are alike, and the
-    students whose answer is too short to tell apart at this class size (:func:`_ceiling`)."""
+def alike_pairs(answers: dict[str, frozenset[int]], *, at: float = ALIKE) -> tuple[list[Alike], set[str]]:
+    """The pairs of ``answers`` (student -> fingerprints of their answer to one exercise) that score ``at`` or more
+    (:data:`ALIKE`: alike; :data:`SUPPORT`: also those that can only support a pair), and the students whose
+    answer is too short to tell apart at this class size (:func:`_ceiling`)."""
     students = list(answers)
     n = len(students)
     holders: dict[int, list[int]] = defaultdict(list)
@@ -68,9 +79,11 @@ def alike_pairs(answers: dict[str, frozenset[int]]) -> tuple[list[Alike], set[st
     found = []
     for a, b in _proposed(holders, share, n):
         sa, sb = students[a], students[b]
+        if sa in short or sb in short:  # too short at this class size: never compared, nor a support
+            continue
         # each direction: share() for what the other has, lack() for what it has not; the smaller of the two
         score = sum(share[h] - lack[h] for h in answers[sa] & answers[sb]) + min(lacking[sa], lacking[sb])
-        if score >= ALIKE:
+        if score >= at:
             found.append(Alike(sa, sb, score))
     return found, short
 

@@ -16,7 +16,7 @@ from ..grade.output.report import _csv
 from ..nbio import write_atomic
 from ..grade.output.alike import (PAGES, SIMILARITY_STYLE, Pair, Similarity, caveat, e, not_compared, save,
                                   section, short_by_assignment)
-from .compare import ALIKE
+from .compare import ALIKE, SUPPORT
 from .run import SideBySide, side_by_side
 
 CSV_COLUMNS = ("student_a", "student_b", "exercises_alike", "both_answered", "expected_by_chance", "chance",
@@ -87,7 +87,9 @@ def pair_page(pair: Pair, views: list[SideBySide], *, report: bool = True) -> st
         blocks.append(
             f'<h2 id="{e(v.assignment)}-{e(v.grade_id)}">{e(name)}</h2>'
             f'<p>Score {v.score:.0f}: how much likelier these two answers are copied than written apart, as '
-            f"a log-likelihood ratio (alike from {ALIKE:g}).</p><div class=\"sbs\">"
+            f"a log-likelihood ratio (alike from {ALIKE:g}"
+            + (f"; below it, this exercise only supports the others, from {SUPPORT:g}" if v.score < ALIKE else "")
+            + ").</p><div class=\"sbs\">"
             + "".join(f'<figure><figcaption>{e(who)}\'s answer</figcaption><pre tabindex="0" role="region" '
                       f'aria-label="{e(who)}\'s answer to {e(name)}"><code>{marked(code, spans)}</code></pre></figure>'
                       for who, code, spans in ((pair.a, v.code_a, v.spans_a), (pair.b, v.code_b, v.spans_b)))

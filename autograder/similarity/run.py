@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import paths
 from .answers import Answer, Exercise, course_exercises, read_answers
-from .compare import MIN_TOKENS, Alike, alike_pairs, chance_of_at_least
+from .compare import ALIKE, MIN_TOKENS, SUPPORT, Alike, alike_pairs, chance_of_at_least
 from .fingerprints import Fingerprints, fingerprint, normalised_tokens, shared_spans
 from ..grade.output.alike import ExerciseTally, Pair, SharedExercise, Similarity, Unread
 
@@ -56,9 +56,9 @@ def _compare_assignment(submissions: Path, assignment: str, students: tuple[str,
         elif fp.size:
             short[answer.grade_id] += 1
     for gid in exercises:
-        found, here = alike_pairs(per[gid]) if len(per[gid]) > 1 else ([], set())
-        out.tallies.append(ExerciseTally(assignment, gid, len(per[gid]) - len(here), short[gid], len(found),
-                                         too_short_here=len(here)))
+        found, here = alike_pairs(per[gid], at=SUPPORT) if len(per[gid]) > 1 else ([], set())
+        out.tallies.append(ExerciseTally(assignment, gid, len(per[gid]) - len(here), short[gid],
+                                         sum(1 for p in found if p.score >= ALIKE), too_short_here=len(here)))
         out.alike[assignment, gid] = found
         out.answered[assignment, gid] = set(per[gid]) - here
     return out
@@ -99,12 +99,13 @@ def _add_up(parts: list[_Outcome], min_exercises: int, seconds: float) -> Simila
                 shared[pair.a, pair.b].append(SharedExercise(assignment, gid, round(pair.score, 1)))
     pairs = []
     for (a, b), exercises in shared.items():
-        if len(exercises) < min_exercises:
+        # alike on min_exercises, or on all but one and the last at SUPPORT (compare's docstring says why)
+        alike = sum(1 for s in exercises if s.score >= ALIKE)
+        if len(exercises) < min_exercises or alike < max(1, min_exercises - 1):
             continue
         both = [k for k, who in answered.items() if a in who and b in who]
-        expected = sum(tallies[k].chance for k in both)
-        pairs.append(Pair(a, b, tuple(exercises), len(both), round(expected, 4),
-                          chance_of_at_least(len(exercises), expected)))
+        expected = sum(tallies[k].chance for k in both)  # the chance of each: of being alike, at ALIKE
+        pairs.append(Pair(a, b, tuple(exercises), len(both), round(expected, 4), chance_of_at_least(alike, expected)))
     pairs.sort(key=lambda p: (-len(p.shared), p.chance, p.a, p.b))
     students = set().union(*(part.students for part in parts)) if parts else set()
     return Similarity(len(students), min_exercises, tuple(pairs), tuple(tallies.values()),
