@@ -546,6 +546,11 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
     returns("predict_emoji_tokens", "unknown_dropped", "0, 'never seen'", "Nothing is dropped"),
     returns("predict_emoji_tokens", "utf16", "2, 'a surrogate pair'", "UTF-16"),
     returns("predict_emoji_tokens", "a_string", "'4', 'bytes'", "an int"),
+    returns("predict_first_merges", "characters_only", "('th', 'he', 'e '), 'the commonest letter pairs'",
+            "what the merges before it left"),
+    returns("predict_first_merges", "tie_to_at", "('at', 'th', 'he'), 'cat hat bat'", "a tie goes to the pair seen first"),
+    returns("predict_first_merges", "third_is_at", "('th', 'the', 'at'), 'then at'", "'the ' at position 0"),
+    returns("predict_first_merges", "a_list_of_two", "('th', 'the'), 'two'", "a tuple of three strings"),
     returns("predict_utf8_length", "characters", "7, 'one byte per character'", "number of characters"),
     returns("predict_utf8_length", "utf16_emoji", "8", "UTF-16"),
     returns("predict_utf8_length", "emoji_three_bytes", "10", "one byte short"),
@@ -638,6 +643,7 @@ def cbow_examples(ids, window):
     return [(tuple(ids[j] for j in range(n) if 0 < abs(j - i) <= window), ids[i]) for i in range(n)]
 ''',
     "predict_relabel": answer("predict_relabel", "[['same', 'changes'], 'address against quantity']"),
+    "predict_first_merges": answer("predict_first_merges", "[['t' + 'h', 'the', 'the '], 'first seen wins ties']"),
     "predict_emoji_tokens": answer("predict_emoji_tokens", "len('👋'.encode()), 'its bytes, no merge'"),
     "predict_lm_targets": answer("predict_lm_targets", "[1000 - 1, 0], 'the text is its own label'"),
     "make_lm_pairs": '''

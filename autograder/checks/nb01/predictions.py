@@ -74,3 +74,14 @@ predict_emoji_tokens = ask(  # its reveal follows a line of prose: "a cell below
          "its 4 bytes."),
      (2, "2 is its length in UTF-16. In UTF-8 the emoji (above U+FFFF) takes 4 bytes, and no merge joins them."),
      (3, "The emoji, above U+FFFF, takes 4 bytes in UTF-8, not 3; no merge joins any of them.")])
+
+predict_first_merges = ask(
+    "predict_first_merges", form=described("a tuple of three strings",
+                                           lambda v: isinstance(v, tuple) and len(v) == 3
+                                           and all(isinstance(x, str) for x in v)), mistakes=[
+     (("th", "he", "e "), "Each merge works on what the merges before it left: once 'th' is one unit, 'h' no longer "
+                          "stands before 'e', and the pair ('th', 'e'), 3 times, builds 'the'."),
+     (lambda got: got[0] in ("he", "e ", "at"), "Four pairs occur 3 times each ('th', 'he', 'e ', 'at'); a tie goes "
+                                                "to the pair seen first, and 'th' stands at position 0."),
+     (lambda got: got[:2] == ("th", "the") and got[2] == "at",
+      "After merge 2, ('the', ' ') and ('a', 't') both occur 3 times; the first seen wins, 'the ' at position 0.")])
