@@ -529,8 +529,8 @@ predict_first_token = ask("predict_first_token", reason=True, form=one_of(FIRST_
 
 @check
 def match_fixes(hidden, rng):
-    """The pairing of each limitation with its fix: one case, the same hidden (the answer is a fact, not a function)."""
-    return [Case("match_fixes() pairs each of the 5 limitations with one of the 5 fixes", lambda fn: fn(),
+    """The cure of each measured symptom: one case, the same hidden (the answer is a fact, not a function)."""
+    return [Case("match_fixes() names the fix that cures each of the 5 symptoms A to E", lambda fn: fn(),
                  lambda: dict(FIXES), predicate(lambda got, want: fixes_problem(got)))]
 
 

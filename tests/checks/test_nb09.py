@@ -89,6 +89,29 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 def scaled_dot_product_attention(q, k, v, mask=None):
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 ''', "expected 2 values"),
+    Mistake("scaled_dot_product_attention", "k_T_reverses_every_axis", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.T / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w @ v, w
+''', "3 queries, 5 keys, no mask: raised RuntimeError"),
+    Mistake("scaled_dot_product_attention", "returns_the_scores_not_the_weights", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v, scores
+''', "item 1 of the result: wrong values"),
+    Mistake("scaled_dot_product_attention", "mask_always_spread_over_heads", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask.unsqueeze(1), float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w @ v, w
+''', "wrong shape: expected (1, 4, 8), got (4, 4, 8)"),
     Mistake("MultiHeadAttention", "merge_without_transpose", mha(SPLIT + '''
 out, _ = scaled_dot_product_attention(q, k, v, mask)
 return self.w_o(out.reshape(B, Tq, d))
@@ -422,14 +445,13 @@ return self.classifier(summaries), tags
     "predict_label_counts": answer("predict_label_counts", '[4, 7 + 5 + 3 + 2], "one per sentence, one per word"'),
 })
 
-RIGHT_FIXES = {"identity without similarity": "embedding", "bag without order": "positions",
-               "vanishing gradient": "gates/residual", "fixed vector": "cross-attention",
-               "sequential steps": "self-attention"}
+RIGHT_FIXES = {"A": "cross-attention", "B": "self-attention", "C": "embedding", "D": "self-attention",
+               "E": "positions"}
 
 
 def fixes(**changed):
-    """match_fixes returning the right pairing with ``changed`` pairs (keys spelt with _ for spaces) put in."""
-    pairs = dict(RIGHT_FIXES, **{k.replace("_", " "): v for k, v in changed.items()})
+    """match_fixes returning the right pairing with ``changed`` pairs (symptom letters) put in."""
+    pairs = dict(RIGHT_FIXES, **changed)
     return answer("match_fixes", repr(pairs))
 
 
@@ -450,18 +472,21 @@ MISTAKES += [  # what limits a recurrence, and what fixed it
     returns("predict_language_id", "counts_the_words", '("classifier", 17), "7 + 5 + 3 + 2"', "one label per sequence"),
     returns("predict_language_id", "tags_the_padding_too", '("tagger", 28), "every position"', "4 labels"),
     returns("predict_language_id", "no_job_named", '(1, 4), "one per text"', '"classifier" or "tagger"'),
-    Mistake("match_fixes", "the_two_attentions_swapped",
-            fixes(fixed_vector="self-attention", sequential_steps="cross-attention"), "2 of the 5 pairs are wrong"),
-    Mistake("match_fixes", "order_and_identity_swapped",
-            fixes(identity_without_similarity="positions", bag_without_order="embedding"), "as far from every other token"),
-    Mistake("match_fixes", "gates_for_the_fixed_vector",
-            fixes(vanishing_gradient="cross-attention", fixed_vector="gates/residual"), "3e-5 after 99 steps"),
-    Mistake("match_fixes", "attention_for_everything", fixes(vanishing_gradient="self-attention"), "more than one"),
-    Mistake("match_fixes", "a_limitation_left_out",
-            "def match_fixes():\n    return {'bag without order': 'positions', 'fixed vector': 'cross-attention'}\n",
-            "missing"),
-    Mistake("match_fixes", "a_misspelt_fix", fixes(vanishing_gradient="residual"), "must be one of FIXES"),
-    Mistake("match_fixes", "a_list_of_pairs", "def match_fixes():\n    return [('fixed vector', 'cross-attention')]\n",
+    Mistake("match_fixes", "the_two_attentions_swapped", fixes(A="self-attention", B="cross-attention"),
+            "2 of the 5 pairs are wrong. Symptom A"),
+    Mistake("match_fixes", "order_and_identity_swapped", fixes(C="positions", E="embedding"),
+            "nothing about what it is like"),
+    Mistake("match_fixes", "gates_for_the_vanishing_gradient", fixes(D="gates"), "still 99 steps long"),
+    Mistake("match_fixes", "gates_for_the_fixed_vector", fixes(A="gates"), "fixed size"),
+    Mistake("match_fixes", "cross_attention_for_the_long_path", fixes(D="cross-attention"), "one step, whatever T"),
+    Mistake("match_fixes", "the_old_limitation_names_as_keys",
+            "def match_fixes():\n    return {'fixed vector': 'cross-attention', 'bag without order': 'positions'}\n",
+            "five letters of SYMPTOMS"),
+    Mistake("match_fixes", "a_letter_left_out",
+            "def match_fixes():\n    return {'A': 'cross-attention', 'C': 'embedding', 'E': 'positions'}\n",
+            "missing ['B', 'D']"),
+    Mistake("match_fixes", "a_misspelt_fix", fixes(D="residual"), "must be one of FIXES"),
+    Mistake("match_fixes", "a_list_of_pairs", "def match_fixes():\n    return [('A', 'cross-attention')]\n",
             "expected a dict"),
 ]
 
@@ -471,10 +496,10 @@ ALTERNATIVES.update({
     "predict_language_id": answer("predict_language_id", '["classifier", 2 + 2], "one language per text"'),
     "match_fixes": """
 def match_fixes():
-    pairs = [("self-attention", "sequential steps"), ("gates/residual", "vanishing gradient"),
-             ("embedding", "identity without similarity"), ("cross-attention", "fixed vector"),
-             ("positions", "bag without order")]  # fix first, in FIXES' order
-    return {limitation: fix for fix, limitation in pairs}
+    cures = {"embedding": "C", "positions": "E", "cross-attention": "A"}
+    answer = {letter: fix for fix, letter in cures.items()}
+    answer.update(dict.fromkeys("BD", "self-attention"))  # the chain's length, in time and in gradient
+    return answer
 """,
 })
 

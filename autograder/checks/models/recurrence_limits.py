@@ -76,44 +76,41 @@ LANGUAGE_MISTAKES = [
 LANGUAGE_TRUTH = "Which language a text is in is one answer per text: a classifier, and 4 labels for the 4 texts."
 
 
-# match_fixes: each limitation the lecture meets, paired with what fixed it
-FIXES = {"identity without similarity": "embedding", "bag without order": "positions",
-         "vanishing gradient": "gates/residual", "fixed vector": "cross-attention",
-         "sequential steps": "self-attention"}
-WHAT_EACH_LIMITS = {  # a wrong pairing is told what the limitation is, never which fix it takes
-    "identity without similarity": "a token known only by its id (one-hot, notebook 01) is as far from every other "
-                                   "token: nothing says 'cat' is nearer 'dog' than 'of'. What gives tokens a "
-                                   "geometry?",
-    "bag without order": "attention alone is permutation equivariant (this notebook): 'dog bites man' and 'man "
-                         "bites dog' give each word the same output. What tells a position where it stands?",
-    "vanishing gradient": "a gradient multiplied by about 0.9 at every step of a chain is 3e-5 after 99 steps "
-                          "(notebook 05, and this notebook's 0.9^99). What gives the gradient a path that is not a "
-                          "product of many small factors?",
-    "fixed vector": "a decoder that starts from the encoder's last state must find every source token in one "
-                    "vector of fixed size (the copying task). What lets each decoder step read every encoder "
-                    "state?",
-    "sequential steps": "step t of a recurrence cannot start before step t - 1 ends, so T tokens are T steps one "
-                        "after another. What computes every position in one step?",
+# match_fixes: each symptom measured in the course (notebook 09's SYMPTOMS, by letter), paired with its cure
+FIXES = {"A": "cross-attention", "B": "self-attention", "C": "embedding", "D": "self-attention", "E": "positions"}
+FIX_NAMES = ("self-attention", "gates", "embedding", "cross-attention", "positions")
+WHAT_EACH_LIMITS = {  # a wrong pairing is told what causes the symptom, never which fix cures it
+    "A": "the decoder gets one vector of fixed size, written after the last source token, and must find every "
+         "source token in it. What would let the step that writes token j look at the encoder's state at j?",
+    "B": "state t cannot be computed before state t - 1, so the chain grows with T whatever the hardware. What "
+         "computes every position at once?",
+    "C": "a one-hot id says which token it is and nothing about what it is like. What gives tokens a geometry, "
+         "with similar tokens near each other?",
+    "D": "the gradient is multiplied by a factor at each of the 99 steps of the path. Gates make each factor "
+         "nearer 1, which delays the decay but leaves the path T - 1 steps long (this notebook's words): "
+         "0.99^999 = 0.00004. What makes the path from position 99 to position 0 one step, whatever T?",
+    "E": "attention's weights depend on which tokens are there, not where: nothing tells a token where it "
+         "stands. What gives a token its place?",
 }
+GATES = ("gates slow the decay of one symptom but cure none of the five: with gates the path from position 99 "
+         "to position 0 is still 99 steps long, each a factor below 1.")
 
 
 def fixes_problem(got) -> "str | None":
-    """What is wrong with a learner's pairing (a dict limitation -> fix), or None when it is the right one."""
+    """What is wrong with a learner's pairing (a dict symptom letter -> fix), or None when it is the right one."""
     if not isinstance(got, dict):
-        return f"expected a dict from each limitation to its fix, got {type(got).__name__}."
+        return f"expected a dict from each symptom's letter to its fix, got {type(got).__name__}."
     missing, extra = [k for k in FIXES if k not in got], [k for k in got if k not in FIXES]
     if missing or extra:
-        return (f"the keys must be the five limitations of LIMITATIONS, spelt as there; missing {missing}, not a "
-                f"limitation {extra}.")
-    unknown = [v for v in got.values() if v not in FIXES.values()]
+        return (f"the keys must be the five letters of SYMPTOMS, 'A' to 'E'; missing {missing}, not a letter "
+                f"{extra}.")
+    unknown = [v for v in got.values() if v not in FIX_NAMES]
     if unknown:
         return f"each value must be one of FIXES, spelt as there; {unknown!r} is not."
-    twice = sorted({v for v in got.values() if list(got.values()).count(v) > 1})
-    if twice:
-        return f"each fix answers one limitation, and {twice} is given to more than one."
     wrong = [k for k in FIXES if got[k] != FIXES[k]]
     if not wrong:
         return None
     first = wrong[0]
-    return (f"{len(wrong)} of the 5 pairs are wrong. '{first}' is not fixed by '{got[first]}': "
-            f"{WHAT_EACH_LIMITS[first]}")
+    why = GATES + " " if got[first] == "gates" else ""
+    return (f"{len(wrong)} of the 5 pairs are wrong. Symptom {first} is not cured by '{got[first]}': {why}"
+            f"Its cause: {WHAT_EACH_LIMITS[first]}")
