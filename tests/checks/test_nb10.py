@@ -316,6 +316,37 @@ def lm_loss(logits, targets):
     V = logits.shape[-1]
     return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1)).item()
 ''', "expected a torch tensor"),
+    Mistake("lm_loss", "ignore_accepted_but_unused", '''
+def lm_loss(logits, targets, ignore=None):
+    B, T, V = logits.shape
+    if targets.shape != (B, T):
+        raise ValueError(f"targets {tuple(targets.shape)} do not fit logits {tuple(logits.shape)}")
+    return F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T))
+''', "ignored positions changed the loss"),
+    Mistake("lm_loss", "mean_over_all_positions", '''
+def lm_loss(logits, targets, ignore=None):
+    B, T, V = logits.shape
+    if targets.shape != (B, T):
+        raise ValueError(f"targets {tuple(targets.shape)} do not fit logits {tuple(logits.shape)}")
+    each = F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T), reduction="none")
+    if ignore is not None:
+        each = each * (targets.reshape(B * T) != ignore)
+    return each.sum() / (B * T)
+''', "still counted in the number you divided by"),
+    Mistake("lm_loss", "sum_over_counted_positions", '''
+def lm_loss(logits, targets, ignore=None):
+    B, T, V = logits.shape
+    if targets.shape != (B, T):
+        raise ValueError(f"targets {tuple(targets.shape)} do not fit logits {tuple(logits.shape)}")
+    if ignore is None:
+        return F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T))
+    return F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T), ignore_index=ignore, reduction="sum")
+''', "their sum, not their mean"),
+    Mistake("lm_loss", "no_shape_check", '''
+def lm_loss(logits, targets, ignore=None):
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=-100 if ignore is None else ignore)
+''', "should raise ValueError"),
     Mistake("generate", "no_cropping", gen('''
 logits = model(ids)[:, -1]
 if temperature == 0:
@@ -418,9 +449,13 @@ if tie_weights:  # tied the other way round: the embedding takes the head's Para
     self.tok_emb.weight = self.head.weight
 '''),
     "lm_loss": '''
-def lm_loss(logits, targets):
+def lm_loss(logits, targets, ignore=None):
+    if logits.ndim != 3 or list(targets.shape) != list(logits.shape[:2]):
+        raise ValueError("targets must be (B, T) for logits (B, T, V)")
     logp = torch.log_softmax(logits, dim=-1)
-    return -logp.gather(-1, targets.unsqueeze(-1)).mean()
+    nll = -logp.gather(-1, targets.clamp(0, logits.shape[-1] - 1).unsqueeze(-1)).squeeze(-1)
+    counted = torch.ones_like(nll) if ignore is None else (targets != ignore).to(nll.dtype)
+    return (nll * counted).sum() / counted.sum()
 ''',
     "generate": '''
 def generate(model, ids, max_new_tokens, temperature=1.0, generator=None):

@@ -27,6 +27,10 @@ VECTORS = """
 def token_vectors(model, ids, position):
 {body}
 """
+FORCING = """
+def translator_loss(model, src, tgt, bos_id, pad_id):
+{body}
+"""
 
 
 def shift(body: str) -> str:
@@ -39,6 +43,10 @@ def decode(body: str) -> str:
 
 def vectors(body: str) -> str:
     return VECTORS.format(body=indent(body, 4))
+
+
+def forcing(body: str) -> str:
+    return FORCING.format(body=indent(body, 4))
 
 
 GREEDY_LOOP = """
@@ -57,7 +65,7 @@ def greedy(steps="max_len", read="logits[0, -1].argmax()", result="out[1:]", sta
                   .replace("out = [bos_id]", f"out = {start}"))
 
 
-EXERCISES = ("shift_right", "greedy_decode", "token_vectors")  # the predictions need the notebook's answer
+EXERCISES = ("shift_right", "translator_loss", "greedy_decode", "token_vectors")  # the predictions need the notebook's answer
 
 MISTAKES = [
     Mistake("shift_right", "no_shift", shift("return targets.clone()"), "very word it is asked to predict"),
@@ -83,6 +91,15 @@ targets[:, 1:] = targets[:, :-1].clone()
 targets[:, 0] = bos_id
 return targets
 """), "changed the targets it was given"),
+    Mistake("translator_loss", "fed_its_own_targets", forcing("return lm_loss(model(src, tgt), tgt, ignore=pad_id)"),
+            "very words it is asked to predict"),
+    Mistake("translator_loss", "padding_scored", forcing("return lm_loss(model(src, shift_right(tgt, bos_id)), tgt)"),
+            "counts the padding"),
+    Mistake("translator_loss", "pad_as_the_first_input", forcing(
+        "return lm_loss(model(src, shift_right(tgt, pad_id)), tgt, ignore=pad_id)"), "first input is not BOS"),
+    Mistake("translator_loss", "bos_put_in_front_and_the_first_prediction_dropped", forcing("""
+tgt_in = torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt], dim=1)
+return lm_loss(model(src, tgt_in)[:, 1:], tgt, ignore=pad_id)"""), "one longer than the targets"),
     Mistake("greedy_decode", "no_stop_at_eos", greedy(append_and_stop="out.append(word)"), "goes on after EOS"),
     Mistake("greedy_decode", "bos_returned", greedy(result="out"), "starts with BOS"),
     Mistake("greedy_decode", "eos_dropped", greedy(append_and_stop="if word == eos_id:\n        break\n    "
@@ -152,6 +169,12 @@ MISTAKES += [  # the predictions: a wrong answer of the right form is recorded w
 ]
 
 ALTERNATIVES = {
+    "translator_loss": forcing("""
+tgt_in = torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt[:, :-1]], dim=1)
+logits = model(src, tgt_in)
+each = F.cross_entropy(logits.transpose(1, 2), tgt, reduction="none")  # (B, T)
+counted = tgt != pad_id
+return each[counted].mean()"""),
     "predict_rouge_reads": answer("predict_rouge_reads", "(['the', 'red'].index('red'), 'red is read')"),
     "predict_contextual": answer("predict_contextual", "'equal after the embedding, ' + 'apart after the blocks'"),
     "predict_coordinate": answer("predict_coordinate", "(' '.join(['the', 'direction']), 'axes mean nothing')"),

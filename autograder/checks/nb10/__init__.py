@@ -33,7 +33,7 @@ from .layers import (BLOCK_MESSAGES, FF_MESSAGES, FF_TOL, LN_MESSAGES, NORM_CHOI
                      FeedForward, LayerNorm, count_block_params, predict_norm_vs_softmax)
 from .ninja import NODES as NINJA_NODES, layernorm_backward_nodes
 from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
-from .training import (PIECES_MESSAGES, STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
+from .training import (LOSS_MESSAGES, PIECES_MESSAGES, STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
                        predict_harmful_switches, predict_no_positions, train_step)
 from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, attention_maps, generate_cached,
                              kv_cache_bytes)
@@ -42,7 +42,8 @@ from .induction import MESSAGES as INDUCTION_MESSAGES, induction_pairs, pairs_of
 from .experiments import (ABLATE_MESSAGES, SCORE_MESSAGES, ablate_heads, find_heads, induction_score,
                           my_experiment, observe_heads, previous_token_score, switched_forward)
 from .translation import (DECODE_MESSAGES, SHIFT_MESSAGES, VECTOR_MESSAGES, greedy_decode, predict_contextual,
-                          predict_coordinate, predict_rouge_reads, shift_right, token_vectors)
+                          predict_coordinate, predict_rouge_reads, shift_right, token_vectors, translator_loss,
+                          FORCING_MESSAGES)
 
 from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
 from ..models.llama import llama_attention, llama_np, llama_state_np
@@ -58,13 +59,13 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
     "to_llama_attention", "induction_pairs", "observe_heads", "previous_token_score", "induction_score",
     "find_heads", "ablate_heads", "switched_forward", "my_experiment",
-    "shift_right", "greedy_decode", "predict_rouge_reads", "token_vectors",
+    "shift_right", "translator_loss", "greedy_decode", "predict_rouge_reads", "token_vectors",
     "predict_contextual", "predict_coordinate",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NORM_PROPERTIES", "NORM_CHOICES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",
     "BLOCK_MESSAGES",
-    "GPT_MESSAGES", "OPTIONS_TOL", "STEP_MESSAGES", "PIECES_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
+    "GPT_MESSAGES", "OPTIONS_TOL", "LOSS_MESSAGES", "STEP_MESSAGES", "PIECES_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
     "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SCORE_MESSAGES", "ABLATE_MESSAGES",
-    "SHIFT_MESSAGES",
+    "SHIFT_MESSAGES", "FORCING_MESSAGES",
     "DECODE_MESSAGES", "VECTOR_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",
     "Gpt2Shape", "gpt2_np", "gpt2_params", "llama_attention", "llama_np", "llama_state_np", "normal", "tensor",
 ]

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..compare import Case, close, describe, equal, predicate
+from ..compare import Case, close, describe, equal, predicate, raises
 from ..evidence import Array
 from ..hints import known_mistakes, numbers
 from ..models.stand_ins import fake_models, sum_rule
@@ -91,6 +91,60 @@ def _loss_grad_case(label, logits, targets):
                 hints=[_loss_hint(logits, targets, grad=True)])
 
 
+LOSS_MESSAGES = {
+    "ignore_unused": "The ignored positions changed the loss: a target equal to `ignore` (padding) still earned or "
+                     "cost something, so the model would be trained to predict filler.",
+    "all_positions": "The loss is smaller than it should be by the share of ignored positions: the ignored ones "
+                     "were left out of the sum but still counted in the number you divided by.",
+    "summed_counted": "The loss grows with the number of counted positions: it is their sum, not their mean.",
+}
+
+
+def _ce_kept(logits, targets, ignore):
+    keep = targets != ignore
+    return _ce_np(logits[keep][None], targets[keep][None])
+
+
+def _ignore_case(label, logits, targets, ignore):
+    B, T, V = logits.shape
+    keep = targets != ignore
+
+    def call(fn):
+        torch = import_torch()
+        return fn(tensor(logits), torch.tensor(targets), ignore=ignore)
+
+    def want():
+        torch = import_torch()
+        return torch.nn.functional.cross_entropy(tensor(logits).reshape(-1, V), torch.tensor(targets).reshape(-1),
+                                                 ignore_index=ignore)
+
+    n = int(keep.sum())
+    wrong = known_mistakes(
+        (lambda: _ce_np(logits, targets), LOSS_MESSAGES["ignore_unused"]),
+        (lambda: _ce_kept(logits, targets, ignore) * n / (B * T), LOSS_MESSAGES["all_positions"]),
+        (lambda: _ce_kept(logits, targets, ignore) * n, LOSS_MESSAGES["summed_counted"]),
+        atol=0.0, rtol=1e-4)
+    return Case(label, call, want, close(**TOL), hints=[wrong])
+
+
+def _swapped_targets_case(label, B, T, V):
+    def call(fn):
+        torch = import_torch()
+        return fn(torch.zeros(B, T, V), torch.zeros(T, B, dtype=torch.long))
+
+    return Case(label, call, raises(f"lm_loss takes targets (B, T) = ({B}, {T}), got ({T}, {B}): the B * T ids line "
+                                    "up, so a loss would come out, pairing scores with other positions' targets"),
+                close(**TOL))
+
+
+def _pad_targets(rng, B, T, V, ignore, n_pad):
+    targets = rng.integers(0, V, size=(B, T))
+    targets[targets == ignore] = (ignore + 1) % V
+    targets[-1, T - n_pad:] = ignore  # the last sentence is the shortest: padding at its end
+    targets[0, T - 1] = ignore
+    return targets
+
+
 @check
 def lm_loss(hidden, rng):
     if not hidden:
@@ -101,12 +155,18 @@ def lm_loss(hidden, rng):
                        rng.integers(0, 5, size=(2, 3))),
             _loss_grad_case("the gradient of lm_loss with respect to logits (3, 4, 6) (torch.autograd): the loss "
                             "must be a tensor built from the logits", normal(rng, 3, 4, 6), rng.integers(0, 6, size=(3, 4))),
+            _ignore_case("lm_loss(logits (2, 5, 7), targets (2, 5) with 4 of them padding, ignore=0): the mean over "
+                         "the 6 counted positions", normal(rng, 2, 5, 7, scale=2.0), _pad_targets(rng, 2, 5, 7, 0, 3), 0),
+            _swapped_targets_case("lm_loss(logits (2, 3, 5), targets (3, 2)): a ValueError", 2, 3, 5),
         ]
     return [
         _loss_case("lm_loss(logits (4, 6, 11) with entries up to 100, targets (4, 6))", normal(rng, 4, 6, 11, scale=40.0),
                    rng.integers(0, 11, size=(4, 6))),
         _loss_case("lm_loss(logits (1, 1, 3), targets (1, 1))", normal(rng, 1, 1, 3), rng.integers(0, 3, size=(1, 1))),
         _loss_grad_case("the gradient of lm_loss for logits (2, 5, 7)", normal(rng, 2, 5, 7), rng.integers(0, 7, size=(2, 5))),
+        _ignore_case("lm_loss(logits (3, 6, 9), targets (3, 6) with padding, ignore=4)", normal(rng, 3, 6, 9, scale=3.0),
+                     _pad_targets(rng, 3, 6, 9, 4, 4), 4),
+        _swapped_targets_case("lm_loss(logits (4, 2, 3), targets (2, 4)): a ValueError", 4, 2, 3),
     ]
 
 

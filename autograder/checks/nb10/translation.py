@@ -180,6 +180,99 @@ def _decode_case(label: str, src: list[int], max_len: int, never_stops: bool = F
     return Case(label, call, right_answer, equal(), hints=[shape_hint, wrong])
 
 
+# ----------------------------------------------------------------------------- translator_loss
+
+FORCING_MESSAGES = {
+    "fed_targets": "The decoder was fed the very words it is asked to predict: position t read its own target, so "
+                   "the loss rewards copying, and at translation time that word is not there yet.",
+    "no_bos": "The decoder's first input is not BOS: when it translates, it starts from BOS alone, so in training "
+              "it must start there too.",
+    "pad_counted": "The loss counts the padding after EOS: the positions whose target is PAD were scored, so the "
+                   "translator would be trained on 'PAD follows EOS', which is no French, and short sentences weigh "
+                   "less than long ones.",
+    "too_long": "The decoder got an input one longer than the targets: input position t must line up with "
+                "target position t.",
+}
+
+
+class _Recorder:
+    """Wraps :class:`_RuleTranslator` and keeps the decoder input it was fed, so a check can name the symptom."""
+
+    def __init__(self):
+        self.inner, self.fed = _RuleTranslator(), []
+
+    def __call__(self, src, tgt_in):
+        self.fed.append(tgt_in.detach().clone() if hasattr(tgt_in, "detach") else tgt_in)
+        return self.inner(src, tgt_in)
+
+
+def _forcing_targets(rng, B: int, T: int) -> np.ndarray:
+    """(B, T) French ids of a made-up vocabulary: words 3 .. 12, then EOS (2), then PAD (0); lengths differ."""
+    out = np.zeros((B, T), np.int64)
+    for b in range(B):
+        n = int(rng.integers(1, T - 1)) if b else T - 1  # the first sentence fills the row, the others are shorter
+        out[b, :n] = rng.integers(3, 13, size=n)
+        out[b, n] = 2
+    return out
+
+
+def _forcing_case(label: str, rng, B: int, S: int, T: int) -> Case:
+    src_np = rng.integers(3, 13, size=(B, S))
+    tgt_np = _forcing_targets(rng, B, T)
+    bos, pad = _RuleTranslator.BOS, 0
+    recorder: list[_Recorder] = []
+
+    def loss_of(tgt_in: np.ndarray, *, ignore_pad: bool = True) -> float:
+        torch = import_torch()
+        logits = _RuleTranslator()(torch.tensor(src_np), torch.tensor(tgt_in))
+        return float(torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                       torch.tensor(tgt_np).reshape(-1),
+                                                       ignore_index=pad if ignore_pad else -100))
+
+    shifted = np.concatenate([np.full((B, 1), bos), tgt_np[:, :-1]], 1)
+
+    def call(fn):
+        torch = import_torch()
+        model = _Recorder()
+        recorder[:] = [model]
+        given = torch.tensor(tgt_np)
+        out = fn(model, torch.tensor(src_np), given, bos, pad)
+        if not torch.equal(given, torch.tensor(tgt_np)):
+            raise ValueError("translator_loss changed the targets it was given: build the decoder's input as a new "
+                             "tensor.")
+        return out
+
+    def want():
+        return import_torch().tensor(loss_of(shifted))
+
+    def fed_hint(got, want):
+        if not recorder or not recorder[0].fed:
+            return None
+        fed = numbers(recorder[0].fed[-1])
+        if fed is None or fed.ndim != 2:
+            return None
+        if fed.shape[1] == T + 1:
+            return FORCING_MESSAGES["too_long"]
+        if fed.shape == tgt_np.shape and np.array_equal(fed, tgt_np):
+            return FORCING_MESSAGES["fed_targets"]
+        if fed.shape == tgt_np.shape and not (fed[:, 0] == bos).all():
+            return FORCING_MESSAGES["no_bos"]
+        return None
+
+    wrong = known_mistakes((lambda: loss_of(shifted, ignore_pad=False), FORCING_MESSAGES["pad_counted"]),
+                           atol=0.0, rtol=1e-4)
+    return Case(label, call, want, close(**TOL), hints=[fed_hint, wrong])
+
+
+@check
+def translator_loss(hidden, rng):
+    if not hidden:
+        return [_forcing_case("translator_loss on a made-up translator, 3 pairs, source 5 ids, French 6 ids with "
+                              "padding (bos_id=1, pad_id=0)", rng, 3, 5, 6)]
+    return [_forcing_case("translator_loss, 4 pairs, source 7 ids, French 8 ids with padding", rng, 4, 7, 8),
+            _forcing_case("translator_loss, 2 pairs, source 3 ids, French 4 ids with padding", rng, 2, 3, 4)]
+
+
 @check
 def greedy_decode(hidden, rng):
     if not hidden:
