@@ -200,6 +200,13 @@ def masked_softmax(scores, allowed):
     returns("predict_cheat_offset", "two_ahead", '2, "further ahead"', "offset +1"),
     returns("predict_cheat_offset", "not_an_int", '"next", "the next one"', "int"),
     # ---------------------------------------- where the targets come from: BOS, and masked tokens
+    returns("predict_left_pad_empty_rows", "one_per_sequence", '2, "the first query of each padded sequence"',
+            "only each first query"),
+    returns("predict_left_pad_empty_rows", "none", '0, "every query reads itself"', "padding too"),
+    returns("predict_left_pad_empty_rows", "first_query_only", '1, "the first query sees only padding"',
+            "stands before its sequence's first real token"),
+    returns("predict_left_pad_empty_rows", "every_row", '12, "all padded"', "only the queries in front"),
+    returns("predict_left_pad_empty_rows", "not_an_int", '(0, 1), "rows"', "one int"),
     returns("predict_bos_targets", "every_id_a_target", '(6, 6), "each id is predicted"', "never a target"),
     returns("predict_bos_targets", "bos_adds_two", '(6, 7), "bos adds one"', "only ever an input"),
     returns("predict_bos_targets", "bos_changes_nothing", '(5, 5), "bos carries nothing"', "now gets a training signal"),
@@ -319,6 +326,8 @@ def causal_self_attention(x):
     "predict_first_position_loss": answer("predict_first_position_loss", '"about the same"'),
     "predict_cheat_offset": answer("predict_cheat_offset", '+1, "its target sits one place on, as an input"'),
     "predict_bos_targets": answer("predict_bos_targets", '(6 - 1, 6), "a BOS gives the first id a reader"'),
+    "predict_left_pad_empty_rows": answer("predict_left_pad_empty_rows",
+                                          'sum(4 - n for n in (3, 1, 4)), "one empty row per padding token"'),
     "causal_lm_pairs": """
 def causal_lm_pairs(ids, bos_id=None):
     seq = ([] if bos_id is None else [bos_id]) + list(ids)

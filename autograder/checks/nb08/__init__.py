@@ -563,3 +563,4 @@ predict_cheat_offset = ask(
 
 
 from .targets import IGNORE, causal_lm_pairs, masked_lm_pairs, predict_bos_targets  # noqa: E402,F401 (registers them)
+from .left_padding import predict_left_pad_empty_rows  # noqa: E402,F401 (registers it)
