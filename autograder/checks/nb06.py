@@ -255,6 +255,23 @@ predict_sine_twin = ask(
     otherwise="Within one turn the same sine comes back at pi - angle: pi - pi / 6 = 5 pi / 6, position 5.")
 
 
+
+predict_fast_return = ask(
+    "predict_fast_return",
+    label="predict_fast_return(): which of positions 1 .. 10 puts a hand turning 1 radian per token nearest to its "
+          "point at position 0",
+    form=int_in(1, 10), compare=equal(),
+    mistakes=[(is_(1), "Position 1 is the neighbour in the text, but its hand has turned 1 radian, about 57 degrees "
+                       "(distance 0.96). A full turn is 2 pi = 6.28 radians: position 6 is only 0.28 radian short of "
+                       "it, distance 0.28."),
+              (is_(3), "3 radians is nearly half a turn (pi = 3.14): position 3 is almost opposite position 0, the "
+                       "farthest of all. The hand is back near its start after a full turn, 6.28 radians."),
+              (is_(7), "7 radians is 0.72 past a full turn (2 pi = 6.28); 6 radians is only 0.28 short of it, so "
+                       "position 6 is nearer.")],
+    otherwise="The hand is back near its start after a full turn, 2 pi = 6.28 radians: position 6 is 0.28 radian "
+              "short of it, the nearest whole position.")
+
+
 OFFSET_CHOICES = ("all four", "only PE.PE", "none")
 
 

@@ -162,6 +162,11 @@ def first_repeat(omegas, horizon=10_000):
     returns("predict_sine_twin", "mirror_below", "11", "mirror image"),
     returns("predict_sine_twin", "next_period", "13", "between 0 and 11"),  # malformed: no point, the form says why
     returns("predict_sine_twin", "a_float", "5.0", "one int"),
+    returns("predict_fast_return", "the_neighbour", "1", "neighbour in the text"),
+    returns("predict_fast_return", "half_a_turn", "3", "almost opposite"),
+    returns("predict_fast_return", "past_the_turn", "7", "0.72 past a full turn"),
+    returns("predict_fast_return", "out_of_range", "0", "between 1 and 10"),  # malformed: no point, the form says why
+    returns("predict_fast_return", "a_float", "6.0", "one int"),
     returns("predict_offset_terms", "only_pe_pe", '"only PE.PE"', "sin(a) cos(b)"),
     returns("predict_offset_terms", "all_four", '"all four"', "absolute position"),
     returns("predict_offset_terms", "not_a_choice", '"the last one"', "answer with one of"),
@@ -312,6 +317,7 @@ def first_repeat(omegas, horizon=10_000):
 ''',
     "predict_common_period": answer("predict_common_period", "next(p for p in range(1, 100) if p % 8 == p % 12 == 0)"),
     "predict_sine_twin": answer("predict_sine_twin", "int(np.int64(5))"),
+    "predict_fast_return": answer("predict_fast_return", "int(round(2 * np.pi))"),
     "predict_nearest_position": answer("predict_nearest_position", '"100 or " + "more"'),
     "predict_wider_nearest": answer("predict_wider_nearest", '"position " + str(1)'),
     "nearest_collision": '''
