@@ -16,7 +16,7 @@ import numpy as np
 from .compare import Case, call_with, close, describe, equal, predicate, raises
 from .hints import known_mistakes, numbers
 from .models.attention_blocks import (SDPA_MESSAGES, SHUFFLE_MISTAKES, SHUFFLE_TRUTH, TABLE_MISTAKES, TABLE_TRUTH,
-                                      WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases)
+                                      WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases, largest_case)
 from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
 from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np
@@ -130,6 +130,18 @@ def scaled_dot_product_attention(hidden, rng):
                         normal(rng, 2, 5, 4), normal(rng, 2, 5, 4), normal(rng, 2, 5, 4),
                         np.stack([causal(5), causal(5) & (np.arange(5) != 3)[:, None]]), 3),
     ]
+
+
+# ------------------------------------------------------ largest_weight: the scale, measured by the learner
+
+@check
+def largest_weight(hidden, rng):
+    """A statistic of random draws: the learner's draws are their own, so the answer is judged within a tolerance."""
+    if not hidden:
+        return [largest_case(f"largest_weight({d_k}, scaled={scaled}, draws=2000, n_keys={n})", d_k, scaled, n, seed)
+                for d_k, scaled, n, seed in [(4, False, 8, 1), (64, False, 8, 2), (64, True, 8, 3), (16, True, 2, 4)]]
+    return [largest_case(f"largest_weight({d_k}, scaled={scaled}, draws=2000, n_keys={n})", d_k, scaled, n, seed)
+            for d_k, scaled, n, seed in [(32, False, 4, 11), (8, True, 16, 12), (128, True, 8, 13)]]
 
 
 # --------------------------------------------------------------------- multi-head attention

@@ -592,6 +592,46 @@ ALTERNATIVES.update({
     "predict_table_gib": answer("predict_table_gib", '192, "12 * 2^32 * 4 bytes"'),
 })
 
+LARGEST = '''
+def largest_weight(d_k, scaled, draws=500, n_keys=8, gen=None):
+    q = torch.randn(draws, 1, d_k, generator=gen)
+    k = torch.randn(draws, KEYS, d_k, generator=gen)
+    scores = q @ k.transpose(-2, -1) SCALE
+    weights = torch.softmax(scores, dim=AXIS)
+    return REDUCE
+'''
+
+
+def largest(label, expect, keys="n_keys", scale="/ (math.sqrt(d_k) if scaled else 1)", axis="-1",
+            reduce="weights.max(dim=-1).values.mean().item()"):
+    source = (LARGEST.replace("KEYS", keys).replace("SCALE", scale).replace("AXIS", axis)
+              .replace("REDUCE", reduce))
+    return Mistake("largest_weight", label, source, expect)
+
+
+MISTAKES += [  # the scale, measured: largest_weight
+    largest("always_scaled", "That is the scaled value", scale="/ math.sqrt(d_k)"),
+    largest("never_scaled", "That is the unscaled value", scale=""),
+    largest("scaled_by_d_k", "divided by d_k", scale="/ (d_k if scaled else 1)"),
+    largest("softmax_over_the_query_axis", "softmax looks taken over an axis with one entry", axis="-2"),
+    largest("mean_of_every_weight", "That is 1 / n_keys", reduce="weights.mean().item()"),
+    largest("eight_keys_always", "the value for 8 keys", keys="8"),
+    largest("returns_a_tensor_per_draw", "should return one number",
+            reduce="weights.max(dim=-1).values.squeeze(-1)"),
+]
+
+ALTERNATIVES["largest_weight"] = '''
+def largest_weight(d_k, scaled, draws=500, n_keys=8, gen=None):
+    total = 0.0
+    queries = torch.randn(draws, d_k, generator=gen)
+    keys = torch.randn(draws, n_keys, d_k, generator=gen)
+    scores = torch.einsum("nd,nkd->nk", queries, keys)
+    if scaled:
+        scores = scores * d_k ** -0.5
+    top = torch.exp(scores - scores.logsumexp(dim=1, keepdim=True)).amax(dim=1)
+    return float(top.sum() / draws)
+'''
+
 MISTAKES += recurrence.MISTAKES  # read_context and its prediction: see that module
 ALTERNATIVES.update(recurrence.ALTERNATIVES)
 

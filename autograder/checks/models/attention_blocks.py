@@ -1,9 +1,11 @@
 """Notebook 09's scaled attention and its extension ``attention_in_blocks`` (the keys read a block at a time, with a
 running softmax, never the whole score table), in NumPy float64, with the known mistakes a ``variant`` names and what
-each is told; and the watch that measures the widest score array a learner's function builds."""
+each is told; the watch that measures the widest score array a learner's function builds; and ``largest_weight``'s
+statistic (the average largest weight of random queries), judged within a tolerance."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -175,3 +177,61 @@ def blocks_cases(hidden, rng):
             blocks_case("attention_in_blocks with large scores, q (2, 6, 3) and k (2, 11, 3) near 8 in every feature, "
                         "v (2, 11, 4), block=4", normal(rng, 2, 6, 3) + 8, normal(rng, 2, 11, 3) + 8,
                         normal(rng, 2, 11, 4), 4)]
+
+
+# largest_weight (09): the average largest weight of random queries, measured by the learner
+
+LARGEST_TOL = 0.03  # 2000 draws against 4000: the two means differ by under 0.01 at 1 sigma (per-draw spread <= 0.22)
+
+
+def _largest_np(d_k, n_keys, seed, draws=4000):
+    """The average largest weight of one query against n_keys keys (N(0, 1) entries), scaled three ways."""
+    rng = np.random.default_rng(seed)
+    s = np.einsum("nd,nkd->nk", rng.standard_normal((draws, d_k)), rng.standard_normal((draws, n_keys, d_k)))
+
+    def top(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return float((e / e.sum(-1, keepdims=True)).max(-1).mean())
+    return {"unscaled": top(s), "scaled": top(s / math.sqrt(d_k)), "by_d": top(s / d_k)}
+
+
+def _largest_problem(got, want, d_k, scaled, n_keys, seed):
+    """What is wrong with a learner's average largest weight, or None when it is within LARGEST_TOL."""
+    if abs(got - want) <= LARGEST_TOL:
+        return None
+    said = (f"gave {got:.3f}, where one query against {n_keys} keys of width {d_k} gives an average largest "
+            f"weight of about {want:.3f} (within {LARGEST_TOL}, over 2000 draws).")
+    v = _largest_np(d_k, n_keys, seed)
+    if abs(got - 1.0) < 0.02:
+        return said + (" Every largest weight is 1: the softmax looks taken over an axis with one entry, not over "
+                       "each query's keys.")
+    if abs(got - 1 / n_keys) < 1e-4:
+        return said + (f" That is 1 / n_keys, the mean of all the weights: take each query's largest weight over its "
+                       "keys first, then average over the draws.")
+    if scaled and abs(got - v["unscaled"]) <= LARGEST_TOL:
+        return said + " That is the unscaled value: with scaled=True the weights are your attention's, scaled."
+    if not scaled and abs(got - v["scaled"]) <= LARGEST_TOL:
+        return said + (" That is the scaled value: with scaled=False the scores must not be scaled at all (your "
+                       "scaled_dot_product_attention scales them: what could you feed it to undo that?).")
+    if abs(got - v["by_d"]) <= LARGEST_TOL:
+        return said + " The scores look divided by d_k: far flatter than attention's, which divides by sqrt(d_k)."
+    if n_keys != 8 and abs(got - _largest_np(d_k, 8, seed)["scaled" if scaled else "unscaled"]) <= LARGEST_TOL:
+        return said + f" That is the value for 8 keys: each query here has n_keys = {n_keys}."
+    return said + (" Draw every entry of the queries and keys standard normal, each query with its own n_keys "
+                   "keys, and return one float.")
+
+
+def largest_case(label, d_k, scaled, n_keys, seed):
+    def call(fn):
+        torch = import_torch()
+        out = fn(d_k, scaled, draws=2000, n_keys=n_keys, gen=torch.Generator().manual_seed(seed))
+        try:
+            return float(out)
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(f"largest_weight should return one number (a float), not {type(out).__name__} of shape "
+                            f"{tuple(getattr(out, 'shape', ()))}") from None
+
+    def want():
+        return _largest_np(d_k, n_keys, seed)["scaled" if scaled else "unscaled"]
+    return Case(label, call, want,
+                predicate(partial(_largest_problem, d_k=d_k, scaled=scaled, n_keys=n_keys, seed=seed)))
