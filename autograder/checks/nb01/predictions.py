@@ -48,8 +48,8 @@ predict_relabel = ask(  # its reveal follows the exercise that builds the measur
                               "vector was moved to, so every position gets the vector it had. Only a map that reads "
                               "the ID as a number changes."),
      (("same", "same"), "The linear map's output changes: it multiplies the ID itself, and a token whose ID went "
-                        "from 1 to 3 now gives three times the contribution. No row moves with it, and no single "
-                        "weight can undo a shuffle of the IDs."),
+                        "from 1 to 3 now gives three times the contribution. No row moves with it, and no new "
+                        "weight and bias can undo a general shuffle of the IDs."),
      (("changes", "same"), "Swapped: the lookup moves with its rows and gives every token the same vector; the "
                            "linear map reads the ID's size, which the relabelling changed.")])
 
