@@ -244,9 +244,8 @@ def _split_hint(got, want):
         if moves.count("reshape") >= 2 and "transpose" not in moves:
             return (f"Progress in the first step, not yet in the numbers: cutting each token's {H * D} features into "
                     f"{H} pieces of {D} is the right start, but the heads come out exactly as the teammate's did: "
-                    f"{symptom} Reading that array again with the shape (B, H, T, D) takes its numbers in their "
-                    "stored order, so every number lands where a single reshape put it: a reshape never moves a "
-                    "number to another place in that order.")
+                    f"{symptom} Your second step changed the shape and left every number of every head where the "
+                    "teammate's code had it.")
         if "transpose" in moves:
             return (f"Progress: your code swaps axes now, not only reshapes, but the heads come out exactly as the "
                     f"teammate's did: {symptom} Every number sits where a single reshape put it, so whatever your "

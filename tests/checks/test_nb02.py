@@ -98,7 +98,7 @@ def split_heads(x, n_heads):
         raise ValueError("heads must divide d")
     cut = np.reshape(x, (B, T, n_heads, d // n_heads))  # (B, T, H, D)
     return np.reshape(cut, (B, n_heads, T, d // n_heads))
-''', "a single reshape put it"),
+''', "Progress in the first step"),
     # a swap written as the attribute .T (or .mT), undone by a second one: _Traced sees attributes as well as calls
     Mistake("split_heads", "half_fix_swaps_cancel_with_T", '''
 def split_heads(x, n_heads):
