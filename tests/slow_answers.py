@@ -85,6 +85,10 @@ def outer(a, b):
 def score_table(Q, K):
     if Q.shape[-1] != K.shape[-1]:
         raise ValueError(f"the feature sizes differ: {Q.shape[-1]} and {K.shape[-1]}")
+    if Q.ndim >= 3 and K.ndim >= 3 and K.shape[-3] != Q.shape[-3]:  # shared key heads, in consecutive groups
+        if Q.shape[-3] % K.shape[-3]:
+            raise ValueError("the key heads cannot be shared evenly")
+        K = np.repeat(K, Q.shape[-3] // K.shape[-3], axis=-3)
     S = np.zeros(Q.shape[:-1] + (K.shape[-2],), dtype=np.float64)
     for batch in np.ndindex(*Q.shape[:-2]):  # every table of the batch, one entry at a time
         for i in range(Q.shape[-2]):

@@ -104,6 +104,22 @@ def _dot_table(Q, K):
     return lambda: np.array([[float(np.dot(q, k)) for k in K] for q in Q]).reshape(len(Q), len(K))
 
 
+def _shared_keys(Q, K):
+    """The key heads the query heads read: query head h reads key head h // (H // G), in consecutive groups."""
+    return np.stack([K[..., h * K.shape[-3] // Q.shape[-3], :, :] for h in range(Q.shape[-3])], axis=-3)
+
+
+def _grouped_hints(Q, K):
+    H, G = Q.shape[-3], K.shape[-3]
+    tiled = np.tile(K, (1,) * (K.ndim - 3) + (H // G, 1, 1))
+    return [known_mistakes(
+        (lambda: Q @ np.swapaxes(tiled, -1, -2),
+         f"Query heads that should share a key head read different ones: with {H} query heads and {G} key heads, "
+         f"the first {H // G} query heads all read key head 0, but your query head 1 reads key head 1 (your groups "
+         "interleave)."),
+        **MATCH)]
+
+
 def _batch_hints(Q, K):
     """A mistake that a batch shows as well: each table keys by queries."""
     return [known_mistakes(
@@ -149,6 +165,15 @@ def _score_cases(name, hidden, rng):
     def batch(shape_q, shape_k, note):
         return case(rng.normal(size=shape_q), rng.normal(size=shape_k), note)
 
+    def grouped(Q, K, note):
+        label = f"{name}(Q, K) with Q {Q.shape}, K {K.shape}: {note}"
+        return Case(label, call_with(Q, K), _dot_table(Q, _shared_keys(Q, K)), close(dtype="f"),
+                    hints=_grouped_hints(Q, K))
+
+    def uneven(Q, K):
+        return Case(f"{name}(Q, K) with Q {Q.shape}, K {K.shape}: {K.shape[-3]} key heads cannot be shared evenly "
+                    f"by {Q.shape[-3]} query heads", call_with(Q, K), raises("the heads cannot be shared"), close())
+
     def mismatch(Q, K):
         return Case(f"{name}(Q, K) with Q {Q.shape}, K {K.shape}: {Q.shape[-1]} features against {K.shape[-1]} "
                     "cannot be scored",
@@ -161,11 +186,17 @@ def _score_cases(name, hidden, rng):
                      "a batch of 2 tables, each (3, 4): only K's last two axes trade places"),
                 case(np.arange(24.0).reshape(2, 2, 3, 2) % 5 - 2, np.arange(24.0).reshape(2, 2, 3, 2) % 3,
                      "(B, H, T, D) = (2, 2, 3, 2), the shape of notebook 09's heads"),
-                mismatch(np.ones((3, 2)), np.ones((4, 3)))]
+                grouped(np.arange(24.0).reshape(1, 4, 2, 3) % 5 - 2, np.arange(12.0).reshape(1, 2, 2, 3) % 5 - 1,
+                        "4 query heads share 2 key heads, query heads 0 and 1 read key head 0, 2 and 3 key head 1"),
+                mismatch(np.ones((3, 2)), np.ones((4, 3))),
+                uneven(np.ones((1, 3, 2, 2)), np.ones((1, 2, 2, 2)))]
         return _score_cases_hidden(case, rng) + [
             batch((3, 4, 5), (3, 6, 5), "a batch of 3 tables, each (4, 6)"),
             batch((2, 3, 5, 4), (2, 3, 2, 4), "2 sentences x 3 heads, 5 queries and 2 keys each"),
-            mismatch(rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3)))]
+            grouped(rng.normal(size=(2, 6, 3, 4)), rng.normal(size=(2, 3, 5, 4)), "6 query heads share 3 key heads"),
+            grouped(rng.normal(size=(2, 4, 3, 4)), rng.normal(size=(2, 1, 2, 4)), "one key head serves all 4"),
+            mismatch(rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3))),
+            uneven(rng.normal(size=(1, 4, 2, 2)), rng.normal(size=(1, 3, 2, 2)))]
     return _score_cases_2d(case) if not hidden else _score_cases_hidden(case, rng)
 
 
@@ -215,20 +246,54 @@ def _cosine_hints(u, v):
         **MATCH)]
 
 
+def _cosines(u, v):
+    """Every pair's cosine, one pair at a time: 0 where either vector is zero; a float for two plain vectors."""
+    u, v = np.broadcast_arrays(np.asarray(u, dtype=float), np.asarray(v, dtype=float))
+    out = np.zeros(u.shape[:-1])
+    for at in np.ndindex(*u.shape[:-1]):
+        lengths = np.sqrt(np.dot(u[at], u[at]) * np.dot(v[at], v[at]))
+        out[at] = 0.0 if lengths == 0 else np.dot(u[at], v[at]) / lengths
+    return float(out) if out.ndim == 0 else out
+
+
+def _batch_cosine_hints(u, v):
+    return [known_mistakes(
+        (lambda: np.sum(u * v, axis=-1) / (np.linalg.norm(u) * np.linalg.norm(v)),
+         "Each pair must be divided by its own two lengths: yours divides every pair by the lengths of the whole "
+         "batches (a norm over all the numbers of u and of v), so stretching one row changes the other rows' "
+         "answers."),
+        **MATCH)]
+
+
 @check
 def cosine_similarity(hidden, rng):
     def case(u, v, note="", want=None):
         label = f"cosine_similarity({fmt_vec(u)}, {fmt_vec(v)})" + (f": {note}" if note else "")
-        want_fn = const(want) if want is not None else (lambda: float(np.dot(u, v) / np.sqrt(np.dot(u, u) * np.dot(v, v))))
-        return Case(label, call_with(u, v), want_fn, close(atol=1e-10), hints=_cosine_hints(u, v))
+        return Case(label, call_with(u, v), const(want) if want is not None else (lambda: _cosines(u, v)),
+                    close(atol=1e-10), hints=_cosine_hints(u, v))
+
+    def batch(u, v, note):
+        label = f"cosine_similarity(u, v) with u {u.shape}, v {v.shape}: {note}"
+        return Case(label, call_with(u, v), lambda: _cosines(u, v), close(atol=1e-10),
+                    hints=_batch_cosine_hints(u, v))
 
     def zero(u, v):
-        return Case(f"cosine_similarity({fmt_vec(u)}, {fmt_vec(v)}): the zero vector has no direction", call_with(u, v),
-                    raises("the zero vector has no direction"), close())
+        return Case(f"cosine_similarity({fmt_vec(u)}, {fmt_vec(v)}): the zero vector has no direction, and its "
+                    "cosine with any vector is defined as 0", call_with(u, v), const(0.0), close(atol=1e-10))
 
     def rounding(u, sign=1.0):
         label = f"cosine_similarity({fmt_vec(u)}, {fmt_vec(sign * u)}): exactly {sign:+g}, never past it by rounding"
         return Case(label, call_with(u, sign * u), const(sign), predicate(partial(_legal_cosine, sign)))
+
+    def rounding_batch(U, sign=1.0):
+        label = (f"cosine_similarity(u, {sign:+g} * u) with u {U.shape}: every cosine exactly {sign:+g}, never past "
+                 "it by rounding")
+        return Case(label, call_with(U, sign * U), const(np.full(len(U), sign)), predicate(partial(_legal_cosines, sign)))
+
+    def mismatch(u, v):
+        shown = f"{fmt_vec(u)}, {fmt_vec(v)}" if u.ndim == 1 else f"u {u.shape}, v {v.shape}"
+        return Case(f"cosine_similarity({shown}): vectors of {u.shape[-1]} and {v.shape[-1]} "
+                    "numbers cannot be compared", call_with(u, v), raises("the lengths differ"), close())
 
     if not hidden:
         return [
@@ -239,12 +304,34 @@ def cosine_similarity(hidden, rng):
             case(F([2.0, 0.0]), F([0.0, 3.0]), "a right angle", 0.0),
             rounding(F([1.0, 1.0, 1.0])),
             zero(F([1.0, 2.0]), F([0.0, 0.0])),
+            batch(F([[1.0, 2.0], [0.0, 0.0], [30.0, 0.0]]), F([[3.0, 4.0], [5.0, 5.0], [1.0, 1.0]]),
+                  "3 pairs, row i of u against row i of v; row 1 of u is the zero vector (cosines 0.9839, 0, 0.7071)"),
+            batch(F([[1.0, 2.0], [-2.0, -4.0], [2.0, 0.0]]), F([3.0, 4.0]),
+                  "every row of u against the one vector v"),
+            rounding_batch(F([[1.0, 1.0, 1.0], [0.1, 0.7, 0.0]])),
+            mismatch(F([1.0, 2.0]), F([1.0, 2.0, 3.0])),
         ]
     cases = [case(rng.normal(size=n), rng.normal(size=n), f"random vectors of length {n}") for n in (2, 7, 50)]
     u, v = rng.normal(size=4), rng.normal(size=4)
     cases.append(case(5.0 * u, 0.2 * v, "scaled vectors: the cosine ignores length"))
     cases += [rounding(F([0.1, 0.7])), rounding(F([1.0, 1.0, 1.0]), -1.0), zero(F([0.0, 0.0, 0.0]), u[:3])]
+    U = rng.normal(size=(2, 3, 5)) * np.array([1.0, 100.0, 0.01])[:, None]
+    U[1, 2] = 0.0
+    cases += [batch(U, rng.normal(size=(2, 3, 5)), "a (2, 3) batch of pairs, lengths far apart, one zero row"),
+              rounding_batch(F([[1.0, 1.0, 1.0], [0.1, 0.7, 0.0]]), -1.0),
+              mismatch(rng.normal(size=(2, 3)), rng.normal(size=(2, 4)))]
     return cases
+
+
+def _legal_cosines(sign, got, want):
+    """A batch of cosines of vectors with multiples of themselves: each within rounding of ``sign``, none past it."""
+    values, wanted = np.asarray(getattr(got, "data", got)), np.shape(getattr(want, "data", want))
+    if values.shape != wanted or not np.all(np.isfinite(values)):
+        return f"expected {wanted[0]} finite cosines, one per pair, got {values.tolist()}."
+    if np.any(np.abs(values) > 1):
+        return (f"got {values.tolist()}, outside [-1, 1]: rounding pushed a cosine past {sign:+g}, and np.arccos of it "
+                "is nan. Keep every result inside [-1, 1].")
+    return None if np.all(np.abs(values - sign) <= 1e-12) else f"expected every cosine {sign:+g}, got {values.tolist()}."
 
 
 def _legal_cosine(sign, got, want):

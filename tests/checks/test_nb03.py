@@ -77,6 +77,26 @@ def score_table(Q, K):
 def score_table(Q, K):
     return K @ np.swapaxes(Q, -1, -2)
 ''', "keys by queries"),
+    Mistake("score_table", "ignores_the_shared_key_heads", '''
+def score_table(Q, K):
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError("the feature sizes differ")
+    return Q @ np.swapaxes(K, -1, -2)
+''', "4 query heads share 2 key heads"),
+    Mistake("score_table", "tiles_the_key_heads", '''
+def score_table(Q, K):
+    if Q.ndim >= 3 and K.ndim >= 3 and K.shape[-3] != Q.shape[-3]:
+        K = np.tile(K, (1,) * (K.ndim - 3) + (Q.shape[-3] // K.shape[-3], 1, 1))
+    return Q @ np.swapaxes(K, -1, -2)
+''', "your groups interleave"),
+    Mistake("score_table", "shares_only_with_the_first_key_head", '''
+def score_table(Q, K):
+    if Q.ndim >= 3 and K.ndim >= 3 and K.shape[-3] != Q.shape[-3]:
+        if Q.shape[-3] % K.shape[-3]:
+            raise ValueError("the heads cannot be shared")
+        K = K[..., :1, :, :]
+    return Q @ np.swapaxes(K, -1, -2)
+''', "wrong values"),
     Mistake("score_table_from_outer", "sums_over_rows", '''
 def score_table_from_outer(Q, K):
     total = 0
@@ -130,7 +150,40 @@ def cosine_similarity(u, v):
     Mistake("cosine_similarity", "divides_by_zero_silently", '''
 def cosine_similarity(u, v):
     return float(np.clip(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)), -1, 1))
-''', "should raise ValueError"),
+''', "defined as 0"),
+    Mistake("cosine_similarity", "refuses_the_zero_vector", '''
+def cosine_similarity(u, v):
+    nu, nv = np.linalg.norm(u, axis=-1), np.linalg.norm(v, axis=-1)
+    if np.any(nu == 0) or np.any(nv == 0):
+        raise ValueError("the zero vector has no direction")
+    cos = np.clip(np.sum(u * v, axis=-1) / (nu * nv), -1, 1)
+    return float(cos) if cos.ndim == 0 else cos
+''', "defined as 0"),
+    Mistake("cosine_similarity", "plain_vectors_only", '''
+def cosine_similarity(u, v):
+    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+    if nu == 0 or nv == 0:
+        return 0.0
+    return float(np.clip(u @ v / (nu * nv), -1, 1))
+''', "3 pairs, row i of u against row i of v"),
+    Mistake("cosine_similarity", "all_pairs_table", '''
+def cosine_similarity(u, v):
+    nu, nv = np.linalg.norm(u, axis=-1, keepdims=True), np.linalg.norm(v, axis=-1, keepdims=True)
+    table = np.clip((u / np.where(nu == 0, 1, nu)) @ (v / np.where(nv == 0, 1, nv)).T, -1, 1)
+    return float(table) if table.ndim == 0 else table
+''', "3 pairs"),
+    Mistake("cosine_similarity", "one_norm_for_the_whole_batch", '''
+def cosine_similarity(u, v):
+    lengths = np.linalg.norm(u) * np.linalg.norm(v)
+    cos = np.clip(np.sum(u * v, axis=-1) / (lengths if lengths else 1.0), -1, 1)
+    return float(cos) if cos.ndim == 0 else cos
+''', "its own two lengths"),
+    Mistake("cosine_similarity", "unclipped_in_a_batch", '''
+def cosine_similarity(u, v):
+    lengths = np.linalg.norm(u, axis=-1) * np.linalg.norm(v, axis=-1)
+    cos = np.sum(u * v, axis=-1) / np.where(lengths == 0, 1.0, lengths)
+    return float(np.clip(cos, -1, 1)) if cos.ndim == 0 else cos
+''', "outside [-1, 1]"),
     Mistake("project", "returns_scalar_length", '''
 def project(u, v):
     return (u @ v) / np.linalg.norm(v)
@@ -273,7 +326,16 @@ def outer(a, b):
 ''',
     "score_table": '''
 def score_table(Q, K):
-    return np.einsum("...id,...jd->...ij", Q, K)
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"{Q.shape[-1]} features against {K.shape[-1]}")
+    if Q.ndim < 3 or K.ndim < 3 or Q.shape[-3] == K.shape[-3]:
+        return np.einsum("...id,...jd->...ij", Q, K)
+    H, G = Q.shape[-3], K.shape[-3]
+    if H % G:
+        raise ValueError(f"{H} query heads, {G} key heads")
+    grouped = Q.reshape(Q.shape[:-3] + (G, H // G) + Q.shape[-2:])  # the query heads of one key head together
+    S = np.einsum("...grid,...gjd->...grij", grouped, K)
+    return S.reshape(Q.shape[:-1] + (K.shape[-2],))
 ''',
     "score_table_from_outer": '''
 def score_table_from_outer(Q, K):
@@ -281,9 +343,14 @@ def score_table_from_outer(Q, K):
 ''',
     "cosine_similarity": '''
 def cosine_similarity(u, v):
-    if not u.any() or not v.any():
-        raise ValueError(f"a zero vector: {u}, {v}")
-    return float(min(1.0, max(-1.0, np.dot(u / np.sqrt(np.sum(u ** 2)), v / np.sqrt(np.sum(v ** 2))))))
+    if u.shape[-1] != v.shape[-1]:
+        raise ValueError(f"{u.shape[-1]} numbers against {v.shape[-1]}")
+    dots = np.einsum("...i,...i->...", u, v)
+    lengths = np.sqrt(np.einsum("...i,...i->...", u, u) * np.einsum("...i,...i->...", v, v))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = np.nan_to_num(dots / lengths)  # 0 / 0 for a zero vector: nan, read as 0
+    cos = np.minimum(1.0, np.maximum(-1.0, cos))
+    return cos.item() if cos.ndim == 0 else cos
 ''',
     "project": '''
 def project(u, v):

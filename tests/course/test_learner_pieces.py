@@ -97,6 +97,10 @@ return np.stack(np.split(x, n_heads, axis=-1), axis=1)''',
     "merge_heads": '''
 return np.concatenate(list(np.moveaxis(x, 1, 0)), axis=-1)''',
     "score_table": '''
+if Q.ndim >= 3 and K.ndim >= 3 and Q.shape[-3] % K.shape[-3]:
+    raise ValueError(f"{Q.shape[-3]} query heads cannot share {K.shape[-3]} key heads")
+if Q.ndim >= 3 and K.ndim >= 3:  # each key head serves its group of consecutive query heads
+    K = np.stack([K[..., h * K.shape[-3] // Q.shape[-3], :, :] for h in range(Q.shape[-3])], axis=-3)
 return np.einsum("...id,...jd->...ij", Q, K)''',
     # 05's backward pieces, which 09's manual backward pass through one head runs on
     "linear_backward": '''
@@ -230,7 +234,11 @@ return x.reshape(B, T, n_heads, d // n_heads).transpose(0, 2, 1, 3)''',
 B, H, T, D = x.shape
 return x.transpose(0, 2, 1, 3).reshape(B, T, H * D)''',
     "score_table": '''
-return Q @ np.swapaxes(K, -1, -2)''',  # 03 asks for any batch axes, so K.T no longer passes its check
+if Q.ndim >= 3 and K.ndim >= 3 and K.shape[-3] != Q.shape[-3]:
+    if Q.shape[-3] % K.shape[-3]:
+        raise ValueError("the key heads cannot be shared evenly")
+    K = np.repeat(K, Q.shape[-3] // K.shape[-3], axis=-3)
+return Q @ np.swapaxes(K, -1, -2)''',  # 03 asks for any batch axes and shared key heads, so K.T no longer passes
     # 05's backward pieces as their exercises state them: 2-D x and grad_out, a 1-D p
     "linear_backward": '''
 return grad_out @ W.T, x.T @ grad_out''',
