@@ -23,6 +23,8 @@ unset PYTHONDONTWRITEBYTECODE
 # only spin against each other (nbval of notebook 10: 62 core-s with two threads a kernel, 55 with one, the
 # machine shared). The stored outputs were made with the threads a laptop has, so nbval also proves they do
 # not depend on the count. tests/grade/test_engine.py sets two to prove the grader sets one itself.
+# (The cores are counted first: GNU nproc reports OMP_NUM_THREADS when it is set, and one worker took the suite.)
+cores=$(nproc)
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 start=$(date +%s)
 # The machine's CPU over the run, from /proc/stat: busy and idle core-seconds (a busy machine's other work
@@ -58,7 +60,7 @@ leave_to_user=()
 [ "$as_instructor" = 0 ] || leave_to_user=(--ignore=tests/test_validate.py)
 status=0
 # --no-loadscope-reorder: work goes out in tests/conftest.py's order, the longest first
-"$py" -m pytest -n "$(nproc)" --dist loadgroup --no-loadscope-reorder --durations=15 ${leave_to_user[@]+"${leave_to_user[@]}"} "$@" || status=$?
+"$py" -m pytest -n "$cores" --dist loadgroup --no-loadscope-reorder --durations=15 ${leave_to_user[@]+"${leave_to_user[@]}"} "$@" || status=$?
 echo "main suite: $(( $(date +%s) - start )) s; $(cpu_said)"
 if [ "$as_instructor" = 1 ]; then
   wait "$instructor" || status=1
