@@ -437,7 +437,7 @@ HUNT_MESSAGES = {
     "one_late": "Not yet: the scores now come from a query one position past the new token: every offset to a kept key "
                 "is one too long.",
     "before_the_text": "The scores now come from a query standing before the text, as far before key 0 as the new "
-                       "token stands after the last kept key: every key counts as ahead of the query instead of "
+                       "token stands after key 0: every key counts as ahead of the query instead of "
                        "behind it, and the later keys come out further away from it, not closer.",
     "keys_turned_again": "The new query is now turned where it stands, but the kept keys are off: they were turned a "
                          "second time, on top of the turn they got when they were kept, so key s scores as if it stood "
