@@ -433,7 +433,7 @@ HUNT_MESSAGES = {
                  "table, yet they are true scores of this very query against these keys: the ones it gets when it "
                  "stands somewhere else in the text. Where does it stand for them, and where should it stand?",
     "at_zero": "Further off: the scores now come from a query at position 0, the start of the text, with every kept "
-               "key after it instead of before it.",
+               "key but the first after it instead of before it.",
     "one_late": "Not yet: the scores now come from a query one position past the new token: every offset to a kept key "
                 "is one too long.",
     "before_the_text": "The scores now come from a query standing before the text, as far before key 0 as the new "
