@@ -20,13 +20,11 @@ home=$(getent passwd "$user" | cut -d: -f6)
 dest="$home/course"
 start=$(date +%s)
 
-# pip's own settings pass through (a machine's local wheel folder, e.g. the CPU build of torch), nothing else
-pip_env=()
-while IFS= read -r line; do pip_env+=("$line"); done < <(env | grep '^PIP_' || true)
-# (and tools/test.sh's one thread per numerical library, when it set them)
-threads=()
-while IFS= read -r line; do threads+=("$line"); done < <(env | grep -E '^(OMP|MKL|OPENBLAS)_NUM_THREADS=' || true)
-as_user() { runuser -u "$user" -- env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "${pip_env[@]}" ${threads[@]+"${threads[@]}"} "$@"; }
+# pip's own settings pass through (a machine's local wheel folder, e.g. the CPU build of torch), and tools/test.sh's
+# one thread per numerical library when it set them; nothing else
+pass_env=()
+while IFS= read -r line; do pass_env+=("$line"); done < <(env | grep -E '^(PIP_|(OMP|MKL|OPENBLAS)_NUM_THREADS=)' || true)
+as_user() { runuser -u "$user" -- env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 ${pass_env[@]+"${pass_env[@]}"} "$@"; }
 python=/usr/bin/python3
 if [ "$phase" != run ]; then
 # A copy of the working tree as the user would clone it (no .git, no root's virtualenv).
