@@ -321,7 +321,9 @@ ALTERNATIVES = {
     "causal_self_attention": '''
 def causal_self_attention(x):
     T = len(x)
-    return masked_softmax(np.einsum("td,sd->ts", x, x), causal_mask(T)) @ x  # masked before the softmax
+    sq = (x ** 2).sum(axis=1)
+    distance2 = sq[:, None] + sq[None, :] - 2 * np.einsum("td,sd->ts", x, x)  # |x[t] - x[s]|^2, expanded
+    return masked_softmax(-distance2, causal_mask(T)) @ x  # masked before the softmax
 ''',
     "predict_first_position_loss": answer("predict_first_position_loss", '"about the same"'),
     "predict_cheat_offset": answer("predict_cheat_offset", '+1, "its target sits one place on, as an input"'),

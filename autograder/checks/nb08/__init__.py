@@ -430,24 +430,23 @@ HUNT_VARIANTS = ("as_given", "whole_table", "not_normalised", "multiplied", "aft
 
 HUNT_MESSAGES = {  # the symptom each version shows, never the line to write (this is a bug hunt)
     "as_given": "This is what the code as given does: query 0, which may read only key 0, does not output x[0] (on "
-                "x = [[1, 0], [0, 1], [1, 1]] it gives [0.576, 0], not [1, 0]), and changing a later row moves the "
-                "earlier outputs: row t still depends on the rows after it (is_causal says False). Print the "
-                "function's tables one after the other on that x: which is the first whose row 0 changes when a "
-                "later row of x changes, and do its rows still sum to 1?",
+                "x = [[1, 0], [0, 1], [1, 1]] it gives [0.665, 0], not [1, 0]), and changing a later row moves the "
+                "earlier outputs: row t still depends on the rows after it (is_causal says False). Follow row 0 "
+                "through the function on that x and on x with a later row changed: where do the two first differ?",
     "whole_table": "Not yet: each weight is now a share of the whole table, so row t still depends on the scores of "
                    "the later rows (is_causal says False), and a row sums to far less than 1 (query 0 outputs "
-                   "[0.244, 0], a quarter of x[0]).",
+                   "[0.258, 0], about a quarter of x[0]).",
     "not_normalised": "Progress: causal now, nothing reads the future. But a row of weights is not a distribution any "
-                      "more: query 1 weighs its two keys 0.368 and 1 (they sum to 1.368), so its output is a sum of "
+                      "more: query 1 weighs its two keys 0.135 and 1 (they sum to 1.135), so its output is a sum of "
                       "rows, not a mix of them.",
-    "multiplied": "The blocked keys have a weight again: every query reads its future (query 0 outputs [0.788, 0.424], "
+    "multiplied": "The blocked keys have a weight again: every query reads its future (query 0 outputs [0.667, 0.667], "
                   "not [1, 0]). Follow one blocked key from its score to its weight.",
     "after_softmax": "The blocked weights are exactly 0. But what is left of a row is not a "
                      "distribution (the weights sum to less than 1: on x = [[1, 0], [0, 1], [1, 1]] query 0 outputs "
-                     "[0.422, 0], 0.422 times x[0]), and it was computed with the future keys inside the softmax's "
+                     "[0.665, 0], 0.665 times x[0]), and it was computed with the future keys inside the softmax's "
                      "sum, so changing a later row still moves the earlier outputs (is_causal says False).",
     "small_negative": "The future's weights are small, but not 0, so changing a later row still moves "
-                      "the earlier outputs a little (on x = [[1, 0], [0, 1], [1, 1]] query 0 outputs [0.993, 0.013], "
+                      "the earlier outputs a little (on x = [[1, 0], [0, 1], [1, 1]] query 0 outputs [0.982, 0.035], "
                       "not [1, 0]). How small must a blocked score be for its weight to be exactly 0?",
     "inverted": "Each query reads the wrong keys: its future, and neither its past nor itself (the last query, left "
                 "with no key at all, outputs nan).",
@@ -456,12 +455,12 @@ HUNT_MESSAGES = {  # the symptom each version shows, never the line to write (th
 
 
 def hunt_np(x, variant=None):
-    """Causal self-attention of x (T, d) with no projections and no scaling, in float64, or one of its known
-    wrong versions."""
+    """Causal self-attention of x (T, d) with no projections, scored by minus the squared distance of two rows, in
+    float64, or one of its known wrong versions."""
     x = np.asarray(x, dtype=float)
     T = len(x)
     allowed = np.tril(np.ones((T, T), bool))
-    scores = x @ x.T  # (T, T): no scaling in this bare attention
+    scores = -((x[:, None, :] - x[None, :, :]) ** 2).sum(axis=-1)  # (T, T): -|x[t] - x[s]|^2
     fill = {"small_negative": -4.0}.get(variant, -np.inf)
     if variant == "multiplied":
         scores = scores * allowed
