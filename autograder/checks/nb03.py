@@ -348,14 +348,19 @@ def _legal_cosine(sign, got, want):
 def _project_hints(u, v):
     d, vv = float(np.dot(u, v)), float(np.dot(v, v))
     return [known_mistakes(
-        (lambda: d / np.sqrt(vv), "That is the length of the projection, a number; return the vector, along v."),
-        (lambda: d / np.sqrt(vv) * v, "That divides by |v| instead of |v|^2 = v . v: one |v| for the length, one "
-                                      "to make v a unit vector."),
-        (lambda: d / vv, "That is the coefficient u . v / v . v; multiply it by v to get the vector."),
-        (lambda: d / float(np.dot(u, u)) * u, "That projects v onto u; the projection of u lies on the line "
-                                              "through v."),
-        (lambda: u - d / vv * v, "That is the part of u perpendicular to v, u - proj; return the projection."),
-        (lambda: d * v, "That forgets to divide by v . v: the projection must not grow when v is scaled."),
+        (lambda: d / np.sqrt(vv), "A single number came back: the length of the shadow, not the shadow itself, "
+                                  "which is a vector of v's shape."),
+        (lambda: d / np.sqrt(vv) * v, "Right direction, wrong length, and the length follows v's: with v twice as "
+                                      "long, your answer doubles, yet the shadow on the line cannot depend on how "
+                                      "long v is."),
+        (lambda: d / vv, "A single number came back: the right amount of v, not the vector; the projection has "
+                         "v's shape."),
+        (lambda: d / float(np.dot(u, u)) * u, "The answer points along u, not along v: that is v's shadow on the "
+                                              "line through u; the projection of u lies on the line through v."),
+        (lambda: u - d / vv * v, "The answer stands at a right angle to v: that is the leftover, what remains of u "
+                                 "once the shadow is taken away, not the shadow."),
+        (lambda: d * v, "Right direction, wrong length, and it grows fourfold when v doubles, yet the shadow on the "
+                        "line cannot depend on how long v is."),
         **MATCH)]
 
 
@@ -368,9 +373,9 @@ def project(hidden, rng):
 
     if not hidden:
         return [
-            case(F([2.0, 1.0]), F([3.0, 0.0]), "(6 / 9) * [3, 0] = [2, 0]", F([2.0, 0.0])),
+            case(F([2.0, 1.0]), F([3.0, 0.0]), "the shadow worked by hand is [2, 0]", F([2.0, 0.0])),
             case(F([2.0, 1.0]), F([6.0, 0.0]), "a longer v along the same line gives the same [2, 0]", F([2.0, 0.0])),
-            case(F([1.0, 2.0]), F([3.0, 4.0]), "(11 / 25) * [3, 4] = [1.32, 1.76]", F([1.32, 1.76])),
+            case(F([1.0, 2.0]), F([3.0, 4.0]), "a shadow off the axes, [1.32, 1.76]", F([1.32, 1.76])),
             case(F([0.0, 5.0]), F([2.0, 0.0]), "u perpendicular to v projects to 0", F([0.0, 0.0])),
             Case("project([1, 2], [0, 0]): the zero vector spans no line", call_with(F([1.0, 2.0]), F([0.0, 0.0])),
                  raises("cannot project onto the zero vector"), close()),
@@ -577,8 +582,12 @@ def _rank_case(label, widths, n_q, n_k, seed):
         if len(set(g)) == 1:
             return (f"{said}: the same rank at every width. Is each table drawn with its own width d, and is the rank "
                     "measured on the (n_q, n_k) score table itself, not counted from its size or its nonzero rows?")
-        return (f"{said}; random queries and keys reach {law}. Draw Q of shape (n_q, d) and K of shape (n_k, d) at "
-                "each width, build their score table, and measure its rank.")
+        if sorted(g) == sorted(law):
+            return f"{said}: the ranks random tables reach, {sorted(law)}, but not in the order of the widths given."
+        first = next(i for i, (a, b) in enumerate(zip(g, law)) if a != b)
+        return (f"{said}; random queries and keys reach {law}. The first difference is at width {widths[first]}: "
+                f"{g[first]} instead of {law[first]}. Is the table measured there of shape ({n_q}, {n_k}), and drawn "
+                "with that width?")
 
     return Case(label, run, lambda: law, predicate(test))
 

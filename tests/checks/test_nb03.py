@@ -187,19 +187,19 @@ def cosine_similarity(u, v):
     Mistake("project", "returns_scalar_length", '''
 def project(u, v):
     return (u @ v) / np.linalg.norm(v)
-''', "length of the projection"),
+''', "length of the shadow"),
     Mistake("project", "divides_by_norm_not_squared", '''
 def project(u, v):
     return (u @ v) / np.linalg.norm(v) * v
-''', "instead of |v|^2"),
+''', "your answer doubles"),
     Mistake("project", "projects_v_onto_u", '''
 def project(u, v):
     return (u @ v) / (u @ u) * u
-''', "projects v onto u"),
+''', "points along u"),
     Mistake("project", "returns_perpendicular_part", '''
 def project(u, v):
     return u - (u @ v) / (v @ v) * v
-''', "perpendicular"),
+''', "right angle to v"),
     Mistake("project", "nan_for_the_zero_vector", '''
 def project(u, v):
     return (u @ v) / (v @ v) * v
@@ -288,7 +288,14 @@ def score_rank_by_width(widths, n_q, n_k, rng):
     for d in sorted(widths):
         ranks.append(int(np.linalg.matrix_rank(score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d))))))
     return ranks
-''', "random queries and keys reach"),
+''', "not in the order of the widths given"),
+    Mistake("score_rank_by_width", "counts_widths_not_the_widths_given", '''
+def score_rank_by_width(widths, n_q, n_k, rng):
+    ranks = []
+    for d in range(1, len(widths) + 1):  # widths 1, 2, 3, ... instead of the ones handed in
+        ranks.append(int(np.linalg.matrix_rank(score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d))))))
+    return ranks
+''', "The first difference is at width"),
     Mistake("score_rank_by_width", "one_number", '''
 def score_rank_by_width(widths, n_q, n_k, rng):
     d = widths[-1]
@@ -308,6 +315,10 @@ def score_rank_by_width(widths, n_q, n_k, rng):
 def project(u, v):
     return (u @ v) / (v @ v + 1e-3) * v  # an eps "for safety" that shifts every answer
 ''', "wrong values"),
+    Mistake("project", "forgets_to_divide", '''
+def project(u, v):
+    return (u @ v) * v
+''', "grows fourfold when v doubles"),
 ]
 
 ALTERNATIVES = {
