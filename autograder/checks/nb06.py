@@ -17,46 +17,6 @@ check = exercise(A)
 R = lazy(A)
 
 
-# ------------------------------------------------------------------- period
-
-def _period_hint(omega):
-    w = np.asarray(omega, dtype=float)
-    return known_mistakes(
-        (lambda: 1 / w, "That is 1 / omega: omega is in radians per token and a full turn is 2 pi radians, "
-                        "so the period is 2 pi / omega."),
-        (lambda: w / (2 * np.pi), "That is omega / (2 pi), the number of turns per token: the period is its "
-                                  "inverse, 2 pi / omega."),
-        (lambda: 2 * np.pi * w, "That is 2 pi * omega: divide 2 pi by omega instead."),
-        (lambda: 360 / w, "That is 360 / omega, a turn counted in degrees: omega is in radians, use 2 pi."),
-        **MATCH,
-    )
-
-
-@check
-def period(hidden, rng):
-    f = close(dtype="f")
-    if not hidden:
-        omegas = np.array([1.0, 0.1, 0.01, 0.001])
-        return [
-            Case("period(0.1): about 62.8 token steps", call_with(0.1), const(2 * np.pi / 0.1), f,
-                 hints=[_period_hint(0.1)]),
-            Case("period(0.01): about 628 token steps", call_with(0.01), const(2 * np.pi / 0.01), f,
-                 hints=[_period_hint(0.01)]),
-            Case("period(2 * np.pi): one turn per token", call_with(2 * np.pi), const(1.0), f,
-                 hints=[_period_hint(2 * np.pi)]),
-            Case("period(np.array([1, 0.1, 0.01, 0.001])) keeps the shape", call_with(omegas),
-                 const(2 * np.pi / omegas), f, hints=[_period_hint(omegas)]),
-            Case("period(0.0): a hand that never turns has no period", call_with(0.0),
-                 raises("omega must be > 0, got 0.0")),
-        ]
-    omegas = rng.uniform(0.001, 3.0, size=(2, 3))
-    return [Case("period of a (2, 3) array of random omegas", call_with(omegas), lambda: R("period")(omegas), f,
-                 hints=[_period_hint(omegas)]),
-            Case("period(0.5)", call_with(0.5), lambda: R("period")(0.5), f, hints=[_period_hint(0.5)]),
-            Case("period(np.array([0.5, -0.1])): one omega below 0", call_with(np.array([0.5, -0.1])),
-                 raises("omega must be > 0, got -0.1"))]
-
-
 # -------------------------------------------------------- angular_frequencies
 
 def _freq_hint(d, base):
@@ -162,8 +122,11 @@ def sinusoidal_positions(hidden, rng):
 
 
 # ------------------------------------------------------------- shift_positions (a bug hunt)
-# The learner is given code that reads each pair's angle back with arctan2 (its arguments swapped) and writes the turned
-# pair back as (cos, sin): the two slips together give the encodings of positions p - k.
+# The learner is given code with two independent slips: it reads each pair's angle with np.arctan of sine over cosine
+# (a point and its opposite share that ratio, so every pair whose cosine is negative comes back half a turn off), and
+# it turns the pairs at the speeds of the default base whatever base the encoding was made with (only a case at
+# another base shows it, and only in the slower pairs). Neither slip undoes the other: each has its own symptom, and
+# no single change elsewhere repairs both.
 
 def _pe_at(positions, d, base):
     """Rows of the encoding at any positions (negative too), written independently of the reference."""
@@ -171,33 +134,68 @@ def _pe_at(positions, d, base):
     return np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(len(positions), d)
 
 
-def _mixed(positions, k, d, base, sines, cosines):
-    """Sines of positions p + sines * k beside cosines of positions p + cosines * k: one of the two lines fixed."""
-    s, c = _pe_at(positions + sines * k, d, base), _pe_at(positions + cosines * k, d, base)
-    out = c.copy()
-    out[:, 0::2] = s[:, 0::2]
+def _turned(pe, k, base, *, half_circle=False, default_speeds=False, turn_sign=1):
+    """pe's pairs turned by k steps, the way the given code (or one of its half-fixes) turns them."""
+    T, d = pe.shape
+    speeds = 10000.0 ** (-2.0 * np.arange(d // 2) / d) if default_speeds else base ** (-2.0 * np.arange(d // 2) / d)
+    with np.errstate(all="ignore"):
+        angle = np.arctan(pe[:, 0::2] / pe[:, 1::2]) if half_circle else np.arctan2(pe[:, 0::2], pe[:, 1::2])
+    out = np.empty_like(pe)
+    out[:, 0::2], out[:, 1::2] = np.sin(angle + turn_sign * k * speeds), np.cos(angle + turn_sign * k * speeds)
     return out
+
+
+def _flip_example(positions, k, d, base):
+    """Words for the first pair the half-circle reading flips: where it should land and where it lands."""
+    want = _pe_at(positions + k, d, base)
+    cos = _pe_at(positions, d, base)[:, 1::2]  # (T, d/2)
+    rows, pairs = np.nonzero(cos < 0)
+    if not len(rows):
+        return ""
+    t, j = int(rows[0]), int(pairs[0])
+    w = want[t, 2 * j:2 * j + 2]
+    return (f" (the row of position {int(positions[t])}, pair {j}: ({-w[0]:.4f}, {-w[1]:.4f}) where position "
+            f"{int(positions[t]) + k} has ({w[0]:.4f}, {w[1]:.4f}))")
+
+
+def _speed_example(k, d, base):
+    """Words for the first pair the default speeds turn by the wrong angle."""
+    j = 1 if d >= 4 else 0
+    tokens = "token" if abs(k) == 1 else "tokens"
+    return (f"pair {j} turned by {k * 10000.0 ** (-2.0 * j / d):.4f} radians, where moving on {k} {tokens} turns "
+            f"it by {k * base ** (-2.0 * j / d):.4f} at this encoding's base, {base:g}")
+
+
+def _no_candidate():
+    raise LookupError("this case cannot show both symptoms at once")  # known_mistakes skips a candidate that raises
 
 
 def _shift_case(label, positions, k, d, base=10000.0):
     positions = np.asarray(positions)
     pe = _pe_at(positions, d, base)
     call = call_with(pe, k) if base == 10000.0 else call_with(pe, k, base=base)
+    flipped = _flip_example(positions, k, d, base)
     hint = known_mistakes(
-        (lambda: _pe_at(positions - k, d, base),
+        (lambda: _turned(pe, k, base, half_circle=True, default_speeds=True) if flipped and base != 10000.0
+         else _no_candidate(),
+         f"Two different things are off, and they show in different pairs. Some pairs point exactly the opposite "
+         f"way from where position p + {k} has them, both numbers with the wrong sign{flipped}. And the slower "
+         f"pairs are turned by the wrong angle even where their signs are right: {_speed_example(k, d, base)}. "
+         f"Take them one at a time."),
+        (lambda: _turned(pe, k, base, half_circle=True),
+         f"Some pairs point exactly the opposite way from where position p + {k} has them: both numbers have the "
+         f"wrong sign{flipped}. The other pairs are right. Where on the circle did the flipped pairs start, and "
+         f"where the right ones?"),
+        (lambda: _turned(pe, k, base, default_speeds=True),
+         f"Pair 0 is right in every row, but the slower pairs are turned by the wrong angle: "
+         f"{_speed_example(k, d, base)}. Which speeds did your turn use?"),
+        (lambda: _turned(pe, k, base, turn_sign=-1),
          f"Every row is a good encoding, of the wrong position: these are the encodings of positions p - {k}, "
          f"not p + {k}: the rows moved back instead of forward."),
-        (lambda: _mixed(positions, k, d, base, sines=+1, cosines=-1),
-         f"Half way: the sines are those of positions p + {k} now, but the cosines are still those of p - {k}."),
-        (lambda: _mixed(positions, k, d, base, sines=-1, cosines=+1),
-         f"Half way: the cosines are those of positions p + {k} now, but the sines are still those of p - {k}."),
         (lambda: pe, "These are the rows you were given: nothing was turned."),
         (lambda: _pe_at(positions + k, d, base)[:, np.arange(d).reshape(-1, 2)[:, ::-1].ravel()],
-         "Right angles, but each pair is written back as (cos, sin): the encoding stores the sine first."),
-        (lambda: _pe_at(positions - k, d, base)[:, np.arange(d).reshape(-1, 2)[:, ::-1].ravel()],
-         f"Each of your pairs holds the cosine and the sine of positions p - {k}, in that order: the sine's slot "
-         f"holds a cosine, and the rows moved back. Print the angle your code starts from for position 0: it "
-         f"should be 0."),
+         "Right angles, but the two numbers of each pair are in each other's places: the row of position 0 of "
+         "an encoding reads [0, 1, 0, 1, ...]."),
         **MATCH,
     )
     return Case(label, call, const(_pe_at(positions + k, d, base)), close(dtype="f"), hints=[hint])
@@ -207,14 +205,17 @@ def _shift_case(label, positions, k, d, base=10000.0):
 def shift_positions(hidden, rng):
     if not hidden:
         return [
-            _shift_case("shift_positions of position 2, k = 1, d = 2: the encoding of position 3, [sin 3, cos 3]",
-                        [2], 1, 2),
+            _shift_case("shift_positions of the row of position 2, k = 1, d = 4, base = 100: the encoding of "
+                        "position 3, [sin 3, cos 3, sin 0.3, cos 0.3]", [2], 1, 4, 100.0),
             _shift_case("shift_positions of positions 0 .. 4, k = 3, d = 8: positions 3 .. 7", np.arange(5), 3, 8),
-            _shift_case("shift_positions of positions 5, 2, 9, k = 4, d = 4, base = 100", [5, 2, 9], 4, 4, 100.0),
+            _shift_case("shift_positions of positions 5, 1, 9, k = 4, d = 6, base = 100", [5, 1, 9], 4, 6, 100.0),
         ]
     d, k = int(rng.integers(2, 9)) * 2, int(rng.integers(2, 40))
+    base = float(rng.uniform(50, 2000))
     return [
         _shift_case(f"shift_positions of 6 random positions, k = {k}, d = {d}", rng.integers(0, 500, size=6), k, d),
+        _shift_case(f"shift_positions of 6 random positions, k = {k}, d = {d}, base = {base:.1f}",
+                    rng.integers(0, 500, size=6), k, d, base),
         _shift_case("shift_positions with k = -5: five tokens back", np.arange(10, 14), -5, 6),
     ]
 

@@ -8,27 +8,6 @@ pytestmark = pytest.mark.nb06
 A = "06_sinusoids_and_positions"
 
 MISTAKES = [
-    Mistake("period", "one_over_omega", '''
-def period(omega):
-    return 1 / np.asarray(omega, dtype=float)
-''', "2 pi / omega"),
-    Mistake("period", "turns_per_token", '''
-def period(omega):
-    return omega / (2 * np.pi)
-''', "turns per token"),
-    Mistake("period", "times_instead_of_divided", '''
-def period(omega):
-    return 2 * np.pi * np.asarray(omega)
-''', "divide 2 pi by omega"),
-    Mistake("period", "degrees", '''
-def period(omega):
-    return 360 / np.asarray(omega)
-''', "degrees"),
-    Mistake("period", "scalar_only", '''
-import math
-def period(omega):
-    return 2 * math.pi / float(omega)
-''', "raised TypeError"),
     Mistake("angular_frequencies", "exponent_k_over_d", '''
 def angular_frequencies(d, base=10000.0):
     return base ** (-np.arange(d // 2) / d)
@@ -172,10 +151,6 @@ def first_repeat(omegas, horizon=10_000):
     returns("predict_offset_terms", "not_a_choice", '"the last one"', "answer with one of"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
     # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
-    Mistake("period", "pi_typed_as_3_14", '''
-def period(omega):
-    return 2 * 3.14 / np.asarray(omega, dtype=float)
-''', "expected 62.8319"),
     Mistake("sinusoidal_positions", "float32", '''
 def sinusoidal_positions(T, d, base=10000.0):
     if d % 2:
@@ -190,40 +165,39 @@ def sinusoidal_positions(T, d, base=10000.0):
 ]
 
 MISTAKES += [
-    Mistake("period", "no_validation", '''
-def period(omega):
-    return 2 * np.pi / np.asarray(omega, dtype=float)
-''', "should raise ValueError"),
     Mistake("angular_frequencies", "no_validation", '''
 def angular_frequencies(d, base=10000.0):
     return base ** (-2.0 * np.arange(d // 2) / d)
 ''', "should raise ValueError"),
-    # ------------------------------------------ shift_positions (a bug hunt: the bug and two half-fixes)
-    Mistake("shift_positions", "the_bug_turns_backwards", '''
+    # ------------------------------------------ shift_positions (a bug hunt: two slips, each with its own symptom)
+    Mistake("shift_positions", "the_bug_both_slips", '''
 def shift_positions(pe, k, base=10000.0):
-    turn = k * angular_frequencies(pe.shape[1], base)
+    T, d = pe.shape
     out = np.empty_like(pe)
-    angle = np.arctan2(pe[:, 1::2], pe[:, 0::2])
-    out[:, 0::2], out[:, 1::2] = np.cos(angle + turn), np.sin(angle + turn)
-    return out
-''', "of the wrong position: these are the encodings of positions p - "),
-    Mistake("shift_positions", "half_fix_angle_only", '''
-def shift_positions(pe, k, base=10000.0):
-    turn = k * angular_frequencies(pe.shape[1], base)
-    out = np.empty_like(pe)
-    angle = np.arctan2(pe[:, 0::2], pe[:, 1::2])
-    out[:, 0::2], out[:, 1::2] = np.cos(angle + turn), np.sin(angle + turn)
-    return out
-''', "written back as (cos, sin)"),
-    Mistake("shift_positions", "half_fix_write_order_only", '''
-def shift_positions(pe, k, base=10000.0):
-    turn = k * angular_frequencies(pe.shape[1], base)
-    out = np.empty_like(pe)
-    angle = np.arctan2(pe[:, 1::2], pe[:, 0::2])
+    turn = k * angular_frequencies(d)
+    angle = np.arctan(pe[:, 0::2] / pe[:, 1::2])
     out[:, 0::2], out[:, 1::2] = np.sin(angle + turn), np.cos(angle + turn)
     return out
-''', "the sine's slot holds a cosine"),
-    Mistake("shift_positions", "angle_turned_back", '''
+''', "Two different things are off"),
+    Mistake("shift_positions", "half_fix_angle_only", '''
+def shift_positions(pe, k, base=10000.0):
+    T, d = pe.shape
+    out = np.empty_like(pe)
+    turn = k * angular_frequencies(d)
+    angle = np.arctan2(pe[:, 0::2], pe[:, 1::2])
+    out[:, 0::2], out[:, 1::2] = np.sin(angle + turn), np.cos(angle + turn)
+    return out
+''', "Pair 0 is right in every row, but the slower pairs are turned by the wrong angle"),
+    Mistake("shift_positions", "half_fix_speeds_only", '''
+def shift_positions(pe, k, base=10000.0):
+    T, d = pe.shape
+    out = np.empty_like(pe)
+    turn = k * angular_frequencies(d, base)
+    angle = np.arctan(pe[:, 0::2] / pe[:, 1::2])
+    out[:, 0::2], out[:, 1::2] = np.sin(angle + turn), np.cos(angle + turn)
+    return out
+''', "Where on the circle did the flipped pairs start"),
+    Mistake("shift_positions", "turned_back", '''
 def shift_positions(pe, k, base=10000.0):
     turn = k * angular_frequencies(pe.shape[1], base)
     out = np.empty_like(pe)
@@ -231,6 +205,22 @@ def shift_positions(pe, k, base=10000.0):
     out[:, 0::2], out[:, 1::2] = np.sin(angle - turn), np.cos(angle - turn)
     return out
 ''', "of the wrong position: these are the encodings of positions p - "),
+    Mistake("shift_positions", "pair_written_back_swapped", '''
+def shift_positions(pe, k, base=10000.0):
+    turn = k * angular_frequencies(pe.shape[1], base)
+    out = np.empty_like(pe)
+    angle = np.arctan2(pe[:, 0::2], pe[:, 1::2])
+    out[:, 0::2], out[:, 1::2] = np.cos(angle + turn), np.sin(angle + turn)
+    return out
+''', "in each other's places"),
+    Mistake("shift_positions", "two_reflections_still_miss_the_speeds", '''
+def shift_positions(pe, k, base=10000.0):
+    turn = k * angular_frequencies(pe.shape[1])
+    out = np.empty_like(pe)
+    angle = np.arctan2(pe[:, 1::2], pe[:, 0::2])
+    out[:, 0::2], out[:, 1::2] = np.cos(angle - turn), np.sin(angle - turn)
+    return out
+''', "Pair 0 is right in every row"),
     Mistake("shift_positions", "nothing_turned", '''
 def shift_positions(pe, k, base=10000.0):
     return pe.copy()
@@ -340,12 +330,6 @@ def predict_offset_terms():
     answer = "none"
     return answer
 ''',
-    "period": '''
-def period(omega):
-    if (np.asarray(omega) <= 0).any():
-        raise ValueError("a period needs a positive omega")
-    return np.divide(2 * np.pi, omega)
-''',
     "angular_frequencies": '''
 def angular_frequencies(d, base=10000.0):
     if d <= 0 or d % 2 == 1:
@@ -379,7 +363,8 @@ globals().update(stub_test(A))  # shift_positions is a bug hunt: its released ce
 
 def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix():
     """The released bug and each half-fix get their own first message, none states the fixed lines, and the fix
-    passes (the learner sees progress as the messages change)."""
+    passes (the learner sees progress as the messages change). The two slips are independent: no single change to
+    the released code passes, whichever line it touches (the sign of the turn, the write-back order, the reading)."""
     import numpy as np
 
     from autograder.checks import nb06
@@ -387,24 +372,31 @@ def test_the_bug_hunt_names_a_symptom_of_its_own_for_the_bug_and_each_half_fix()
 
     freqs = ref(A, "angular_frequencies")
 
-    def shifted(swapped_angle, swapped_write):
+    def shifted(half_circle, default_speeds, turn_sign=1, write_swapped=False, reading_swapped=False):
         def shift_positions(pe, k, base=10000.0):
-            turn = k * freqs(pe.shape[1], base)
-            sin_p, cos_p = pe[:, 0::2], pe[:, 1::2]
-            angle = np.arctan2(cos_p, sin_p) if swapped_angle else np.arctan2(sin_p, cos_p)
+            turn = turn_sign * k * (freqs(pe.shape[1]) if default_speeds else freqs(pe.shape[1], base))
+            sin_p, cos_p = (pe[:, 1::2], pe[:, 0::2]) if reading_swapped else (pe[:, 0::2], pe[:, 1::2])
+            angle = np.arctan(sin_p / cos_p) if half_circle else np.arctan2(sin_p, cos_p)
             out = np.empty_like(pe)
             first, second = np.sin(angle + turn), np.cos(angle + turn)
-            out[:, 0::2], out[:, 1::2] = (second, first) if swapped_write else (first, second)
+            out[:, 0::2], out[:, 1::2] = (second, first) if write_swapped else (first, second)
             return out
         return shift_positions
 
     attempts = {"the bug": shifted(True, True), "angle fixed": shifted(False, True),
-                "write order fixed": shifted(True, False)}
+                "speeds fixed": shifted(True, False)}
     first_lines = {}
     for name, attempt in attempts.items():
         with pytest.raises(AssertionError) as failure:
             nb06.shift_positions(attempt)
         first_lines[name] = str(failure.value).splitlines()[0]
-        assert "arctan2(sin" not in str(failure.value) and "swap" not in str(failure.value), name
+        for fix in ("arctan2", "base)", "angular_frequencies(d, base"):
+            assert fix not in str(failure.value), (name, fix)
     assert len(set(first_lines.values())) == len(attempts), first_lines
+    for one_change in (shifted(True, True, turn_sign=-1), shifted(True, True, write_swapped=True),
+                       shifted(True, True, reading_swapped=True)):
+        for hidden in (False, True):
+            with pytest.raises(AssertionError):
+                nb06.shift_positions(one_change, hidden=hidden)
     nb06.shift_positions(shifted(False, False))  # the fix passes
+    nb06.shift_positions(shifted(False, False), hidden=True)
