@@ -152,7 +152,7 @@ def relabel(E, ids, perm):
     E_new = np.empty_like(E)
     E_new[perm] = E
     return E_new, np.argsort(perm)[ids]
-''', "relabelled the other way round: old ID 0 must become perm[0] = 2"),
+''', "relabelled the other way round: where the old text holds ID 0, the new text must hold 2"),
     Mistake("relabel", "table_left_where_it_was", '''
 def relabel(E, ids, perm):
     perm = np.asarray(perm)
@@ -396,7 +396,7 @@ def train_bpe(data, n_merges):
         ids = merge_pair(ids, pair, 256 + k)
         merges.append((pair, 256 + k))
     return merges
-''', "fewer than 2 times"),
+''', "occurs only once in what the earlier merges left"),
     Mistake("train_bpe", "counts_the_original_bytes", '''
 def train_bpe(data, n_merges):
     ids, merges = list(data), []
@@ -410,7 +410,7 @@ def train_bpe(data, n_merges):
         ids = merge_pair(ids, pair, 256 + k)
         merges.append((pair, 256 + k))
     return merges
-''', "count the pairs of the merged sequence"),
+''', "as if every round counted the pairs of the original bytes"),
     Mistake("train_bpe", "ties_to_the_smallest_pair", '''
 def train_bpe(data, n_merges):
     ids, merges = list(data), []

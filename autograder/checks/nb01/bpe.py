@@ -47,6 +47,21 @@ def _encode(data, merges, *, order=1, chained=True):
     return ids
 
 
+def replay_merges(text, n_merges, most_frequent_pair, merge_pair):
+    """The reveal of predict_first_merges: n_merges rounds of the learner's own most_frequent_pair and merge_pair
+    on the characters of text, each printed with the piece it made and the length left; returns the pieces, in
+    order. It lives here, not in the notebook, so that the loop train_bpe asks for is not on screen before that
+    exercise."""
+    units = sorted(set(text))
+    ids = [units.index(ch) for ch in text]
+    for step in range(n_merges):
+        pair = most_frequent_pair(ids)
+        units.append(units[pair[0]] + units[pair[1]])
+        ids = merge_pair(ids, pair, len(units) - 1)
+        print(f"merge {step + 1}: {units[-1]!r:8} -> {len(ids)} tokens")
+    return tuple(units[len(units) - n_merges:])
+
+
 def _train_hints(data, n_merges):
     return [known_values(
         (lambda: _train(data, n_merges, first_id=max(data) + 1),
@@ -58,13 +73,13 @@ def _train_hints(data, n_merges):
         (lambda: _train(data, n_merges, first_id=255),
          "The first new id is 255, which is already the byte 0xff: new ids start at 256."),
         (lambda: _train(data, n_merges, min_count=1),
-         "It goes on merging pairs that occur only once: stop as soon as the most frequent pair occurs "
-         "fewer than 2 times."),
+         "It goes on merging after nothing repeats: its last merges each join a pair that occurs only once in "
+         "what the earlier merges left."),
         (lambda: _train(data, n_merges, min_count=3),
-         "It stops too early: a pair that occurs exactly twice is still worth a merge."),
+         "It stops too early: it leaves out a merge of a pair that occurs exactly twice."),
         (lambda: _train(data, n_merges, recount=False),
-         "The pairs are counted in the original bytes every time: after each merge, count the pairs of the "
-         "merged sequence (the new token takes part in the next count)."),
+         "No merge builds on an earlier one: no learned pair holds a new token (256 or above), as if every "
+         "round counted the pairs of the original bytes."),
         (lambda: _train(data, n_merges, tie="last"),
          "A tie went to the pair seen last: ties go to the pair that occurs first, as in most_frequent_pair."),
         (lambda: _train(data, n_merges, tie="smallest"),

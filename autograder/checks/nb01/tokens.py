@@ -190,8 +190,8 @@ def _relabel_hints(E, ids, perm):
                 parts.append("the text's IDs are still the old ones")
             elif ids_got.shape == ids.shape and np.array_equal(ids_got, inverse[ids]):
                 i = int(ids.ravel()[0])
-                parts.append(f"the IDs were relabelled the other way round: old ID {i} must become perm[{i}] = "
-                             f"{int(perm[i])}, and yours became {int(inverse[i])}")
+                parts.append(f"the text was relabelled the other way round: where the old text holds ID {i}, the "
+                             f"new text must hold {int(perm[i])}, and yours holds {int(inverse[i])}")
         if not E_ok:
             if E_got.shape == E.shape and np.allclose(E_got, E):
                 parts.append("the table's rows are where they were")
