@@ -139,6 +139,11 @@ for b in self.blocks:
 return self.head(self.ln_f(x))
 '''
 
+NLL = '''
+def nll(logits, targets):  # the log-probability of each target, negated: (B, T)
+    return -torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+'''
+
 MISTAKES = [
     Mistake("LayerNorm", "eps_outside_sqrt", ln('''
 mu = x.mean(-1, keepdim=True)
@@ -288,64 +293,74 @@ if tie_weights:
         "torch.tensor(sinusoidal_positions(context_len, d_model)).float()",
         "torch.tensor(sinusoidal_positions(context_len, d_model)).float().view(context_len, -1, 2).flip(-1)"
         ".reshape(context_len, d_model)")), "cos and sin swapped"),
-    Mistake("lm_loss", "summed", '''
+    Mistake("lm_loss", "calls_the_library", '''
+def lm_loss(logits, targets, ignore=None):
+    B, T, V = logits.shape
+    if targets.shape != (B, T):
+        raise ValueError(f"targets {tuple(targets.shape)} do not fit logits {tuple(logits.shape)}")
+    return F.cross_entropy(logits.transpose(1, 2), targets, ignore_index=-100 if ignore is None else ignore)
+''', "switched it off"),
+    Mistake("lm_loss", "summed", NLL + '''
 def lm_loss(logits, targets):
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum")
-''', "summed over positions"),
-    Mistake("lm_loss", "per_sequence_mean_summed", '''
+    return nll(logits, targets).sum()
+''', "summed over the positions"),
+    Mistake("lm_loss", "per_sequence_mean_summed", NLL + '''
 def lm_loss(logits, targets):
-    return sum(F.cross_entropy(logits[b], targets[b]) for b in range(logits.shape[0]))
+    return nll(logits, targets).mean(1).sum()
 ''', "then summed over the batch"),
-    Mistake("lm_loss", "shifts_again", '''
+    Mistake("lm_loss", "shifts_again", NLL + '''
 def lm_loss(logits, targets):
-    V = logits.shape[-1]
-    return F.cross_entropy(logits[:, :-1].reshape(-1, V), targets[:, 1:].reshape(-1))
-''', "shifted again"),
-    Mistake("lm_loss", "softmax_first", '''
+    return nll(logits[:, :-1], targets[:, 1:]).mean()
+''', "shifted a second time"),
+    Mistake("lm_loss", "softmax_first", NLL + '''
 def lm_loss(logits, targets):
-    V = logits.shape[-1]
-    return F.cross_entropy(torch.softmax(logits, -1).reshape(-1, V), targets.reshape(-1))
-''', "do not apply softmax first"),
+    return nll(torch.softmax(logits, -1), targets).mean()
+''', "probabilities twice"),
     Mistake("lm_loss", "flattens_targets_transposed", '''
 def lm_loss(logits, targets):
     V = logits.shape[-1]
-    return F.cross_entropy(logits.reshape(-1, V), targets.T.reshape(-1))
-''', "different order"),
-    Mistake("lm_loss", "returns_a_float", '''
+    logp = torch.log_softmax(logits.reshape(-1, V), -1)
+    return -logp.gather(1, targets.T.reshape(-1, 1)).mean()
+''', "different orders"),
+    Mistake("lm_loss", "log_of_softmax", '''
 def lm_loss(logits, targets):
-    V = logits.shape[-1]
-    return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1)).item()
+    p = torch.softmax(logits, -1).gather(-1, targets.unsqueeze(-1))
+    return -torch.log(p).mean()
+''', "infinite loss"),
+    Mistake("lm_loss", "returns_a_float", NLL + '''
+def lm_loss(logits, targets):
+    return nll(logits, targets).mean().item()
 ''', "expected a torch tensor"),
-    Mistake("lm_loss", "ignore_accepted_but_unused", '''
+    Mistake("lm_loss", "ignore_accepted_but_unused", NLL + '''
 def lm_loss(logits, targets, ignore=None):
     B, T, V = logits.shape
     if targets.shape != (B, T):
         raise ValueError(f"targets {tuple(targets.shape)} do not fit logits {tuple(logits.shape)}")
-    return F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T))
+    return nll(logits, targets).mean()
 ''', "ignored positions changed the loss"),
-    Mistake("lm_loss", "mean_over_all_positions", '''
+    Mistake("lm_loss", "mean_over_all_positions", NLL + '''
 def lm_loss(logits, targets, ignore=None):
     B, T, V = logits.shape
     if targets.shape != (B, T):
         raise ValueError(f"targets {tuple(targets.shape)} do not fit logits {tuple(logits.shape)}")
-    each = F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T), reduction="none")
+    each = nll(logits, targets)
     if ignore is not None:
-        each = each * (targets.reshape(B * T) != ignore)
+        each = each * (targets != ignore)
     return each.sum() / (B * T)
 ''', "still counted in the number you divided by"),
-    Mistake("lm_loss", "sum_over_counted_positions", '''
+    Mistake("lm_loss", "sum_over_counted_positions", NLL + '''
 def lm_loss(logits, targets, ignore=None):
     B, T, V = logits.shape
     if targets.shape != (B, T):
         raise ValueError(f"targets {tuple(targets.shape)} do not fit logits {tuple(logits.shape)}")
     if ignore is None:
-        return F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T))
-    return F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T), ignore_index=ignore, reduction="sum")
+        return nll(logits, targets).mean()
+    return nll(logits, targets)[targets != ignore].sum()
 ''', "their sum, not their mean"),
-    Mistake("lm_loss", "no_shape_check", '''
+    Mistake("lm_loss", "no_shape_check", NLL + '''
 def lm_loss(logits, targets, ignore=None):
-    V = logits.shape[-1]
-    return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=-100 if ignore is None else ignore)
+    each = nll(logits.reshape(targets.shape + logits.shape[-1:]), targets)
+    return each.mean() if ignore is None else each[targets != ignore].mean()
 ''', "should raise ValueError"),
     Mistake("generate", "no_cropping", gen('''
 logits = model(ids)[:, -1]

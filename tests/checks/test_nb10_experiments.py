@@ -28,7 +28,16 @@ FORWARD = """
 def forward(x):
     T = x.shape[1]
     allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    attend = lambda h: block.attn(h, {mask})
+    a = block.attn
+
+    def attend(h):
+        if {scaled}:
+            return a(h, {mask})
+        B = h.shape[0]
+        q, k, v = (w(h).view(B, T, a.n_heads, -1).transpose(1, 2) for w in (a.w_q, a.w_k, a.w_v))
+        s = (q @ k.transpose(-2, -1)){raw}
+        s = s.masked_fill(~allowed, float("-inf"))
+        return a.w_o((s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, -1))
     for sublayer, norm in ((attend, block.ln1), (block.ff, {second})):
         if {post}:
             x = {post_line}
@@ -41,9 +50,10 @@ return forward
 
 def forward(mask="mask=allowed", second="block.ln2", post='switches.norm == "post"',
             post_line="norm(x + sublayer(x)) if switches.residual else norm(sublayer(x))",
-            pre_line="x + sublayer(norm(x)) if switches.residual else sublayer(norm(x))") -> str:
+            pre_line="x + sublayer(norm(x)) if switches.residual else sublayer(norm(x))",
+            scaled="switches.scaled", raw="") -> str:
     return define("switched_forward", FORWARD.format(mask=mask, second=second, post=post, post_line=post_line,
-                                                     pre_line=pre_line))
+                                                     pre_line=pre_line, scaled=scaled, raw=raw))
 
 HYPOTHESIS = "'with half the blocks the loss after 40 steps is higher, since a shallower stack learns less'"
 
@@ -171,6 +181,9 @@ MISTAKES += [  # the switches in the learner's own block: each flag read wrong s
             forward(post_line="x + norm(sublayer(x)) if switches.residual else norm(sublayer(x))"), "normalises the sum"),
     Mistake("switched_forward", "one_layernorm_for_both", forward(second="block.ln1"), "has its own"),
     Mistake("switched_forward", "no_causal_mask", forward(mask=""), "saw the future"),
+    Mistake("switched_forward", "scaling_switch_ignored", forward(scaled="True"), "scaling switch changes nothing"),
+    Mistake("switched_forward", "scaled_once_more", forward(raw=" / q.shape[-1]"), "flatter than the scaled"),
+    Mistake("switched_forward", "times_root_d", forward(raw=" * q.shape[-1] ** 0.5"), "undone twice over"),
 ]
 
 MISTAKES += [  # an experiment of the learner's own: its form is checked, and that the change changes something
@@ -194,10 +207,18 @@ MISTAKES += [  # the observation: any pattern of the list is recorded, a made-up
 ALTERNATIVES = {
     "observe_heads": answer("observe_heads", "('a line just below the diagonal', 'looks like the previous token')"),
     "switched_forward": define("switched_forward", """
+def raw_attention(h, mask):  # scores not divided by sqrt(D): torch's own attention with scale 1
+    a, (B, T, d) = block.attn, h.shape
+    q, k, v = [w(h).reshape(B, T, a.n_heads, d // a.n_heads).permute(0, 2, 1, 3) for w in (a.w_q, a.w_k, a.w_v)]
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
+    return a.w_o(out.permute(0, 2, 1, 3).reshape(B, T, d))
+
+
 def run(x):
     mask = torch.ones(x.shape[1], x.shape[1]).tril().bool()
     post = switches.norm == "post"
-    h = block.attn(x if post else block.ln1(x), mask=mask)
+    attend = (lambda h: block.attn(h, mask=mask)) if switches.scaled else (lambda h: raw_attention(h, mask))
+    h = attend(x if post else block.ln1(x))
     x = h + x if switches.residual else h
     x = block.ln1(x) if post else x
     h = block.ff(x if post else block.ln2(x))

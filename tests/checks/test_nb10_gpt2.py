@@ -123,11 +123,11 @@ H, D = n_heads, w.shape[0] // n_heads
 order = torch.cat([torch.arange(0, D, 2), torch.arange(1, D, 2)])
 return w[:, (torch.arange(H)[:, None] * D + order).flatten()]
 '''), "columns were reordered"),
-    Mistake("to_llama_attention", "no_permutation", llama("w"), "without interleaved_to_halves"),
+    Mistake("to_llama_attention", "no_permutation", llama("w"), "other pairs of query and key features"),
     Mistake("to_llama_attention", "v_permuted_too", llama("interleaved_to_halves(w, H)",
                                                          v="interleaved_to_halves(mha.w_v.weight.detach(), H)"),
-            "v_proj was reordered"),
-    Mistake("to_llama_attention", "across_heads", llama("interleaved_to_halves(w, 1)"), "across all heads"),
+            "reaches o_proj with its features in another order"),
+    Mistake("to_llama_attention", "across_heads", llama("interleaved_to_halves(w, 1)"), "another head's rows"),
 ]
 
 ALTERNATIVES = {

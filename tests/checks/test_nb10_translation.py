@@ -31,6 +31,10 @@ FORCING = """
 def translator_loss(model, src, tgt, bos_id, pad_id):
 {body}
 """
+READS = """
+def reads_its_translation(cross, src, tgt, translation):
+{body}
+"""
 
 
 def shift(body: str) -> str:
@@ -49,6 +53,22 @@ def forcing(body: str) -> str:
     return FORCING.format(body=indent(body, 4))
 
 
+def reads(read: str = "cross[b, t].argmax()", hit: str = "translation.get(int(src[b, int(read)])) == french",
+          counted: str = "french in words", result: str = "hits / total") -> str:
+    return READS.format(body=indent(f"""
+words = set(translation.values())
+hits = total = 0
+for b in range(cross.shape[0]):
+    for t in range(cross.shape[1]):
+        french = int(tgt[b, t])
+        if not ({counted}):
+            continue
+        total += 1
+        read = {read}
+        hits += int({hit})
+return {result}""", 4))
+
+
 GREEDY_LOOP = """
 out = [bos_id]
 for _ in range({steps}):
@@ -65,7 +85,7 @@ def greedy(steps="max_len", read="logits[0, -1].argmax()", result="out[1:]", sta
                   .replace("out = [bos_id]", f"out = {start}"))
 
 
-EXERCISES = ("shift_right", "translator_loss", "greedy_decode", "token_vectors")  # the predictions need the notebook's answer
+EXERCISES = ("shift_right", "translator_loss", "greedy_decode", "reads_its_translation", "token_vectors")  # the predictions need the notebook's answer
 
 MISTAKES = [
     Mistake("shift_right", "no_shift", shift("return targets.clone()"), "very word it is asked to predict"),
@@ -154,7 +174,23 @@ return torch.stack(rows)
 """), "neighbouring position"),
 ]
 
+MISTAKES += [  # where the decoder reads, measured: each wrong reading of the map shows its own symptom
+    Mistake("reads_its_translation", "judged_by_place", reads(hit="int(read) == t"), "own position"),
+    Mistake("reads_its_translation", "the_row_before", reads(read="cross[b, max(t - 1, 0)].argmax()"),
+            "the row one place earlier"),
+    Mistake("reads_its_translation", "eos_and_pad_rows_counted", reads(counted="True"), "translate nothing"),
+    Mistake("reads_its_translation", "a_count", reads(result="float(hits)"), "not a share"),
+    Mistake("reads_its_translation", "argmax_down_the_columns",
+            reads(read="cross[b, :, min(t, cross.shape[2] - 1)].argmax()",
+                  hit="int(read) < cross.shape[2] and translation.get(int(src[b, int(read)])) == french"),
+            "down the columns"),
+]
+
 MISTAKES += [  # the predictions: a wrong answer of the right form is recorded wrong, with its reason
+    returns("predict_noun_geometry", "counts_say_alike", "('a singular and a plural noun', 'same neighbours')",
+            "count vector sees"),
+    returns("predict_noun_geometry", "a_tie", "'about the same'", "writes the number into the rows"),
+    returns("predict_noun_geometry", "not_a_choice", "'cat and dog'", "answer with one of"),
     returns("predict_rouge_reads", "the_same_place", "(2, 'French keeps the place')", "where 'rouge' sits in French"),
     returns("predict_rouge_reads", "the_first_word", "0", "the first word"),
     returns("predict_rouge_reads", "not_a_position", "8", "between 0 and 7"),
@@ -175,6 +211,14 @@ logits = model(src, tgt_in)
 each = F.cross_entropy(logits.transpose(1, 2), tgt, reduction="none")  # (B, T)
 counted = tgt != pad_id
 return each[counted].mean()"""),
+    "reads_its_translation": READS.format(body=indent("""
+writes = cross.argmax(dim=-1)  # (B, T): the English position each decoder position reads most
+read_word = torch.gather(src, 1, writes)  # (B, T): the English id found there
+lookup = torch.full((int(max(translation)) + 1,), -1, dtype=torch.long)
+lookup[torch.tensor(list(translation.keys()))] = torch.tensor(list(translation.values()))
+is_word = torch.isin(tgt, torch.tensor(list(translation.values())))
+return ((lookup[read_word] == tgt) & is_word).sum().item() / is_word.sum().item()""", 4)),
+    "predict_noun_geometry": answer("predict_noun_geometry", "('two ' + 'singular nouns', 'the verb agrees in number')"),
     "predict_rouge_reads": answer("predict_rouge_reads", "(['the', 'red'].index('red'), 'red is read')"),
     "predict_contextual": answer("predict_contextual", "'equal after the embedding, ' + 'apart after the blocks'"),
     "predict_coordinate": answer("predict_coordinate", "(' '.join(['the', 'direction']), 'axes mean nothing')"),

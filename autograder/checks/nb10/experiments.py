@@ -364,15 +364,37 @@ FORWARD_MESSAGES = {
                           "the sum.",
     "one_norm": "Both sub-layers were normalised by the same LayerNorm: the feed-forward network has its own.",
     "no_mask": "Position 0's output depends on later positions: the attention saw the future (no causal mask).",
+    "scaled_ignored": "With scaled=False your block gives what the scaled block gives: the scaling switch changes "
+                      "nothing.",
+    "scaled_twice": "With scaled=False your attention is flatter than the scaled block's, not sharper: its scores "
+                    "were divided by sqrt(D) once more instead of left as raw dot products.",
+    "scaled_by_d": "With scaled=False your scores are the raw dot products times sqrt(D): the scaling was undone "
+                   "twice over (a factor D where sqrt(D) cancels it).",
 }
 
 
-def _switched_np(block, x, norm: str, residual: bool, variant: "str | None" = None):
-    """The block under the switches (norm 'pre'/'post', residual on/off), or a known wrong reading of them."""
+def _raw_attention(a, h, allowed, factor: float):
+    """Causal attention of ``a`` (09's MultiHeadAttention, no RoPE) on h whose scores q.k are multiplied by
+    factor / sqrt(D): factor sqrt(D) is no scaling, 1 the scaled block."""
+    torch = import_torch()
+    B, T, _ = h.shape
+    q, k, v = (w(h).view(B, T, a.n_heads, -1).transpose(1, 2) for w in (a.w_q, a.w_k, a.w_v))
+    scores = (q @ k.transpose(-2, -1)) * factor / q.shape[-1] ** 0.5
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    return a.w_o((weights @ v).transpose(1, 2).reshape(B, T, -1))
+
+
+def _switched_np(block, x, norm: str, residual: bool, variant: "str | None" = None, scaled: bool = True):
+    """The block under the switches (norm 'pre'/'post', residual on/off, scaled on/off), or a known wrong
+    reading of them."""
     torch = import_torch()
     T = x.shape[1]
     allowed = torch.ones(T, T, dtype=torch.bool).tril()
     attend = (lambda h: block.attn(h)) if variant == "no_mask" else (lambda h: block.attn(h, mask=allowed))
+    if not scaled and variant != "scaled_ignored":
+        root_d = (x.shape[-1] // block.attn.n_heads) ** 0.5
+        factor = {"scaled_twice": 1 / root_d, "scaled_by_d": root_d ** 2}.get(variant, root_d)
+        attend = lambda h: _raw_attention(block.attn, h, allowed, factor)  # noqa: E731
     norm = "pre" if variant == "norm_ignored" else norm
     residual = True if variant == "residual_ignored" or (variant == "residual_kept_in_post" and norm == "post") \
         else residual
@@ -388,7 +410,7 @@ def _switched_np(block, x, norm: str, residual: bool, variant: "str | None" = No
     return x.numpy()
 
 
-def _forward_case(norm: str, residual: bool, seed: int, shape: tuple) -> Case:
+def _forward_case(norm: str, residual: bool, seed: int, shape: tuple, scaled: bool = True) -> Case:
     state = {}
 
     def made():
@@ -403,7 +425,7 @@ def _forward_case(norm: str, residual: bool, seed: int, shape: tuple) -> Case:
             state.update(block=block, x=torch.randn(*shape) * 2.0)
         return state["block"], state["x"]
 
-    switches = SimpleNamespace(residual=residual, final_norm=True, scaled=True, norm=norm, warmup=True, pos="learned")
+    switches = SimpleNamespace(residual=residual, final_norm=True, scaled=scaled, norm=norm, warmup=True, pos="learned")
 
     def call(fn):
         block, x = made()
@@ -412,18 +434,23 @@ def _forward_case(norm: str, residual: bool, seed: int, shape: tuple) -> Case:
 
     variants = ("norm_ignored", "residual_kept_in_post", "norm_on_the_branch", "one_norm", "no_mask") if residual \
         else ("residual_kept_in_post", "residual_ignored", "norm_ignored", "one_norm", "no_mask")  # the first fits
-    hint = known_mistakes(*((lambda v=v: _switched_np(*made(), norm, residual, v), FORWARD_MESSAGES[v])
+    if not scaled:
+        variants = ("scaled_ignored", "scaled_twice", "scaled_by_d") + variants
+    hint = known_mistakes(*((lambda v=v: _switched_np(*made(), norm, residual, v, scaled), FORWARD_MESSAGES[v])
                             for v in variants), atol=1e-4, rtol=1e-4)
-    label = f"switched_forward(block, Switches(norm={norm!r}, residual={residual}))(x), x of shape {shape}"
-    return Case(label, call, lambda: _switched_np(*made(), norm, residual), close(atol=1e-4, rtol=1e-4),
-                hints=[hint])
+    label = (f"switched_forward(block, Switches(norm={norm!r}, residual={residual}"
+             f"{'' if scaled else ', scaled=False'}))(x), x of shape {shape}")
+    return Case(label, call, lambda: _switched_np(*made(), norm, residual, scaled=scaled),
+                close(atol=1e-4, rtol=1e-4), hints=[hint])
 
 
 @check
 def switched_forward(hidden, rng):
     seed = int(rng.integers(0, 10_000))
     if not hidden:
-        return [_forward_case(n, r, seed, (2, 5, 8)) for n, r in (("pre", True), ("post", True), ("pre", False),
-                                                                  ("post", False))]
+        return [*(_forward_case(n, r, seed, (2, 5, 8)) for n, r in (("pre", True), ("post", True), ("pre", False),
+                                                                    ("post", False))),
+                _forward_case("pre", True, seed, (2, 5, 8), scaled=False)]
     return [_forward_case("post", True, seed, (1, 7, 12)), _forward_case("post", False, seed, (3, 4, 12)),
-            _forward_case("pre", False, seed, (1, 7, 12))]
+            _forward_case("pre", False, seed, (1, 7, 12)), _forward_case("pre", True, seed, (2, 6, 12), scaled=False),
+            _forward_case("post", True, seed, (1, 5, 12), scaled=False)]

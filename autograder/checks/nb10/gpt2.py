@@ -195,13 +195,13 @@ def interleaved_to_halves(hidden, rng):
 
 
 LLAMA_MESSAGES = {
-    "no_permutation": "The weights were copied as they are: Llama rotates feature i with feature i + D/2, 07 rotates "
-                      "2i with 2i + 1, so without interleaved_to_halves on q_proj and k_proj Llama turns the wrong "
-                      "pairs and the scores are nonsense (a converted checkpoint fails just as silently).",
-    "v_permuted": "v_proj was reordered too: values are never rotated, and o_proj reads them in the original "
-                  "order; reorder q_proj and k_proj only.",
-    "across_heads": "The rows were reordered across all heads at once: each head rotates its own D features, so "
-                    "reorder within each head, interleaved_to_halves(w, n_heads).",
+    "no_permutation": "Llama's scores over the keys already differ from yours: its heads turn other pairs of query and "
+                      "key features together than your attention does (a checkpoint converted like this loads "
+                      "without an error and fails just as silently).",
+    "v_permuted": "Llama's scores over the keys agree with yours, but its output does not: what the heads read out "
+                  "of the values reaches o_proj with its features in another order than o_proj expects.",
+    "across_heads": "Llama's scores differ, and not head by head: features of one head ended up in another head's "
+                    "rows, though each head only ever turns its own D features.",
 }
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -16,6 +17,27 @@ from .common import ask, check
 
 
 # ------------------------------------------------------------------------------ lm_loss
+
+LIBRARY_LOSS = ("lm_loss called PyTorch's own cross-entropy (F.cross_entropy, F.nll_loss or a loss module built "
+                "on them), which does this exercise's whole job in one call, so the check switched it off: the "
+                "loss here is yours, from the log-probabilities, as in notebook 04.")
+
+
+@contextmanager
+def _own_loss():
+    """While the learner's lm_loss runs: PyTorch's ready-made losses refuse to work (the exercise is to build one)."""
+    functional = import_torch().nn.functional
+    saved = functional.cross_entropy, functional.nll_loss
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError(LIBRARY_LOSS)
+
+    functional.cross_entropy = functional.nll_loss = refuse
+    try:
+        yield
+    finally:
+        functional.cross_entropy, functional.nll_loss = saved
+
 
 def _ce_np(logits, targets):
     z = logits.astype(np.float64)
@@ -33,13 +55,14 @@ def _loss_hint(logits, targets, grad=False):
 
     wrong = known_mistakes(
         (lambda: _ce_np(logits[:, :-1], targets[:, 1:]) if T > 1 else math.nan,
-         "The targets were shifted again: they are already the next tokens, compare logits[:, t] with "
-         "targets[:, t]."),
+         "Your loss pairs the scores at position t with the target at t + 1: the targets were shifted a "
+         "second time, though they already are the next tokens."),
         (softmax_first,
-         "F.cross_entropy takes logits and applies log-softmax itself: do not apply softmax first."),
+         "Your loss stays near ln V even where the logits are confident: the scores were turned into "
+         "probabilities twice (a softmax before the log-softmax)."),
         (lambda: _ce_np(logits.reshape(-1, V), targets.T.reshape(-1)),
-         "The targets were flattened in a different order than the logits: reshape both in the same "
-         "(B * T) order, logits.reshape(B * T, V) and targets.reshape(B * T)."),
+         "Each score met another position's target: the logits and the targets were laid out in different "
+         "orders (one of them transposed before it was flattened)."),
         atol=0.0, rtol=1e-4)
 
     def hint(got, want):
@@ -52,20 +75,24 @@ def _loss_hint(logits, targets, grad=False):
         if grad:
             return None
         if not np.isfinite(g).all():
-            return "An infinite loss: compute log-softmax stably (F.cross_entropy does), not log(softmax(...))."
+            return ("An infinite loss: a probability rounded to 0 before its logarithm was taken, which large "
+                    "logits make softmax do (the log-probabilities need a stable log-softmax).")
         return wrong(got, want)
     return hint
 
 
-_SUMMED = "The loss is summed over positions: take the mean over all B * T positions."
-_PER_BATCH = "The loss is averaged over positions, then summed over the batch: take the mean over all B * T positions."
-_PER_POSITION = "The loss is averaged over the batch, then summed over positions: take the mean over all B * T positions."
+_SUMMED = "The loss is B * T times too large: it is summed over the positions, where each should weigh 1 / (B * T)."
+_PER_BATCH = ("The loss is B times too large: it is averaged over the positions of each sequence, then summed over "
+              "the batch.")
+_PER_POSITION = ("The loss is T times too large: it is averaged over the batch at each position, then summed over "
+                 "the positions.")
 
 
 def _loss_case(label, logits, targets):
     def call(fn):
         torch = import_torch()
-        return fn(tensor(logits), torch.tensor(targets))
+        with _own_loss():
+            return fn(tensor(logits), torch.tensor(targets))
 
     def want():
         torch = import_torch()
@@ -82,12 +109,16 @@ def _loss_grad_case(label, logits, targets):
         fn(z, torch.tensor(targets)).backward()
         return z.grad
 
+    def yours(fn):
+        with _own_loss():
+            return grad_of(fn)
+
     def want():
         torch = import_torch()
         V = logits.shape[-1]
         return grad_of(lambda z, t: torch.nn.functional.cross_entropy(z.reshape(-1, V), t.reshape(-1)))
 
-    return Case(label, grad_of, want, close(atol=1e-6, rtol=1e-4, kind="tensor"),
+    return Case(label, yours, want, close(atol=1e-6, rtol=1e-4, kind="tensor"),
                 hints=[_loss_hint(logits, targets, grad=True)])
 
 
@@ -111,7 +142,8 @@ def _ignore_case(label, logits, targets, ignore):
 
     def call(fn):
         torch = import_torch()
-        return fn(tensor(logits), torch.tensor(targets), ignore=ignore)
+        with _own_loss():
+            return fn(tensor(logits), torch.tensor(targets), ignore=ignore)
 
     def want():
         torch = import_torch()
@@ -130,7 +162,8 @@ def _ignore_case(label, logits, targets, ignore):
 def _swapped_targets_case(label, B, T, V):
     def call(fn):
         torch = import_torch()
-        return fn(torch.zeros(B, T, V), torch.zeros(T, B, dtype=torch.long))
+        with _own_loss():
+            return fn(torch.zeros(B, T, V), torch.zeros(T, B, dtype=torch.long))
 
     return Case(label, call, raises(f"lm_loss takes targets (B, T) = ({B}, {T}), got ({T}, {B}): the B * T ids line "
                                     "up, so a loss would come out, pairing scores with other positions' targets"),

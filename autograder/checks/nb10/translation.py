@@ -300,6 +300,88 @@ predict_rouge_reads = ask(
               "word find the key of the English word it translates, wherever it stands.")
 
 
+# ----------------------------------------------------------------------------- reads_its_translation
+
+READS_MESSAGES = {
+    "by_place": "Your share counts the French words that read the English word at their own position: that is "
+                "the diagonal of the map, which the crossings leave; a word reads well when the word it reads is "
+                "the one it translates, wherever that stands.",
+    "input_row": "Each French word was judged by the row one place earlier: row t of the map is the decoder "
+                 "position that writes tgt[:, t] (it reads tgt[:, t - 1] at its input).",
+    "all_rows": "The share is too small by the rows that hold no word: EOS and PAD rows translate nothing, and "
+                "they count in your denominator.",
+    "count": "That is a number of words, not a share of them: divide by how many French words the batch holds.",
+    "columns": "The most-read position was looked for down the columns of the map (over French positions), not "
+               "along each French word's row (over English positions).",
+}
+
+
+def _reads_np(cross, src, tgt, translation, variant=None):
+    B, T, S = cross.shape
+    hits = total = 0
+    for b in range(B):
+        for t in range(T):
+            french = int(tgt[b, t])
+            if variant != "all_rows" and french not in translation.values():
+                continue
+            total += 1
+            row = max(t - 1, 0) if variant == "input_row" else t
+            read = int(cross[b, :, min(row, S - 1)].argmax()) if variant == "columns" else int(cross[b, row].argmax())
+            if variant == "by_place":
+                hits += read == t
+            elif variant == "columns":  # a French position, read as if it were an English one
+                hits += read < S and translation.get(int(src[b, read])) == french
+            else:
+                hits += translation.get(int(src[b, read])) == french
+    return float(hits) if variant == "count" else hits / total
+
+
+def _reads_case(label, rng, B, S, T, translation, aligned=0.7):
+    """Made-up maps over made-up sentence pairs: most French words peak on their translation, some on their
+    own position, some elsewhere; EOS (2) and PAD (0) rows peak anywhere."""
+    english = sorted(translation)
+    src = np.zeros((B, S), np.int64)
+    tgt = np.zeros((B, T), np.int64)
+    scores = rng.normal(size=(B, T, S))
+    for b in range(B):
+        n = int(rng.integers(2, min(S, T)))
+        words = rng.choice(english, size=n, replace=False)
+        src[b, :n], src[b, n] = words, 2
+        order = rng.permutation(n)  # the French order: a shuffle of the English one
+        tgt[b, :n], tgt[b, n] = [translation[int(words[i])] for i in order], 2
+        for t in range(n):
+            u = rng.random()
+            peak = int(order[t]) if u < aligned else t if u < aligned + 0.15 else int(rng.integers(0, n + 1))
+            scores[b, t, peak] += 4.0
+    cross = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    hint = known_mistakes(*((lambda v=v: _reads_np(cross, src, tgt, translation, v), READS_MESSAGES[v])
+                            for v in READS_MESSAGES), atol=1e-9, rtol=0)
+
+    def call(fn):
+        torch = import_torch()
+        return fn(torch.tensor(cross, dtype=torch.float32), torch.tensor(src), torch.tensor(tgt), dict(translation))
+
+    return Case(label, call, lambda: _reads_np(cross, src, tgt, translation), close(atol=1e-6, rtol=0),
+                hints=[hint])
+
+
+def _made_up_lexicon(rng, n):
+    english = rng.choice(np.arange(3, 3 + 3 * n), size=n, replace=False)
+    french = rng.choice(np.arange(3 + 3 * n, 3 + 6 * n), size=n, replace=False)
+    return {int(e): int(f) for e, f in zip(english, french)}
+
+
+@check
+def reads_its_translation(hidden, rng):
+    if not hidden:
+        return [_reads_case("reads_its_translation on made-up maps (3, 6, 6) of 3 sentence pairs", rng, 3, 6, 6,
+                            _made_up_lexicon(rng, 6)),
+                _reads_case("reads_its_translation on made-up maps (5, 8, 8)", rng, 5, 8, 8, _made_up_lexicon(rng, 9))]
+    return [_reads_case("reads_its_translation on made-up maps (8, 7, 9), sentences of other lengths", rng, 8, 7, 9,
+                        _made_up_lexicon(rng, 10), aligned=0.5),
+            _reads_case("reads_its_translation on made-up maps (2, 5, 5)", rng, 2, 5, 5, _made_up_lexicon(rng, 5))]
+
+
 # ----------------------------------------------------------------------------- token_vectors
 
 VECTOR_MESSAGES = {
@@ -379,6 +461,24 @@ predict_contextual = ask(
               (is_("apart at every layer"), "The embedding is a table lookup plus the position's vector: the same "
                                             "word at the same position gets exactly the same vector. Only the blocks, "
                                             "which read the other words, set them apart.")])
+
+
+NOUN_CHOICES = ("two singular nouns", "a singular and a plural noun", "about the same")
+
+predict_noun_geometry = ask(
+    "predict_noun_geometry",
+    label="predict_noun_geometry(): in what training wrote into the embedding rows, which pair of nouns is closer",
+    form=one_of(NOUN_CHOICES), compare=equal(),
+    mistakes=[(is_("a singular and a plural noun"), "Next-door words barely tell 'cat' from 'cats' (both have 'the' "
+                                                    "before them, 'near' or a full stop after), which is all a count "
+                                                    "vector sees; but the loss also scores the verb, up to four words "
+                                                    "later, and it agrees in number, so training pulls a singular and "
+                                                    "a plural noun's rows apart."),
+              (is_("about the same"), "The two pairs share their neighbours alike, but not what comes later: the verb "
+                                      "agrees in number, and training, scored on it, writes the number into the "
+                                      "rows.")],
+    otherwise="Two singular nouns are closer: the verb after them agrees in number, so the task sets singular and "
+              "plural apart, which the counts of next-door words barely show.")
 
 
 COORDINATE_CHOICES = ("a single coordinate", "the direction", "as well as each other")
