@@ -732,3 +732,23 @@ def test_bug_hunt_shows_progress_with_symptoms():
     for message in said.values():
         for fix in ("split the stream", "split first", "before you window", "cross the cut", "make_lm_pairs("):
             assert fix not in message, (fix, message)
+
+
+def test_the_first_merges_reveal_replays_the_learners_own_two_functions(capsys):
+    """predict_first_merges' reveal keeps train_bpe's loop off screen by calling check.replay_merges: it runs the
+    two functions it is given (a learner's tie to the last pair shows in what it returns) and prints each merge."""
+    from autograder.checks import nb01
+
+    text = "the cat and the hat and the bat"
+    pieces = nb01.replay_merges(text, 3, nb01.R("most_frequent_pair"), nb01.R("merge_pair"))
+    assert pieces == ("th", "the", "the ")
+    assert capsys.readouterr().out.splitlines() == ["merge 1: 'th'     -> 28 tokens", "merge 2: 'the'    -> 25 tokens",
+                                                    "merge 3: 'the '   -> 22 tokens"]
+
+    def tie_to_the_last(ids):
+        counts = {}
+        for pair in zip(ids, ids[1:]):
+            counts[pair] = counts.get(pair, 0) + 1
+        return max(reversed(list(counts)), key=counts.get)
+
+    assert nb01.replay_merges(text, 3, tie_to_the_last, nb01.R("merge_pair")) != pieces
