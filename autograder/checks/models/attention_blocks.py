@@ -14,8 +14,9 @@ from ..hints import known_mistakes, known_variant, numbers
 from ..toolkit import TENSOR_MATCH, TOL, import_torch, normal, output_of, tensor
 
 SDPA_MESSAGES = {
-    "no_scale": "The weights are sharper than they should be: your scores look not scaled at all, sqrt(D) times "
-                "too far apart, and the wider the vectors the sharper the softmax gets.",
+    "no_scale": "The weights are sharper than they should be: your scores look not scaled at all, too far apart, "
+                "and the wider the vectors the sharper the softmax gets. How does the spread of a sum of D "
+                "products grow with D?",
     "scale_d": "The weights are flatter than they should be: your scores look shrunk by D, more than the spread of "
                "a sum of D products asks for.",
     "query_axis": "Each column of the weights sums to 1 instead of each row: one query's weights should share "

@@ -76,24 +76,24 @@ LANGUAGE_MISTAKES = [
 LANGUAGE_TRUTH = "Which language a text is in is one answer per text: a classifier, and 4 labels for the 4 texts."
 
 
-# match_fixes: each symptom measured in the course (notebook 09's SYMPTOMS, by letter), paired with its cure
+# match_fixes: each symptom of notebook 09's SYMPTOMS (five made-up projects, by letter), paired with its cure
 FIXES = {"A": "cross-attention", "B": "self-attention", "C": "embedding", "D": "self-attention", "E": "positions"}
 FIX_NAMES = ("self-attention", "gates", "embedding", "cross-attention", "positions")
 WHAT_EACH_LIMITS = {  # a wrong pairing is told what causes the symptom, never which fix cures it
-    "A": "the decoder gets one vector of fixed size, written after the last source token, and must find every "
-         "source token in it. What would let the step that writes token j look at the encoder's state at j?",
-    "B": "state t cannot be computed before state t - 1, so the chain grows with T whatever the hardware. What "
-         "computes every position at once?",
-    "C": "a one-hot id says which token it is and nothing about what it is like. What gives tokens a geometry, "
-         "with similar tokens near each other?",
-    "D": "the gradient is multiplied by a factor at each of the 99 steps of the path. Gates make each factor "
-         "nearer 1, which delays the decay but leaves the path T - 1 steps long (this notebook's words): "
-         "0.99^999 = 0.00004. What makes the path from position 99 to position 0 one step, whatever T?",
-    "E": "attention's weights depend on which tokens are there, not where: nothing tells a token where it "
-         "stands. What gives a token its place?",
+    "A": "the writing RNN starts from one vector of fixed size, written after the article's last word, and every "
+         "fact must survive in it until then: the longer the article, the more of its start has been overwritten.",
+    "B": "state t cannot be computed before state t - 1 is done, so the chain of steps grows with the text's "
+         "length, and no amount of hardware shortens it.",
+    "C": "a one-hot id says which token it is and nothing about what it is like: every two ids stay equally far "
+         "apart, before training and after.",
+    "D": "the gradient is multiplied by a factor below 1 at each of the 299 steps between the pronoun and the "
+         "name: a fix that only brings each factor nearer 1 delays the decay, and the path stays as long as the "
+         "distance.",
+    "E": "nothing in the model says where a token stands: its weights and outputs depend on which tokens are "
+         "there, not on their order.",
 }
-GATES = ("gates slow the decay of one symptom but cure none of the five: with gates the path from position 99 "
-         "to position 0 is still 99 steps long, each a factor below 1.")
+GATES = ("gates slow the decay of one symptom but cure none of the five: with gates the path from the pronoun back "
+         "to the name is still 299 steps long, each a factor below 1.")
 
 
 def fixes_problem(got) -> "str | None":
