@@ -355,6 +355,12 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_colder_loss", "none_fall", '"none"', "both losses fall"),
     returns("predict_colder_loss", "backwards", '"dog and sun"', "'sun' is the one that loses"),
     returns("predict_colder_loss", "not_a_choice", '"cat only"', "answer with one of"),
+    returns("predict_lab_limits", "both_collapse", "(0.0, 0.0)", "they flatten"),
+    returns("predict_lab_limits", "probability_not_loss", "(0.0, 0.333)", "not its loss"),
+    returns("predict_lab_limits", "the_loss_at_one", "(0.0, 2.408)", "loss at temperature 1"),
+    returns("predict_lab_limits", "cooling_flattens_too", "(1.099, 1.099)", "Cooling is not heating"),
+    returns("predict_lab_limits", "bits_not_nats", "(0.0, 1.585)", "in bits"),
+    returns("predict_lab_limits", "one_number", "1.099", "tuple of 2 numbers"),
     # -------------------------------------------------- score_variance_by_width
     Mistake("score_variance_by_width", "standard_deviation", '''
 def score_variance_by_width(widths, n_pairs, rng):
@@ -594,6 +600,11 @@ def predict_greedy_words():
 def predict_colder_loss():
     return " and ".join(["cat", "dog"])
 ''',
+    "predict_lab_limits": '''
+import math
+def predict_lab_limits():
+    return (-math.log(1.0), -math.log(1 / 3)), "cold: one bar; hot: three equal bars"
+''',
 }
 
 globals().update(exercise_suite(A, MISTAKES, ALTERNATIVES).tests())  # the standard tests, collected here
@@ -644,7 +655,7 @@ def test_every_exercise_has_a_header_and_a_hint_ladder():
     import re
 
     texts = _texts()
-    assert len(texts) == 20, sorted(texts)
+    assert len(texts) == 21, sorted(texts)
     for name, text in texts.items():
         assert len(re.findall(HEADER, text, re.M)) == 1, (name, re.findall(r"^> .*$", text, re.M))
         summaries = re.findall(r"<summary>(.*?)</summary>", text)

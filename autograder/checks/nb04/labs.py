@@ -1,11 +1,12 @@
 """Notebook 04's predictions about its three demonstrations (issue 53: no experiment only watched): how one
 softmax at width 256 spreads its weight, where greedy decoding of the tiny language model goes, and what a
-lower temperature does to each target's loss on logits with two tokens near the top. Each is asked before its
-cell runs and revealed from the learner's own functions."""
+lower temperature does to each target's loss on logits with two tokens near the top, and what the probability
+lab's loss reads at the two ends of its temperature dial. Each is asked before its cell runs and revealed from
+the learner's own functions."""
 from __future__ import annotations
 
 from ..compare import close
-from ..questions import a_number, one_of
+from ..questions import a_number, numbers_tuple, one_of
 from .common import ask
 
 predict_top_weight = ask(
@@ -46,3 +47,22 @@ predict_colder_loss = ask(
                         "falls from 0.103 to 0.026, while 'cat' and 'dog' share what it gave up.")],
     otherwise="'cat' and 'dog': cooling doubles every gap, and the big gap lies below both of them, so they share "
               "what 'sun' loses (0.103 -> 0.026).")
+
+_LN3 = "-ln(1/3) = ln 3 = 1.099 nats"
+predict_lab_limits = ask(
+    "predict_lab_limits", form=numbers_tuple(2), compare=close(atol=0.02, rtol=0.0), atol=0.02, rtol=0.0,
+    mistakes=[
+        ((0.0, 0.0), "Far above 1 the bars do not collapse onto one token, they flatten: every gap between the "
+                     "logits shrinks towards 0, 'sun' gets about 1/3 like the others, and its loss is " + _LN3 + "."),
+        ((0.0, 1 / 3), "1/3 is the probability 'sun' tends to, not its loss: the loss reads -ln of the bar, "
+                       + _LN3 + "."),
+        ((0.0, 2.408), "2.408 nats is 'sun''s loss at temperature 1. Heating shrinks its gap of 2 below 'cat', "
+                       "its bar rises towards 1/3, and its loss falls to " + _LN3 + "."),
+        ((0.408, 2.408), "Those are the two losses at temperature 1; the dial's ends move both: cooling gives "
+                         "'cat' nearly all the probability (loss near 0), heating flattens the bars (" + _LN3 + ")."),
+        ((1.099, 1.099), "Cooling is not heating: as the temperature falls, every gap grows, 'cat' takes nearly "
+                         "all the probability and its loss falls to -ln 1 = 0."),
+        ((0.0, 1.0), "The flat bars are 1/3 each, and the loss is in nats, natural logs: " + _LN3 + ", not 1."),
+        ((0.0, 1.585), "1.585 is log base 2 of 3, in bits; the course's losses are in nats: " + _LN3 + ".")],
+    otherwise="(0, 1.099): a tiny temperature hands 'cat' nearly all the probability, -ln 1 = 0; a huge one "
+              "flattens the bars to 1/3 each, and every target, 'sun' included, then costs " + _LN3 + ".")

@@ -80,8 +80,9 @@ def _law_case(label, widths, seed, n=N_PAIRS):
         else:
             worst = int(np.argmax(np.abs(ratio - 1.0)))
             why = (f"at width {widths[worst]} the measured variance is {arr[worst]:.2f}, off by more than sampling "
-                   f"noise explains with {n} pairs. Draw n_pairs pairs of independent standard normal vectors of "
-                   "that width, score each pair, and take the variance of those scores.")
+                   f"noise explains with {n} pairs, and it follows none of the usual wrong laws (sqrt(d), 1, 0, 2d, "
+                   "d^2). Print that width's scores: are there n_pairs of them, each one query with one key of that "
+                   "width, drawn as the docstring says, and is their variance what you return there?")
         return f"{shown}: {why}"
 
     # what is due is the law itself, one variance d per width (the verdict reads the measurement against it);
@@ -103,12 +104,11 @@ def _uses_rng_case(label, widths, seeds, n=2000):
                 return problem
             arrs.append(arr)
         if not np.array_equal(arrs[0], arrs[1]):
-            return ("two calls with identically seeded generators measured different values: draw every q and k "
-                    "from the rng argument (rng.normal), not from np.random, so the measurement can be repeated.")
+            return ("two calls with identically seeded generators measured different values: some of the draws "
+                    "do not come from the rng argument, so nobody can repeat the measurement.")
         if np.array_equal(arrs[0], arrs[2]):
             return (f"two different seeds gave exactly the same values, {np.round(arrs[0], 3).tolist()}: a "
-                    "measurement of random draws moves a little with the draws. Measure from pairs drawn with rng "
-                    "rather than writing down a value.")
+                    "measurement of random draws moves a little with the draws, and these did not move at all.")
         return None
 
     return Case(label, run, lambda: [_reference(widths, n, s) for s in seeds], predicate(test))
