@@ -348,19 +348,14 @@ def _legal_cosine(sign, got, want):
 def _project_hints(u, v):
     d, vv = float(np.dot(u, v)), float(np.dot(v, v))
     return [known_mistakes(
-        (lambda: d / np.sqrt(vv), "A single number came back: the length of the shadow, not the shadow itself, "
-                                  "which is a vector of v's shape."),
-        (lambda: d / np.sqrt(vv) * v, "Right direction, wrong length, and the length follows v's: with v twice as "
-                                      "long, your answer doubles, yet the shadow on the line cannot depend on how "
-                                      "long v is."),
-        (lambda: d / vv, "A single number came back: the right amount of v, not the vector; the projection has "
-                         "v's shape."),
-        (lambda: d / float(np.dot(u, u)) * u, "The answer points along u, not along v: that is v's shadow on the "
-                                              "line through u; the projection of u lies on the line through v."),
-        (lambda: u - d / vv * v, "The answer stands at a right angle to v: that is the leftover, what remains of u "
-                                 "once the shadow is taken away, not the shadow."),
-        (lambda: d * v, "Right direction, wrong length, and it grows fourfold when v doubles, yet the shadow on the "
-                        "line cannot depend on how long v is."),
+        (lambda: d / np.sqrt(vv), "A single number came back, the length of the shadow; the shadow has v's shape."),
+        (lambda: d / np.sqrt(vv) * v, "Right direction, wrong length: with v twice as long, your answer doubles, "
+                                      "yet the shadow cannot depend on v's length."),
+        (lambda: d / vv, "A single number came back, the right amount of v; the projection has v's shape."),
+        (lambda: d / float(np.dot(u, u)) * u, "The answer points along u: the shadow of u lies on the line through v."),
+        (lambda: u - d / vv * v, "The answer stands at a right angle to v: it is the leftover, not the shadow."),
+        (lambda: d * v, "Right direction, wrong length: it grows fourfold when v doubles, yet the shadow cannot "
+                        "depend on v's length."),
         **MATCH)]
 
 
@@ -564,8 +559,7 @@ def _rank_case(label, widths, n_q, n_k, seed):
     def test(got, want):
         g = numbers(got)
         if g is None or g.shape != (len(widths),):
-            return (f"score_rank_by_width returned {repr(got)[:80]}; return one rank per width, in the order of the "
-                    f"widths: {len(widths)} ints.")
+            return f"score_rank_by_width returned {repr(got)[:80]}; one rank per width is due: {len(widths)} ints."
         if g.dtype.kind not in "biuf" or not np.all(np.isfinite(g)) or not np.all(g == np.round(g)):
             return f"score_rank_by_width returned {np.round(g, 3).tolist()}: a rank is a whole number of directions."
         g = g.astype(int).tolist()
@@ -573,21 +567,18 @@ def _rank_case(label, widths, n_q, n_k, seed):
             return None
         said = f"with {n_q} queries and {n_k} keys, widths {widths} gave ranks {g}"
         if g == widths:
-            return (f"{said}: the rank follows the width past the table's size. Can a table with {min(n_q, n_k)} "
-                    "rows (or columns) have more independent rows than that?")
+            return f"{said}: the rank follows the width past the table's size, {min(n_q, n_k)} rows or columns."
         if g == [min(n_q, d) for d in widths] and n_q != n_k:
             return f"{said}: past {n_k} the ranks keep growing, yet the table has only {n_k} columns."
         if g == [min(n_k, d) for d in widths] and n_q != n_k:
             return f"{said}: past {n_q} the ranks keep growing, yet the table has only {n_q} rows."
         if len(set(g)) == 1:
-            return (f"{said}: the same rank at every width. Is each table drawn with its own width d, and is the rank "
-                    "measured on the (n_q, n_k) score table itself, not counted from its size or its nonzero rows?")
+            return f"{said}: the same rank at every width, as if the width never reached the table."
         if sorted(g) == sorted(law):
             return f"{said}: the ranks random tables reach, {sorted(law)}, but not in the order of the widths given."
         first = next(i for i, (a, b) in enumerate(zip(g, law)) if a != b)
-        return (f"{said}; random queries and keys reach {law}. The first difference is at width {widths[first]}: "
-                f"{g[first]} instead of {law[first]}. Is the table measured there of shape ({n_q}, {n_k}), and drawn "
-                "with that width?")
+        return (f"{said}; random queries and keys reach {law}, first differing at width {widths[first]}: is the "
+                f"table measured there of shape ({n_q}, {n_k}), and drawn with that width?")
 
     return Case(label, run, lambda: law, predicate(test))
 

@@ -295,7 +295,7 @@ def score_rank_by_width(widths, n_q, n_k, rng):
     for d in range(1, len(widths) + 1):  # widths 1, 2, 3, ... instead of the ones handed in
         ranks.append(int(np.linalg.matrix_rank(score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d))))))
     return ranks
-''', "The first difference is at width"),
+''', "first differing at width"),
     Mistake("score_rank_by_width", "one_number", '''
 def score_rank_by_width(widths, n_q, n_k, rng):
     d = widths[-1]
