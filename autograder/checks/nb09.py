@@ -15,8 +15,9 @@ import numpy as np
 
 from .compare import Case, call_with, close, describe, equal, predicate, raises
 from .hints import known_mistakes, numbers
-from .models.attention_blocks import (SDPA_MESSAGES, SHUFFLE_MISTAKES, SHUFFLE_TRUTH, TABLE_MISTAKES, TABLE_TRUTH,
-                                      WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases, largest_case)
+from .models.attention_blocks import (JACOBIAN_MISTAKES, JACOBIAN_TRUTH, SDPA_MESSAGES, SHUFFLE_MISTAKES, SHUFFLE_TRUTH,
+                                      TABLE_MISTAKES, TABLE_TRUTH, WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases,
+                                      largest_case)
 from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
 from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np
@@ -463,6 +464,8 @@ predict_weight_total = ask("predict_weight_total", reason=True, form=a_number, c
                            atol=1e-4, rtol=0.0, mistakes=WEIGHT_TOTAL_MISTAKES, otherwise=WEIGHT_TOTAL_TRUTH)
 predict_table_gib = ask("predict_table_gib", reason=True, form=a_number, compare=close(atol=0.5, rtol=0.0), atol=0.01,
                         rtol=1e-3, mistakes=TABLE_MISTAKES, otherwise=TABLE_TRUTH)
+predict_jacobian_shrink = ask("predict_jacobian_shrink", reason=True, form=a_number, compare=close(atol=1.0, rtol=0.0),
+                              mistakes=JACOBIAN_MISTAKES, otherwise=JACOBIAN_TRUTH)
 predict_causal_shuffles = ask("predict_causal_shuffles", reason=True, compare=equal(), normalize=as_tuple,
                               mistakes=SHUFFLE_MISTAKES, otherwise=SHUFFLE_TRUTH, form=described("a pair of True/False",
                               lambda v: isinstance(v, (tuple, list)) and len(v) == 2 and all(type(x) is bool for x in v)))

@@ -585,11 +585,18 @@ MISTAKES += [  # the causal mask and order; the price of the table
     returns("predict_table_gib", "one_row", '12 * 65536 * 4 / 2 ** 30, "a score per token"', "one row of the table"),
     returns("predict_table_gib", "gigabytes", '206, "2e11 bytes"', "GB (10^9 bytes)"),
     returns("predict_table_gib", "float64", '384, "8 bytes"', "8 bytes a score"),
+    returns("predict_jacobian_shrink", "one_over_the_factor", '1.2, "16 times the scores, 16 times smaller"',
+            "shrinking like 1 / factor"),
+    returns("predict_jacobian_shrink", "the_wrong_way_round", '-6, "a millionth"', "its power of ten is positive"),
+    returns("predict_jacobian_shrink", "not_far_enough", '3, "a thousand times"', "not far enough"),
+    returns("predict_jacobian_shrink", "squared_small_weights", '14, "(e^-16)^2"', "not squared"),
+    returns("predict_jacobian_shrink", "not_a_number", '"a million", "e^-16"', "answer with a number"),
 ]
 
 ALTERNATIVES.update({
     "predict_causal_shuffles": answer("predict_causal_shuffles", '[1 > 2, 2 > 1], "who reads whom changes; order within does not"'),
     "predict_table_gib": answer("predict_table_gib", '192, "12 * 2^32 * 4 bytes"'),
+    "predict_jacobian_shrink": answer("predict_jacobian_shrink", '6.5, "about e^16 / 4, between 10^6 and 10^7"'),
 })
 
 LARGEST = '''

@@ -71,6 +71,20 @@ SHUFFLE_MISTAKES = [
 SHUFFLE_TRUTH = ("(False, True): the mask decides which tokens a token reads, so a shuffle changes outputs; but among "
                  "the tokens it reads, the order is invisible, so the swap leaves tokens 2, 3 and 4 unchanged.")
 
+# predict_jacobian_shrink: log10 of (largest |entry| of the softmax Jacobian at [1, 0, 0]) / (the same at 16 * [1, 0, 0])
+JACOBIAN_MISTAKES = [
+    (lambda g: g <= 0, "The ratio asked for is the largest entry at factor 1 over the largest at factor 16: the "
+                       "Jacobian shrinks as the row saturates, so its power of ten is positive, about 6."),
+    (lambda g: 0 < g < 2.5, "About 10 (or 16) treats the Jacobian as shrinking like 1 / factor. The small weights "
+                            "shrink like e^-factor: at 16 each is about e^-16 = 1.1e-7, and the largest entry, "
+                            "p(1 - p) for the top weight p, is twice that, 2.3e-7, against 0.24 at factor 1: 10^6."),
+    (lambda g: 2.5 <= g < 5, "The right direction, not far enough: the small weights shrink like e^-factor, about "
+                             "1.1e-7 each at factor 16, so the largest entry is 2.3e-7 against 0.24: 10^6."),
+    (lambda g: g > 7.5, "Each entry holds a small weight once, not squared: the largest is p(1 - p) for the top weight, "
+                        "about 2e^-16 = 2.3e-7 at factor 16, against 0.24 at factor 1: 10^6.")]
+JACOBIAN_TRUTH = ("The largest entry is p(1 - p) for the top weight p: 0.576 x 0.424 = 0.24 at factor 1; at 16 the two "
+                  "small weights are about e^-16 = 1.1e-7 each and it is 2.3e-7: a ratio of about 10^6.")
+
 BLOCK_MESSAGES = {  # symptoms, and the likely cause in a learner's words; never the line to write
     "no_rescale": "Right when the largest score sits in the first block, wrong otherwise: what was added up before a "
                   "larger score turned up was counted against the old largest score, not the new one.",
