@@ -7,8 +7,10 @@ no automatic score (the gradebook's ``needs_manual_grade``), its point in the ma
 comment, entered through nbgrader's Gradebook API as formgrader enters them, reach grades.csv, scores.csv, the
 report and the feedback page, and survive grading again.
 
-Fast tests read the records; the whole path grades a class of notebook 02 (two students, twice), and stock
-``nbgrader autograde`` grades the same two (slow).
+Fast tests read the records; the whole path grades a class of notebook 02 (two students, twice). That stock
+``nbgrader autograde`` gives a written answer no automatic score and a blank one 0, as ``grade`` does, is proven
+by tests/grade/test_pipeline.py's comparison with stock nbgrader (its right student writes the "why"), which
+grades a class under stock nbgrader anyway.
 """
 from __future__ import annotations
 
@@ -258,18 +260,6 @@ def test_a_person_s_score_and_comment_reach_every_output_and_survive_grading_aga
     assert "Written answers waiting for a person: 1 " in again.proc.stdout  # code_why's, still unread
     report = (again.out / "report.html").read_text(encoding="utf-8")
     assert re.search(rf'data-written-answer="{WHY}".*?data-waiting="1" data-scored="1"', report, re.S)
-
-
-@pytest.mark.slow
-def test_stock_nbgrader_autograde_gives_the_written_answer_the_automatic_score_we_give(course, tmp_path):
-    root, graded = course
-    stock = tmp_path / "stock"
-    builders.stock_course(stock, assignments=[A], submissions=root)
-    builders.stock_autograde(stock, assignments=[A])
-    theirs = builders.stock_scores(stock)
-    with Gradebook(f"sqlite:///{graded.out / 'gradebook.db'}") as gb:
-        ours = {s: gb.find_grade(WHY, A, A, s).auto_score for s in ("blank_why", "wrote_why")}
-    assert ours == {s: theirs[s, A, WHY] for s in ours} == {"blank_why": 0, "wrote_why": None}
 
 
 def test_validate_says_a_written_answer_is_read_by_the_instructor_and_passes(course):

@@ -141,6 +141,9 @@ def test_scores_equal_stock_nbgrader_autograde_on_honest_submissions(tmp_path, g
     print(f"compared with stock nbgrader today: {', '.join(assignments)}")
     submissions = tmp_path / "submitted"
     kinds = g.make_class(submissions, assignments=assignments, students=1)
+    # The right student also writes the bug hunt's "why" (the others leave it as released): stock nbgrader must
+    # give a written answer no automatic score (a person's to give) and a blank one 0, as ours does
+    wrote = written_whys(submissions, "right000", assignments)
     course = tmp_path / "course"
     g.stock_course(course, assignments=assignments, submissions=submissions)
     # Seed 0 is stock's own default (students' validate runs see it too). With seed 1234 nb10's hidden LayerNorm
@@ -151,7 +154,12 @@ def test_scores_equal_stock_nbgrader_autograde_on_honest_submissions(tmp_path, g
     assert ours.proc.returncode == 0, ours.proc.stderr[-2000:]
     stock, mine = g.stock_scores(course), g.our_scores(ours.out)
     assert len(stock) > 0 and set(stock) == set(mine)
-    different = {k: (stock[k], mine[k]) for k in stock if stock[k] != mine[k]}
+    whys = {k for k in stock if k[2].startswith("why_")}
+    assert wrote and wrote <= whys, (wrote, whys)
+    automatic = gradebook_auto_scores(ours.out)
+    assert {k: stock[k] for k in whys} == {k: automatic[k] for k in whys} \
+        == {k: None if k in wrote else 0 for k in whys}, "written answers: no automatic score; blank ones: 0"
+    different = {k: (stock[k], mine[k]) for k in stock if k not in whys and stock[k] != mine[k]}
     assert not different, f"scores differ from stock nbgrader (stock, ours): {different}"
     assert {kinds[k[:2]] for k in stock if mine[k] == 0} >= {"blank", "wrong"}
     # Under stock nbgrader itself: every reference answer earns full marks, every released notebook zero.
@@ -167,6 +175,34 @@ def test_scores_equal_stock_nbgrader_autograde_on_honest_submissions(tmp_path, g
             assert earned[key] == possible[key] > 0, f"stock nbgrader gave the reference answers of {key} {earned[key]}"
         if kind == "blank":
             assert earned[key] == 0, f"stock nbgrader gave the released notebook {key} {earned[key]} points"
+
+
+def written_whys(submissions, student: str, assignments: list[str]) -> set[tuple[str, str, str]]:
+    """Write an answer into ``student``'s "why" cells of ``assignments``; their (student, assignment, grade id)."""
+    import nbformat
+
+    from autograder.grade.submission import manual
+    from autograder.nbio import grade_id
+
+    wrote = set()
+    for a in assignments:
+        path = submissions / student / a / f"{a}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if manual.is_manual_cell(cell):
+                cell.source = "The shape was right and the values were not: the flat order was kept."
+                wrote.add((student, a, grade_id(cell)))
+        nbformat.write(nb, path)
+    return wrote
+
+
+def gradebook_auto_scores(out) -> dict[tuple[str, str, str], float | None]:
+    """(student, assignment, grade id) -> the automatic score our grade wrote into its gradebook.db."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        return {(sub.student.id, a.name, grade.name): grade.auto_score
+                for a in gb.assignments for sub in a.submissions for nb in sub.notebooks for grade in nb.grades}
 
 
 @pytest.mark.slow
