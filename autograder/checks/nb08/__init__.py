@@ -432,7 +432,8 @@ HUNT_MESSAGES = {  # the symptom each version shows, never the line to write (th
     "as_given": "This is what the code as given does: query 0, which may read only key 0, does not output x[0] (on "
                 "x = [[1, 0], [0, 1], [1, 1]] it gives [0.665, 0], not [1, 0]), and changing a later row moves the "
                 "earlier outputs: row t still depends on the rows after it (is_causal says False). Follow row 0 "
-                "through the function on that x and on x with a later row changed: where do the two first differ?",
+                "through the function from the mask on, on that x and on x with a later row changed: where do the "
+                "two first differ?",
     "whole_table": "Not yet: each weight is now a share of the whole table, so row t still depends on the scores of "
                    "the later rows (is_causal says False), and a row sums to far less than 1 (query 0 outputs "
                    "[0.258, 0], about a quarter of x[0]).",
@@ -532,6 +533,24 @@ predict_multiplied_weight = ask(
               (near(1 / 3), "The scores are not all equal after multiplying: [2, 0, 3] gives the blocked key "
                             "1 / (e^2 + 1 + e^3) = 0.0351.")],
     otherwise="Multiplying gives the scores [2, 0, 3]; the blocked key gets exp(0) / (e^2 + e^0 + e^3) = 0.0351.")
+
+
+CHEAT_PREFIX_CHOICES = ("below 1.42", "between", "above 2.08")
+
+
+predict_cheat_prefix_loss = ask(
+    "predict_cheat_prefix_loss", reason=True,
+    label="predict_cheat_prefix_loss(): the loss of the model trained without a mask on prefixes only, against the "
+          "floor of 1.42 nats and uniform guessing's ln 8 = 2.08",
+    form=one_of(CHEAT_PREFIX_CHOICES), compare=equal(),
+    mistakes=[(is_("below 1.42"), "On a prefix no model can read what comes next, so none beats the source's 1.42 "
+                                  "nats on average: the honest floor holds for the cheat too."),
+              (is_("between"), "A model that knew nothing and said so would pay ln 8 = 2.08. This one was trained "
+                               "to find the answer among its inputs and copy it, sure of itself; on a prefix that "
+                               "input is gone, and it stays sure of a token that is usually wrong, which costs more "
+                               "than a uniform guess.")],
+    otherwise="Trained with the answer in view, the model learnt to copy it, confidently; on a prefix it is as "
+              "confident and usually wrong, and a confident wrong guess costs more than ln 8 = 2.08.")
 
 
 FIRST_POSITION_CHOICES = ("higher", "about the same", "lower")
