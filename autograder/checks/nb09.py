@@ -166,21 +166,21 @@ MHA_MESSAGES = {
 }
 
 ROPE_MESSAGES = {
-    "rope_v": "The values were rotated too: RoPE turns only q and k, because positions must enter the scores "
-              "q . k; v carries the content that is mixed and must not be rotated.",
-    "rope_before_split": "The rotation ran over the whole d_model before the heads were split: split first, then "
-                         "rotate each head over its own width D = d_model // n_heads (frequencies base ** (-2k / D)).",
-    "rope_no_offset": "The queries and keys are q_start positions too close: the q_start offset is forgotten "
-                      "(queries turned at 0 .. T_q - 1), or the keys were shifted by q_start as well (RoPE sees only "
-                      "the difference of positions, so both give the same scores). Queries sit at q_start .. "
-                      "q_start + T_q - 1, keys at 0 .. T_k - 1.",
-    "rope_default_base": "The frequencies ignore rope_base: they use the default 10000; pass self.rope_base to "
-                         "the rotation.",
-    "rope_ignored": "rope=True changed nothing: when self.rope is set, rotate q and k after the head split.",
-    "rope_q_only": "Only the queries were rotated: rotate the keys as well, so the score depends on the "
-                   "difference of the two positions.",
-    "rope_k_only": "Only the keys were rotated: rotate the queries as well, so the score depends on the "
-                   "difference of the two positions.",
+    "rope_v": "The positions reach what is read, not only where it is read from: the output moves even where "
+              "every query scores every key alike, so something besides the scores q . k has been turned.",
+    "rope_before_split": "Head 0 and the last head do not turn their pairs at the same speeds: one head of this "
+                         "layer differs from a one-head layer of width D = d_model // n_heads on its slice.",
+    "rope_no_offset": "The queries and keys stand q_start positions too close: with q_start, the layer's answer "
+                      "for a sequence's newest token is not the last row of its run on the whole sequence (RoPE "
+                      "sees only the difference of the positions, so moving both by q_start changes nothing "
+                      "either).",
+    "rope_default_base": "The frequencies ignore rope_base: they are the default 10000's, whatever the layer was "
+                         "built with.",
+    "rope_ignored": "rope=True changed nothing: the scores do not depend on the positions at all.",
+    "rope_q_only": "A score depends on the query's position and not on the key's: moving every key to another "
+                   "position changes nothing.",
+    "rope_k_only": "A score depends on the key's position and not on the query's: q_start changes nothing, and "
+                   "moving the query changes nothing.",
     "rope_half": "That is the rotate-half layout (feature j paired with j + D/2): notebook 07's apply_rope pairs "
                  "neighbours (x[..., 2k], x[..., 2k+1]).",
 }
@@ -305,8 +305,8 @@ def MultiHeadAttention(hidden, rng):
                       p, x, mask=causal(5)),
             _mha_case("MultiHeadAttention(8, 2), cross-attention: x (2, 5, 8) reads context (2, 7, 8)",
                       p, x, context=normal(rng, 2, 7, 8)),
-            _mha_case("MultiHeadAttention(8, 2, rope=True) on x (2, 5, 8) with the causal mask (5, 5): q and k "
-                      "rotated per head (D = 4) at positions 0 .. 4", p, x, mask=causal(5), rope=10000.0),
+            _mha_case("MultiHeadAttention(8, 2, rope=True) on x (2, 5, 8) with the causal mask (5, 5): the tokens "
+                      "at positions 0 .. 4", p, x, mask=causal(5), rope=10000.0),
             _mha_case("MultiHeadAttention(8, 2, rope=True, rope_base=100.0), q_start=3: x (2, 2, 8) holds the "
                       "tokens at positions 3, 4, context (2, 5, 8) the tokens at 0 .. 4 (as with a KV cache), "
                       "mask (2, 5) keeping keys <= the query's position", p, normal(rng, 2, 2, 8),

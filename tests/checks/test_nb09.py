@@ -232,17 +232,17 @@ def rope_mistake(label, expect, after="", before="pass"):
 
 
 MISTAKES += [
-    rope_mistake("rope_rotates_v_too", "values were rotated too", after="""if self.rope:
+    rope_mistake("rope_rotates_v_too", "something besides the scores", after="""if self.rope:
             q = apply_rope_torch(q, q_start + np.arange(Tq), self.rope_base)
             k = apply_rope_torch(k, np.arange(Tk), self.rope_base)
             v = apply_rope_torch(v, np.arange(Tk), self.rope_base)"""),
-    rope_mistake("rope_before_head_split", "before the heads were split", before="""if self.rope:
+    rope_mistake("rope_before_head_split", "do not turn their pairs at the same speeds", before="""if self.rope:
             q = apply_rope_torch(q, q_start + np.arange(Tq), self.rope_base)
             k = apply_rope_torch(k, np.arange(Tk), self.rope_base)"""),
-    rope_mistake("rope_q_start_forgotten", "the q_start offset is forgotten", after="""if self.rope:
+    rope_mistake("rope_q_start_forgotten", "q_start positions too close", after="""if self.rope:
             q = apply_rope_torch(q, np.arange(Tq), self.rope_base)
             k = apply_rope_torch(k, np.arange(Tk), self.rope_base)"""),
-    rope_mistake("rope_keys_shifted_by_q_start", "keys were shifted by q_start as well", after="""if self.rope:
+    rope_mistake("rope_keys_shifted_by_q_start", "moving both by q_start", after="""if self.rope:
             q = apply_rope_torch(q, q_start + np.arange(Tq), self.rope_base)
             k = apply_rope_torch(k, q_start + np.arange(Tk), self.rope_base)"""),
     rope_mistake("rope_ignored", "rope=True changed nothing"),
