@@ -1,4 +1,4 @@
-"""Do the checks of notebook 10's encoder-decoder (shift_right, greedy_decode) and of the embeddings' geometry
+"""Do the checks of notebook 10's encoder-decoder (translator_loss, greedy_decode) and of the embeddings' geometry
 (token_vectors) reject the mistakes students make, each with its own message, and accept other correct code?
 
 The known-wrong implementations and the differently written correct ones are data here (MISTAKES,
@@ -15,10 +15,6 @@ from tests.harness import (Mistake, answer, assert_accepted, assert_rejected_eve
 pytestmark = pytest.mark.nb10
 A = "10_decoder_block"
 
-SHIFT = """
-def shift_right(targets, bos_id):
-{body}
-"""
 DECODE = """
 def greedy_decode(model, src, bos_id, eos_id, max_len):
 {body}
@@ -35,10 +31,6 @@ READS = """
 def reads_its_translation(cross, src, tgt, translation):
 {body}
 """
-
-
-def shift(body: str) -> str:
-    return SHIFT.format(body=indent(body, 4))
 
 
 def decode(body: str) -> str:
@@ -85,38 +77,32 @@ def greedy(steps="max_len", read="logits[0, -1].argmax()", result="out[1:]", sta
                   .replace("out = [bos_id]", f"out = {start}"))
 
 
-EXERCISES = ("shift_right", "translator_loss", "greedy_decode", "reads_its_translation", "token_vectors")  # the predictions need the notebook's answer
+EXERCISES = ("translator_loss", "greedy_decode", "reads_its_translation", "token_vectors")  # the predictions need the notebook's answer
 
 MISTAKES = [
-    Mistake("shift_right", "no_shift", shift("return targets.clone()"), "very word it is asked to predict"),
-    Mistake("shift_right", "shifted_left", shift("""
-bos = torch.full_like(targets[:, :1], bos_id)
-return torch.cat([targets[:, 1:], bos], dim=1)
-"""), "towards the start"),
-    Mistake("shift_right", "bos_over_the_first_word", shift("""
-inputs = targets.clone()
-inputs[:, 0] = bos_id
-return inputs
-"""), "took the place of the first word"),
-    Mistake("shift_right", "last_word_kept", shift("""
-bos = torch.full((targets.shape[0], 1), bos_id, dtype=targets.dtype)
-return torch.cat([bos, targets], dim=1)
-"""), "one longer than the targets"),
-    Mistake("shift_right", "batch_as_one_sequence", shift("""
-flat = torch.cat([torch.tensor([bos_id]), targets.flatten()[:-1]])
-return flat.view_as(targets)
-"""), "sentence above it"),
-    Mistake("shift_right", "in_place", shift("""
-targets[:, 1:] = targets[:, :-1].clone()
-targets[:, 0] = bos_id
-return targets
-"""), "changed the targets it was given"),
     Mistake("translator_loss", "fed_its_own_targets", forcing("return lm_loss(model(src, tgt), tgt, ignore=pad_id)"),
             "very words it is asked to predict"),
-    Mistake("translator_loss", "padding_scored", forcing("return lm_loss(model(src, shift_right(tgt, bos_id)), tgt)"),
+    Mistake("translator_loss", "padding_scored", forcing("""
+tgt_in = torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt[:, :-1]], dim=1)
+return lm_loss(model(src, tgt_in), tgt)"""),
             "counts the padding"),
     Mistake("translator_loss", "pad_as_the_first_input", forcing(
-        "return lm_loss(model(src, shift_right(tgt, pad_id)), tgt, ignore=pad_id)"), "first input is not BOS"),
+        "return lm_loss(model(src, torch.cat([torch.full_like(tgt[:, :1], pad_id), tgt[:, :-1]], dim=1)), tgt, "
+        "ignore=pad_id)"), "first input is not BOS"),
+    Mistake("translator_loss", "shifted_left", forcing("""
+tgt_in = torch.cat([tgt[:, 1:], torch.full_like(tgt[:, :1], bos_id)], dim=1)
+return lm_loss(model(src, tgt_in), tgt, ignore=pad_id)"""), "towards the start"),
+    Mistake("translator_loss", "bos_over_the_first_word", forcing("""
+tgt_in = tgt.clone()
+tgt_in[:, 0] = bos_id
+return lm_loss(model(src, tgt_in), tgt, ignore=pad_id)"""), "took the place of the first word"),
+    Mistake("translator_loss", "batch_as_one_sequence", forcing("""
+tgt_in = torch.cat([torch.tensor([bos_id]), tgt.flatten()[:-1]]).view_as(tgt)
+return lm_loss(model(src, tgt_in), tgt, ignore=pad_id)"""), "row above it"),
+    Mistake("translator_loss", "shifted_in_place", forcing("""
+tgt[:, 1:] = tgt[:, :-1].clone()
+tgt[:, 0] = bos_id
+return lm_loss(model(src, tgt), tgt, ignore=pad_id)"""), "changed the targets it was given"),
     Mistake("translator_loss", "bos_put_in_front_and_the_first_prediction_dropped", forcing("""
 tgt_in = torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt], dim=1)
 return lm_loss(model(src, tgt_in)[:, 1:], tgt, ignore=pad_id)"""), "one longer than the targets"),
@@ -222,11 +208,6 @@ return ((lookup[read_word] == tgt) & is_word).sum().item() / is_word.sum().item(
     "predict_rouge_reads": answer("predict_rouge_reads", "(['the', 'red'].index('red'), 'red is read')"),
     "predict_contextual": answer("predict_contextual", "'equal after the embedding, ' + 'apart after the blocks'"),
     "predict_coordinate": answer("predict_coordinate", "(' '.join(['the', 'direction']), 'axes mean nothing')"),
-    "shift_right": shift("""
-inputs = torch.roll(targets, shifts=1, dims=1)
-inputs[:, 0] = bos_id
-return inputs
-"""),
     "greedy_decode": decode("""
 written = torch.tensor([[bos_id]])
 while written.shape[1] <= max_len:
@@ -261,7 +242,7 @@ def test_every_mistake_fails_the_visible_and_the_hidden_cell_each_with_its_own_m
 
 def test_the_messages_name_symptoms_not_the_line():
     """A message may say what went wrong and why; it never hands over the code to write."""
-    for message in [*nb10.SHIFT_MESSAGES.values(), *nb10.DECODE_MESSAGES.values()]:
+    for message in [*nb10.FORCING_MESSAGES.values(), *nb10.DECODE_MESSAGES.values()]:
         for code in ("torch.cat", "[:, :-1]", "argmax(dim=-1)", "argmax(-1)", "break", "torch.full"):
             assert code not in message, f"{code!r} dictates the line: {message}"
 
@@ -282,19 +263,25 @@ def test_the_made_up_translator_depends_on_what_it_is_fed():
 
 
 def test_a_broken_check_is_caught_by_these_tests(monkeypatch):
-    """Break the check on purpose (its right answer forgets BOS): the reference is then rejected."""
+    """Break the check on purpose (its right answer scores the padding too): the reference is then rejected."""
     from autograder.checks.nb10 import translation
 
-    monkeypatch.setattr(translation, "_shift_case", lambda label, t, bos: translation.Case(
-        label, lambda fn: fn(torch.tensor(t), bos), lambda: torch.tensor(t), translation.equal()))
+    right = translation._forcing_case
+
+    def broken(label, rng, B, S, T):
+        case = right(label, rng, B, S, T)
+        return translation.Case(label, case.call, lambda: case.want() + 0.5, case.compare)
+
+    monkeypatch.setattr(translation, "_forcing_case", broken)
     with pytest.raises(AssertionError, match="rejected"):
-        assert_accepted(A, "shift_right", ALTERNATIVES["shift_right"])
+        assert_accepted(A, "translator_loss", ALTERNATIVES["translator_loss"])
 
 
 def test_the_harness_catches_a_mistake_that_passes_a_cell_and_two_that_read_alike():
     """Break the rule on purpose: a right answer posing as a mistake passes, and one mistake twice reads alike."""
     with pytest.raises(AssertionError, match="passed"):
-        assert_rejected_everywhere_each_in_its_own_words(A, [Mistake("shift_right", "right", ALTERNATIVES["shift_right"])])
-    twice = [m for m in MISTAKES if m.label == "no_shift"] * 2
+        assert_rejected_everywhere_each_in_its_own_words(A, [Mistake("translator_loss", "right",
+                                                                      ALTERNATIVES["translator_loss"])])
+    twice = [m for m in MISTAKES if m.label == "fed_its_own_targets"] * 2
     with pytest.raises(AssertionError, match="read alike"):
-        assert_rejected_everywhere_each_in_its_own_words(A, [twice[0], Mistake("shift_right", "again", twice[1].source)])
+        assert_rejected_everywhere_each_in_its_own_words(A, [twice[0], Mistake("translator_loss", "again", twice[1].source)])

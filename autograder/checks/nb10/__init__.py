@@ -19,7 +19,7 @@ One module per group of exercises, in the notebook's order (importing them regis
 - :mod:`.experiments`: switched_forward (the switches in the learner's own block), my_experiment (an experiment
   of the learner's design), observe_heads, previous_token_score, induction_score, find_heads, ablate_heads (the
   induction finale done by the learner: observe, detect, ablate)
-- :mod:`.translation`: shift_right, translator_loss, greedy_decode, predict_rouge_reads, reads_its_translation
+- :mod:`.translation`: translator_loss, greedy_decode, predict_rouge_reads, reads_its_translation
   (the encoder-decoder that translates), predict_noun_geometry, token_vectors, predict_contextual and
   predict_coordinate (the embeddings' geometry)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, ModelCase, and the hints the composites share
@@ -42,8 +42,8 @@ from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, int
 from .induction import MESSAGES as INDUCTION_MESSAGES, induction_pairs, pairs_of
 from .experiments import (ABLATE_MESSAGES, SCORE_MESSAGES, ablate_heads, find_heads, induction_score,
                           my_experiment, observe_heads, previous_token_score, switched_forward)
-from .translation import (DECODE_MESSAGES, SHIFT_MESSAGES, VECTOR_MESSAGES, greedy_decode, predict_contextual,
-                          predict_coordinate, predict_rouge_reads, shift_right, token_vectors, translator_loss,
+from .translation import (DECODE_MESSAGES, VECTOR_MESSAGES, greedy_decode, predict_contextual,
+                          predict_coordinate, predict_rouge_reads, token_vectors, translator_loss,
                           FORCING_MESSAGES, READS_MESSAGES, predict_noun_geometry, reads_its_translation)
 
 from ..models.gpt2 import Gpt2Shape, gpt2_np, gpt2_params
@@ -60,13 +60,13 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
     "to_llama_attention", "induction_pairs", "observe_heads", "previous_token_score", "induction_score",
     "find_heads", "ablate_heads", "switched_forward", "my_experiment",
-    "shift_right", "translator_loss", "greedy_decode", "predict_rouge_reads", "reads_its_translation",
+    "translator_loss", "greedy_decode", "predict_rouge_reads", "reads_its_translation",
     "predict_noun_geometry", "token_vectors", "predict_contextual", "predict_coordinate",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NORM_PROPERTIES", "NORM_CHOICES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",
     "BLOCK_MESSAGES",
     "GPT_MESSAGES", "OPTIONS_TOL", "LOSS_MESSAGES", "STEP_MESSAGES", "PIECES_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
     "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SCORE_MESSAGES", "ABLATE_MESSAGES",
-    "SHIFT_MESSAGES", "FORCING_MESSAGES", "READS_MESSAGES",
+    "FORCING_MESSAGES", "READS_MESSAGES",
     "DECODE_MESSAGES", "VECTOR_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",
     "Gpt2Shape", "gpt2_np", "gpt2_params", "llama_attention", "llama_np", "llama_state_np", "normal", "tensor",
 ]

@@ -28,7 +28,7 @@ FOUND = ("previous token", "induction")  # what find_heads reports
 
 # --------------------------------------------------------------------------- observe_heads
 
-PATTERNS = ("the diagonal", "a line just below the diagonal", "lines parallel to the diagonal, a period back",
+PATTERNS = ("the diagonal", "a line just below the diagonal", "lines parallel to the diagonal, about a period back",
             "a column at position 0", "no pattern")
 
 OBSERVE_WHY = {

@@ -117,8 +117,8 @@ _SPELLINGS = {c.lower(): c for c in NORM_CHOICES} | {"layer norm": "LayerNorm", 
 # why a part is wrong: (property, the wrong answer's test, why), every wrong part of an answer said in turn
 NORM_WHY = (
     ("sums to 1", lambda a: a in ("LayerNorm", "both"),
-     "LayerNorm's outputs sum to 0, not 1: it takes the mean away, so they are centred (on [1, 2, 3, 4]: -1.342, "
-     "-0.447, 0.447, 1.342). Only softmax divides by a total."),
+     "LayerNorm's outputs sum to 0, not 1: it takes the mean away, so they are centred (on [0, 2, 1, 1]: -1.414, "
+     "1.414, 0, 0). Only softmax divides by a total."),
     ("sums to 1", lambda a: a == "neither",
      "Softmax sums to 1 on any row: each exponential is divided by the total of them all."),
     ("mean 0 and variance 1", lambda a: a in ("softmax", "both"),
@@ -134,7 +134,7 @@ NORM_WHY = (
      "move."),
     ("unchanged by 2 * x", lambda a: a in ("softmax", "both"),
      "Softmax is not unchanged by 2 * x: doubling the scores is a temperature of 1/2, a sharper distribution "
-     "(the largest weight is 0.644 for [1, 2, 3, 4] and 0.865 for [2, 4, 6, 8])."),
+     "(the largest weight is 0.534 for [0, 2, 1, 1] and 0.776 for [0, 4, 2, 2])."),
     ("unchanged by 2 * x", lambda a: a == "neither",
      "LayerNorm is unchanged by 2 * x, up to eps: the deviations from the mean double, and so does the spread they "
      "are divided by."),
@@ -170,7 +170,7 @@ def _norm_why(got, want):
 
 predict_norm_vs_softmax = ask(
     "predict_norm_vs_softmax",
-    label="predict_norm_vs_softmax(): softmax and LayerNorm (no affine) on the row [1, 2, 3, 4]",
+    label="predict_norm_vs_softmax(): softmax and LayerNorm (no affine) on the row [0, 2, 1, 1]",
     form=_norm_form, compare=equal(), normalize=_norm_answers)
 predict_norm_vs_softmax.explain = _norm_why  # every wrong part said, not only the first
 

@@ -1,7 +1,7 @@
-"""The encoder-decoder that translates (shift_right, greedy_decode, predict_rouge_reads) and the embeddings'
+"""The encoder-decoder that translates (translator_loss, greedy_decode, predict_rouge_reads) and the embeddings'
 geometry (token_vectors, predict_contextual).
 
-shift_right's cases are integer tables whose known wrong shifts are recomputed in NumPy. greedy_decode runs
+translator_loss's cases record what the decoder was fed, so a wrong shift is named by its symptom. greedy_decode runs
 on a made-up translator (:class:`_RuleTranslator`) whose next word depends on the source, on the word the
 decoder was fed last and on BOS being first: a loop that feeds back the wrong word, reads the wrong
 position or the wrong axis, or does not stop, writes other words. token_vectors runs on the checks' own
@@ -19,63 +19,6 @@ from ..models.weights import gpt_shapes, load, make_params
 from ..questions import int_in, is_, one_of
 from ..toolkit import TOL, import_torch
 from .common import ask, check
-
-# ----------------------------------------------------------------------------- shift_right
-
-SHIFT_MESSAGES = {
-    "unchanged": "The decoder's inputs equal the targets: position t would read the very word it is asked to "
-                 "predict, so training rewards copying the input, and at generation time, when that word is not "
-                 "there yet, the model has learnt nothing it can use.",
-    "wrong_way": "BOS ends up behind the words and position t reads the word that comes after its target: the "
-                 "words moved towards the start instead of one step later.",
-    "bos_over_first": "Position 0 reads BOS as it should, but from position 1 on each position reads its own "
-                      "target word: BOS took the place of the first word instead of pushing the words one step later.",
-    "too_long": "The inputs are one longer than the targets: the decoder's logits at position t are compared with "
-                "targets[:, t], so inputs and targets must have the same length, position by position.",
-    "across_rows": "From the second sentence on, a row starts with the last word of the sentence above it: the batch "
-                   "was shifted as one long sequence, and the sentences leak into each other.",
-}
-
-
-def _shift_variants(t: np.ndarray, bos: int) -> dict[str, np.ndarray]:
-    B = t.shape[0]
-    col = np.full((B, 1), bos, dtype=t.dtype)
-    return {"unchanged": t.copy(),
-            "wrong_way": np.concatenate([t[:, 1:], col], 1),
-            "bos_over_first": np.concatenate([col, t[:, 1:]], 1),
-            "too_long": np.concatenate([col, t], 1),
-            "across_rows": np.concatenate([[bos], t.ravel()[:-1]]).reshape(t.shape)}
-
-
-def _shift_case(label: str, targets: list[list[int]], bos: int) -> Case:
-    t = np.asarray(targets, dtype=np.int64)
-    right = np.concatenate([np.full((t.shape[0], 1), bos, dtype=np.int64), t[:, :-1]], 1)
-    variants = _shift_variants(t, bos)
-
-    def call(fn):
-        torch = import_torch()
-        given = torch.tensor(t)
-        out = fn(given, bos)
-        if not torch.equal(given, torch.tensor(t)):
-            raise ValueError("shift_right changed the targets it was given: the loss still needs them as they were, "
-                             "so build a new tensor.")
-        return out
-
-    hint = known_mistakes(*((lambda n=n: variants[n], SHIFT_MESSAGES[n]) for n in variants), atol=0, rtol=0)
-    return Case(label, call, lambda: import_torch().tensor(right), equal(), hints=[hint])
-
-
-@check
-def shift_right(hidden, rng):
-    if not hidden:
-        return [_shift_case("shift_right(tensor([[5, 6, 7, 2]]), bos_id=1): [[1, 5, 6, 7]]", [[5, 6, 7, 2]], 1),
-                _shift_case("shift_right of a batch of 2 sentences (2, 5), bos_id=1",
-                            rng.integers(3, 20, size=(2, 5)).tolist(), 1),
-                _shift_case("shift_right(tensor([[9]]), bos_id=4): one word, [[4]]", [[9]], 4)]
-    return [_shift_case("shift_right of (3, 6) with padding at the end, bos_id=1",
-                        np.concatenate([rng.integers(3, 30, size=(3, 4)), [[2, 0], [2, 0], [2, 0]]], 1).tolist(), 1),
-            _shift_case("shift_right of (4, 2), bos_id=7", rng.integers(8, 40, size=(4, 2)).tolist(), 7)]
-
 
 # ----------------------------------------------------------------------------- greedy_decode
 
@@ -192,6 +135,12 @@ FORCING_MESSAGES = {
                    "less than long ones.",
     "too_long": "The decoder got an input one longer than the targets: input position t must line up with "
                 "target position t.",
+    "wrong_way": "BOS ends up behind the words and position t reads the word that comes after its target: the "
+                 "words moved towards the start instead of one step later.",
+    "bos_over_first": "Position 0 reads BOS as it should, but from position 1 on each position reads its own "
+                      "target word: BOS took the place of the first word instead of pushing the words one step later.",
+    "across_rows": "From the second sentence on, a row of the decoder's input starts with the last id of the row "
+                   "above it: the batch was shifted as one long sequence, and the sentences leak into each other.",
 }
 
 
@@ -255,6 +204,12 @@ def _forcing_case(label: str, rng, B: int, S: int, T: int) -> Case:
             return FORCING_MESSAGES["too_long"]
         if fed.shape == tgt_np.shape and np.array_equal(fed, tgt_np):
             return FORCING_MESSAGES["fed_targets"]
+        if fed.shape == tgt_np.shape and np.array_equal(fed[:, :-1], tgt_np[:, 1:]):
+            return FORCING_MESSAGES["wrong_way"]
+        if fed.shape == tgt_np.shape and (fed[:, 0] == bos).all() and np.array_equal(fed[:, 1:], tgt_np[:, 1:]):
+            return FORCING_MESSAGES["bos_over_first"]
+        if fed.shape == tgt_np.shape and np.array_equal(fed.ravel(), np.concatenate([[bos], tgt_np.ravel()[:-1]])):
+            return FORCING_MESSAGES["across_rows"]
         if fed.shape == tgt_np.shape and not (fed[:, 0] == bos).all():
             return FORCING_MESSAGES["no_bos"]
         return None
