@@ -237,7 +237,7 @@ def variance(values, probs):
 def next_token_loss(logits, targets):
     probs = torch.softmax(logits, dim=-1)
     return F.cross_entropy(probs.transpose(1, 2), targets)
-''', "lost their spread"),
+''', "not charged less than that floor"),
     Mistake("next_token_loss", "half_fix_log_of_probabilities", '''
 def next_token_loss(logits, targets):
     probs = torch.softmax(logits, dim=-1)
@@ -257,20 +257,20 @@ def next_token_loss(logits, targets):
     Mistake("bayes_posterior", "no_evidence_term", '''
 def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
     return p_flag_given_a * prior
-''', "divide it by P(flag)"),
+''', "flagged texts only"),
     Mistake("bayes_posterior", "likelihood_as_posterior", '''
 def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
     return p_flag_given_a
-''', "the prior P(A) matters"),
+''', "the filter's hit rate"),
     Mistake("bayes_posterior", "prior_for_both", '''
 def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
     joint = p_flag_given_a * prior
     return joint / (joint + p_flag_given_not_a * prior)
-''', "1 - P(A)"),
+''', "as if they were as rare"),
     Mistake("bayes_posterior", "unweighted_evidence", '''
 def bayes_posterior(prior, p_flag_given_a, p_flag_given_not_a):
     return p_flag_given_a * prior / (p_flag_given_a + p_flag_given_not_a)
-''', "weigh each likelihood"),
+''', "its own kind's share"),
     # -------------------------------------------------------------- greedy_token
     Mistake("greedy_token", "returns_max_value", '''
 def greedy_token(logits):
@@ -355,11 +355,12 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_colder_loss", "none_fall", '"none"', "both losses fall"),
     returns("predict_colder_loss", "backwards", '"dog and sun"', "'sun' is the one that loses"),
     returns("predict_colder_loss", "not_a_choice", '"cat only"', "answer with one of"),
-    returns("predict_lab_limits", "both_collapse", "(0.0, 0.0)", "they flatten"),
-    returns("predict_lab_limits", "probability_not_loss", "(0.0, 0.333)", "not its loss"),
-    returns("predict_lab_limits", "the_loss_at_one", "(0.0, 2.408)", "loss at temperature 1"),
-    returns("predict_lab_limits", "cooling_flattens_too", "(1.099, 1.099)", "Cooling is not heating"),
-    returns("predict_lab_limits", "bits_not_nats", "(0.0, 1.585)", "in bits"),
+    returns("predict_lab_limits", "the_losses_at_one", "(1.408, 2.408)", "losses at temperature 1"),
+    returns("predict_lab_limits", "the_gaps_unscaled", "(1.0, 2.0)", "the gaps below 'cat' at temperature 1"),
+    returns("predict_lab_limits", "multiplies_by_tau", "(0.1, 0.2)", "divides the logits"),
+    returns("predict_lab_limits", "same_for_both", "(10.0, 10.0)", "twice as far"),
+    returns("predict_lab_limits", "cooling_flattens", "(1.099, 1.099)", "sharpens the bars"),
+    returns("predict_lab_limits", "bits_not_nats", "(14.427, 28.854)", "in bits"),
     returns("predict_lab_limits", "one_number", "1.099", "tuple of 2 numbers"),
     # -------------------------------------------------- score_variance_by_width
     Mistake("score_variance_by_width", "standard_deviation", '''
@@ -603,7 +604,8 @@ def predict_colder_loss():
     "predict_lab_limits": '''
 import math
 def predict_lab_limits():
-    return (-math.log(1.0), -math.log(1 / 3)), "cold: one bar; hot: three equal bars"
+    rest = math.log(1 + math.exp(-10) + math.exp(-20))  # cat's term e^20 over the target's, then the others
+    return (1 / 0.1 + rest, 2 / 0.1 + rest), "a lower token pays its gap below cat over tau"
 ''',
 }
 
@@ -627,7 +629,7 @@ def test_the_bug_hunt_shows_progress_with_symptoms_not_the_fix():
             **{label: _first_message("next_token_loss", mistakes[label])
                for label in ("half_fix_log_of_probabilities", "half_fix_nll_of_probabilities")}}
     assert len(set(said.values())) == len(said), said
-    assert "0.551" in said["released"] and "lost their spread" in said["released"], said
+    assert "0.551" in said["released"] and "not charged less than that floor" in said["released"], said
     assert "infinite" in said["half_fix_log_of_probabilities"], said
     assert "negative" in said["half_fix_nll_of_probabilities"], said
     for message in said.values():

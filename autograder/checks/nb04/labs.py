@@ -48,21 +48,20 @@ predict_colder_loss = ask(
     otherwise="'cat' and 'dog': cooling doubles every gap, and the big gap lies below both of them, so they share "
               "what 'sun' loses (0.103 -> 0.026).")
 
-_LN3 = "-ln(1/3) = ln 3 = 1.099 nats"
+_GAPS = "the gaps below 'cat' become 1 / 0.1 = 10 for 'dog' and 2 / 0.1 = 20 for 'sun'"
 predict_lab_limits = ask(
     "predict_lab_limits", form=numbers_tuple(2), compare=close(atol=0.02, rtol=0.0), atol=0.02, rtol=0.0,
     mistakes=[
-        ((0.0, 0.0), "Far above 1 the bars do not collapse onto one token, they flatten: every gap between the "
-                     "logits shrinks towards 0, 'sun' gets about 1/3 like the others, and its loss is " + _LN3 + "."),
-        ((0.0, 1 / 3), "1/3 is the probability 'sun' tends to, not its loss: the loss reads -ln of the bar, "
-                       + _LN3 + "."),
-        ((0.0, 2.408), "2.408 nats is 'sun''s loss at temperature 1. Heating shrinks its gap of 2 below 'cat', "
-                       "its bar rises towards 1/3, and its loss falls to " + _LN3 + "."),
-        ((0.408, 2.408), "Those are the two losses at temperature 1; the dial's ends move both: cooling gives "
-                         "'cat' nearly all the probability (loss near 0), heating flattens the bars (" + _LN3 + ")."),
-        ((1.099, 1.099), "Cooling is not heating: as the temperature falls, every gap grows, 'cat' takes nearly "
-                         "all the probability and its loss falls to -ln 1 = 0."),
-        ((0.0, 1.0), "The flat bars are 1/3 each, and the loss is in nats, natural logs: " + _LN3 + ", not 1."),
-        ((0.0, 1.585), "1.585 is log base 2 of 3, in bits; the course's losses are in nats: " + _LN3 + ".")],
-    otherwise="(0, 1.099): a tiny temperature hands 'cat' nearly all the probability, -ln 1 = 0; a huge one "
-              "flattens the bars to 1/3 each, and every target, 'sun' included, then costs " + _LN3 + ".")
+        ((1.408, 2.408), "Those are the two losses at temperature 1. At 0.1 every gap between the logits is ten "
+                         "times wider: " + _GAPS + "."),
+        ((1.0, 2.0), "1 and 2 are the gaps below 'cat' at temperature 1. Dividing the logits by 0.1 widens them "
+                     "tenfold, and the loss of a lower token is about its gap: " + _GAPS + "."),
+        ((0.1, 0.2), "That multiplies the gaps by the temperature. The softmax divides the logits by it: "
+                     + _GAPS + "."),
+        ((10.0, 10.0), "'sun' stands twice as far below 'cat' as 'dog' does, and at 0.1 its gap is 20, not 10: "
+                       "its loss is twice 'dog''s."),
+        ((1.099, 1.099), "A low temperature sharpens the bars, it does not flatten them: 'cat' takes nearly all "
+                         "the probability, and " + _GAPS + "."),
+        ((14.427, 28.854), "Those are in bits (log base 2); the course's losses are in nats: 10 and 20.")],
+    otherwise="(10.00, 20.00): at temperature 0.1 " + _GAPS + ". 'cat''s term e^20 is nearly the whole sum, so the "
+              "loss of a lower token is its gap over the temperature, plus about 0.00005.")

@@ -193,8 +193,8 @@ def _loss_hints(logits, targets):
             (lambda: _ce_of(_log_sm(p), t),
              f"This loss disagrees with your cross_entropy on these logits. Every row it scores looks "
              f"almost uniform to it: even a model that is right and sure of every token would cost "
-             f"ln(1 + {v - 1}/e) = {floor:.3f} nats or more here, never about 0. Somewhere before the log, the "
-             f"logits lost their spread."),
+             f"ln(1 + {v - 1}/e) = {floor:.3f} nats or more here, never about 0: however large k, a row "
+             f"[k, -k, -k] with target 0 is not charged less than that floor."),
             (lambda: -float(p[np.arange(len(t)), t].mean()),
              "The loss is negative: minus the average probability of the targets. A loss in nats is a mean of "
              "-log p, never below 0; what reached the final function is not what it expects."),

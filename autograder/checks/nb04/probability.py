@@ -242,17 +242,20 @@ def _bayes_case(label, prior, pa, pna):
 
     def both(got, want):  # when P(flag | A) + P(flag | not A) = 1, two mistakes give the same number
         if same_numbers(got, pa) and same_numbers(got, weighed_by_prior):
-            return ("That is P(flag | A) itself. P(A | flag) = P(flag | A) P(A) / P(flag): the prior P(A) "
-                    "matters, and P(flag) weighs P(flag | not A) by P(not A) = 1 - P(A).")
+            return ("That equals P(flag | A) itself, the filter's hit rate: it is the same whatever share of "
+                    "the texts is machine-written, and the answer must not be.")
         return None
 
     hint = known_mistakes(
-        (lambda: pa * prior, "That is P(flag and A) = P(flag | A) P(A): divide it by P(flag) = "
-                             "P(flag | A) P(A) + P(flag | not A) P(not A)."),
-        (lambda: pa, "P(flag | A) is not P(A | flag): the prior P(A) matters."),
-        (lambda: weighed_by_prior, "P(flag) weighs P(flag | not A) by P(not A) = 1 - P(A), not by P(A)."),
-        (lambda: pa * prior / (pa + pna), "P(flag) is P(flag | A) P(A) + P(flag | not A) (1 - P(A)): "
-                                          "weigh each likelihood by its prior."),
+        (lambda: pa * prior, "That is the share of ALL texts that are machine-written and flagged. The question "
+                             "is asked about the flagged texts only: what share of those is machine-written?"),
+        (lambda: pa, "That is the filter's hit rate, P(flag | A): it is the same however rare machine-written "
+                     "texts are, and the answer is not. Count the flagged texts of each kind among 10,000."),
+        (lambda: weighed_by_prior, "Your count of wrongly flagged texts is too small: it treats the texts that "
+                                   "are not machine-written as if they were as rare as the machine-written ones."),
+        (lambda: pa * prior / (pa + pna), "Your count of all flagged texts adds the two flag rates as if each "
+                                          "kind of text made up the whole population: each rate applies only to "
+                                          "its own kind's share."),
     )
     return Case(label, call_with(prior, pa, pna), const(pa * prior / (pa * prior + pna * (1 - prior))), close(),
                 hints=[both, hint])
@@ -261,7 +264,7 @@ def _bayes_case(label, prior, pa, pna):
 @check
 def bayes_posterior(hidden, rng):
     if not hidden:
-        return [_bayes_case("bayes_posterior(0.01, 0.9, 0.1) is 0.009 / 0.108 = 0.083", 0.01, 0.9, 0.1),
+        return [_bayes_case("bayes_posterior(0.01, 0.9, 0.1) is about 0.083", 0.01, 0.9, 0.1),
                 _bayes_case("bayes_posterior(0.5, 0.8, 0.2) is 0.8", 0.5, 0.8, 0.2)]
     return [_bayes_case(f"bayes_posterior({a:.3f}, {b:.3f}, {c:.3f})", float(a), float(b), float(c))
             for a, b, c in rng.uniform(0.02, 0.98, size=(3, 3))]
