@@ -561,6 +561,11 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
             "not only the training text"),
     returns("predict_bpe_tokens", "overlapping", "(256, 256, 256)",
             "do not overlap"),
+    returns("predict_merge_savings", "later_merges_longer_tokens", "'last 29', 'later tokens are longer'",
+            "commonest pair first"),
+    returns("predict_merge_savings", "every_merge_one_token", "'the same', 'each merge saves a token'",
+            "not worth the same"),
+    returns("predict_merge_savings", "a_number", "131, 'the first ten'", "one of 'first 10'"),
 ]
 
 ALTERNATIVES = {
@@ -645,6 +650,7 @@ def cbow_examples(ids, window):
     "predict_relabel": answer("predict_relabel", "[['same', 'changes'], 'address against quantity']"),
     "predict_first_merges": answer("predict_first_merges", "[['t' + 'h', 'the', 'the '], 'first seen wins ties']"),
     "predict_emoji_tokens": answer("predict_emoji_tokens", "len('👋'.encode()), 'its bytes, no merge'"),
+    "predict_merge_savings": answer("predict_merge_savings", "'first ' + str(10), 'commonest pairs go first'"),
     "predict_lm_targets": answer("predict_lm_targets", "[1000 - 1, 0], 'the text is its own label'"),
     "make_lm_pairs": '''
 def make_lm_pairs(ids, context_len):

@@ -1,6 +1,7 @@
 """Notebook 01's predictions: a string's length in UTF-8, what BPE's merges make of 'aaaa', an embedding
 table's parameters against its activations, what relabelling the vocabulary does to a lookup and to a linear map
-of the raw ID, and how many targets a text gives a language model (and how many a person wrote)."""
+of the raw ID, how many targets a text gives a language model (and how many a person wrote), and which of a
+tokenizer's merges shorten its training text most."""
 from __future__ import annotations
 
 from ..questions import NB04, described, int_tuple, is_int
@@ -85,3 +86,14 @@ predict_first_merges = ask(
                                                 "to the pair seen first, and 'th' stands at position 0."),
      (lambda got: got[:2] == ("th", "the") and got[2] == "at",
       "After merge 2, ('the', ' ') and ('a', 't') both occur 3 times; the first seen wins, 'the ' at position 0.")])
+
+_MERGE_CHOICES = ("first 10", "last 29", "the same")
+
+predict_merge_savings = ask(  # a choice of three words: the reveal measures both savings on the paragraph
+    "predict_merge_savings", rtol=0,
+    form=described("one of 'first 10', 'last 29' and 'the same'", lambda v: v in _MERGE_CHOICES), mistakes=[
+     ("last 29", "Each merge takes out one token for every time its pair occurs in the text it was learned on. "
+                 "Training picks the commonest pair first, so the first merges join pairs seen many times; by the "
+                 "end the pairs it joins occur just twice each."),
+     ("the same", "Merges are not worth the same: each takes out as many tokens as its pair occurs in the text "
+                  "it was learned on, and training takes the commonest pairs first.")])
