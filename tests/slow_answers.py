@@ -64,15 +64,6 @@ def slowed(source: str, name: str, factor: int = FACTOR) -> str:
 
 # (assignment, exercise) -> a right answer a learner writes slowly
 WRITTEN_SLOWLY: dict[tuple[str, str], str] = {
-    ("03_dot_and_outer_products", "dot"): '''
-def dot(a, b):
-    if len(a) != len(b):
-        raise ValueError(f"the lengths differ: {len(a)} and {len(b)}")
-    total = 0.0
-    for i in range(len(a)):
-        total = total + float(a[i]) * float(b[i])
-    return total
-''',
     ("03_dot_and_outer_products", "outer"): '''
 def outer(a, b):
     table = np.zeros((len(a), len(b)), dtype=np.float64)

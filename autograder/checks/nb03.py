@@ -26,43 +26,6 @@ def fmt_vec(a) -> str:
     return "[" + ", ".join(f"{x:g}" for x in a) + "]" if len(a) <= 4 else f"a vector of length {len(a)}"
 
 
-# ---------------------------------------------------------------------------- dot
-
-def _dot_hints(a, b):
-    return [known_mistakes(
-        (lambda: a * b, "That is the vector of products a_i b_i: the dot product adds them up into one number."),
-        (lambda: np.outer(a, b).sum(), "That adds every product a_i b_j; the dot product pairs only matching "
-                                       "positions, a_i b_i."),
-        **MATCH)]
-
-
-@check
-def dot(hidden, rng):
-    def case(a, b, note="", want=None):
-        label = f"dot({fmt_vec(a)}, {fmt_vec(b)})" + (f": {note}" if note else "")
-        if len(a) != len(b):
-            want_fn = raises(f"lengths differ: {len(a)} and {len(b)}")
-        else:
-            want_fn = const(want) if want is not None else (lambda: float(np.dot(a, b)))
-        return Case(label, call_with(a, b), want_fn, close(), hints=_dot_hints(a, b))
-
-    if not hidden:
-        return [
-            case(F([1.0, 2.0]), F([3.0, 4.0]), "1*3 + 2*4 = 11", 11.0),
-            case(F([1.0, 0.0, -1.0]), F([2.0, 5.0, 2.0]), "perpendicular vectors give 0", 0.0),
-            case(F([1.0, 2.0]), F([1.0, 2.0, 3.0]), "lengths 2 and 3 differ"),
-            case(F([2.0]), F([1.0, 2.0, 3.0]), "lengths 1 and 3 differ (NumPy would broadcast the 2)"),
-        ]
-    cases = []
-    for n in (1, 5, 64):
-        cases.append(case(rng.normal(size=n), rng.normal(size=n), f"random vectors of length {n}"))
-    cases += [case(rng.normal(size=4), rng.normal(size=5), "lengths 4 and 5 differ"),
-              case(rng.normal(size=3), rng.normal(size=1), "lengths 3 and 1 differ"),
-              case(F([0.5, -2.0, 4.0]), F([8.0, 1.0, 0.25]), "0.5*8 - 2*1 + 4*0.25 = 3", 3.0)]
-    return cases
-
-
-
 # -------------------------------------------------------------------------- outer
 
 def _outer_hints(a, b):
@@ -501,8 +464,8 @@ predict_outer_sum = ask(
          "with every entry of b: six products, which add up to (1 + 2 + 3) * (1 + 4) = 30."),
      (6, "6 is the number of entries (3 x 2), not their sum: row i of the table is a_i b, adding up to 5 a_i, "
          "so the whole table adds up to (1 + 2 + 3) * 5 = 30."),
-     (12, "12 adds the six products as if each were a_i + b_j? Each entry is a product a_i b_j, and together "
-          "they add up to (sum of a) * (sum of b) = 6 * 5 = 30.")],
+     (12, "12 is the largest entry, 3 * 4, and also (1 + 2 + 3) * 2, the sum of a once per entry of b. The "
+          "table adds up all six products a_i b_j: (sum of a) * (sum of b) = 6 * 5 = 30.")],
     otherwise="Row i of a b^T is a_i b, which adds up to a_i (1 + 4) = 5 a_i; the three rows give "
               "(1 + 2 + 3) * 5 = 30: the sum of an outer product is (sum of a) * (sum of b).")
 

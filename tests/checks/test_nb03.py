@@ -7,26 +7,6 @@ pytestmark = pytest.mark.nb03
 A = "03_dot_and_outer_products"
 
 MISTAKES = [
-    Mistake("dot", "broadcasts_instead_of_raising", '''
-def dot(a, b):
-    return float(np.sum(a * b))
-''', "lengths 1 and 3 differ"),
-    Mistake("dot", "zip_truncates", '''
-def dot(a, b):
-    return sum(x * y for x, y in zip(a, b))
-''', "should raise ValueError"),
-    Mistake("dot", "forgets_to_sum", '''
-def dot(a, b):
-    if len(a) != len(b):
-        raise ValueError("lengths differ")
-    return a * b
-''', "adds them up into one number"),
-    Mistake("dot", "sums_the_outer_product", '''
-def dot(a, b):
-    if len(a) != len(b):
-        raise ValueError("lengths differ")
-    return float(np.outer(a, b).sum())
-''', "pairs only matching positions"),
     Mistake("outer", "b_times_a_transposed", '''
 def outer(a, b):
     return np.outer(b, a)
@@ -128,6 +108,10 @@ def score_table_from_outer(Q, K):
 def cosine_similarity(u, v):
     return float(u @ v / np.linalg.norm(u))
 ''', "only u was normalised"),
+    Mistake("cosine_similarity", "notebook_01s_naive_cosine", '''
+def cosine_similarity(u, v):
+    return float(np.sum(u * v) / (np.sqrt(np.sum(u * u)) * np.sqrt(np.sum(v * v))))
+''', "rounding pushed the cosine past +1"),
     Mistake("cosine_similarity", "squared_lengths", '''
 def cosine_similarity(u, v):
     return (u @ v) / ((u @ u) * (v @ v))
@@ -248,6 +232,7 @@ def batch_weight_grad(G, X):
     returns("predict_outer_sum", "adds_a_and_b", "11", "adds the entries of a and of b"),
     returns("predict_outer_sum", "dot_of_the_first_two", "9", "a dot product of the first two entries"),
     returns("predict_outer_sum", "counts_entries", "6", "the number of entries"),
+    returns("predict_outer_sum", "largest_entry", "12", "the largest entry, 3 * 4"),
     returns("predict_outer_sum", "the_shape", "(3, 2)", "answer with a number"),
     returns("predict_scaled_scores", "dot_ignores_length", "(-11.0, -0.984), 'lengths do not matter'",
             "grows with the lengths"),
@@ -322,15 +307,6 @@ def project(u, v):
 ]
 
 ALTERNATIVES = {
-    "dot": '''
-def dot(a, b):
-    if a.shape != b.shape:
-        raise ValueError(f"shapes {a.shape} and {b.shape} differ")
-    total = 0.0
-    for x, y in zip(a, b):
-        total += x * y
-    return total
-''',
     "outer": '''
 def outer(a, b):
     return np.array([[x * y for y in b] for x in a]).reshape(len(a), len(b))

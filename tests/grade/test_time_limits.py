@@ -26,7 +26,7 @@ from tests.slow_answers import FACTOR, KINDS, slow_notebook, slowed, written_slo
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("test_time_limits")]
 
 POLICY = TimePolicy()
-A = "03_dot_and_outer_products"  # written slowly three ways (loops), and cheap to grade
+A = "03_dot_and_outer_products"  # written slowly two ways (loops), and cheap to grade
 
 
 def test_a_cells_limit_is_the_floor_or_a_multiple_of_the_courses_time_never_above_the_cap():
@@ -158,7 +158,7 @@ def test_a_slowed_answer_takes_factor_times_as_long_and_gives_the_same_result():
 def test_right_answers_written_slowly_keep_every_point(reference, tmp_path, kind):
     """Loops where the course uses NumPy ("written"), or every answer ten times slower ("slowed")."""
     slow = slow_notebook(A, kind)
-    assert set(written_slowly(A)) >= {"dot", "outer", "score_table"}
+    assert set(written_slowly(A)) >= {"outer", "score_table"}
     result = graded(slow, reference, tmp_path, "slow")
     right = graded(right_notebook(A), reference, tmp_path, "right")
     assert [s.status for s in result.scores if s.status != "passed" and s.grade_id not in written_answers()] == []
@@ -195,15 +195,14 @@ def test_a_loop_costs_the_floor_and_says_what_the_course_takes(reference, tmp_pa
 
 def test_with_timeout_given_every_cell_gets_it(reference, tmp_path):
     """--timeout is stock's one limit for all: no course timings (time_policy None)."""
-    # The first call (in test_dot's cell) sleeps past that cell's course limit, one test cell, not every cell
-    # that calls dot: this test stays short. The limit is max(floor, factor x the course's time for the cell),
+    # The first call (in test_outer's cell) sleeps past that cell's course limit, one test cell, not every cell
+    # that calls outer: this test stays short. The limit is max(floor, factor x the course's time for the cell),
     # and the course's time is this machine's under its load, so the sleep is read from it, not written as 2.5 s.
-    nap = POLICY.limit(reference.seconds["test:test_dot"], Limits.for_grading().first_timeout()) + 1.5
-    nb = solve(right_notebook(A), "dot", "def dot(a, b):\n    import time\n"
-                                        "    if not globals().get('_slept'):\n        globals()['_slept'] = True\n"
-                                        f"        time.sleep({nap:.2f})\n"
-                                        "    if len(a) != len(b):\n        raise ValueError('lengths differ')\n"
-                                        "    return float(sum(x * y for x, y in zip(a, b)))\n")
+    nap = POLICY.limit(reference.seconds["test:test_outer"], Limits.for_grading().first_timeout()) + 1.5
+    nb = solve(right_notebook(A), "outer", "def outer(a, b):\n    import time\n"
+                                          "    if not globals().get('_slept'):\n        globals()['_slept'] = True\n"
+                                          f"        time.sleep({nap:.2f})\n"
+                                          "    return a[:, None] * b[None, :]\n")
     path = tmp_path / "given" / f"{A}.ipynb"
     path.parent.mkdir()
     nbformat.write(nb, path)
