@@ -265,19 +265,20 @@ MISTAKES += [
 # ------------------------------------------- the bug hunt: heads_self_attention (the bug, its half-fixes)
 SPLIT_FIXED = "heads = x.view(B, T, n_heads, D).transpose(1, 2)"
 SCALE_FIXED = "scores = heads @ heads.transpose(-2, -1) / math.sqrt(D)"
+SCALE_GIVEN = "scores = heads @ heads.transpose(-2, -1) / math.sqrt(d_model)"  # the released line: the wrong width
 MISTAKES += [
     Mistake("heads_self_attention", "the_bug_as_given", variant(
-        A, "heads_self_attention", replace=(SCALE_FIXED, "scores = heads @ heads.transpose(-2, -1)"),
-        name="the scale left out") .replace(SPLIT_FIXED, "heads = x.reshape(B, n_heads, T, D)"), "code as given"),
+        A, "heads_self_attention", replace=(SCALE_FIXED, SCALE_GIVEN),
+        name="the scale of the whole width") .replace(SPLIT_FIXED, "heads = x.reshape(B, n_heads, T, D)"), "code as given"),
     Mistake("heads_self_attention", "half_fix_split_only", variant(
-        A, "heads_self_attention", replace=(SCALE_FIXED, "scores = heads @ heads.transpose(-2, -1)"),
+        A, "heads_self_attention", replace=(SCALE_FIXED, SCALE_GIVEN),
         name="the split fixed, not the scale"), "causal now"),
     Mistake("heads_self_attention", "half_fix_scale_only", variant(
         A, "heads_self_attention", replace=(SPLIT_FIXED, "heads = x.reshape(B, n_heads, T, D)"),
         name="the scale fixed, not the split"), "still reads the future"),
-    Mistake("heads_self_attention", "scale_by_d_model", variant(
-        A, "heads_self_attention", replace=("/ math.sqrt(D)", "/ math.sqrt(d_model)"),
-        name="scaled by the model's width"), "shrunk too much"),
+    Mistake("heads_self_attention", "scale_dropped", variant(
+        A, "heads_self_attention", replace=(SCALE_FIXED, "scores = heads @ heads.transpose(-2, -1)"),
+        name="the split fixed, the scale dropped"), "not shrunk at all"),
     Mistake("heads_self_attention", "merge_by_reshape_too", variant(
         A, "heads_self_attention", replace=("return torch.cat(out.unbind(dim=1), dim=-1)",
                                             "return out.reshape(B, T, d_model)"),

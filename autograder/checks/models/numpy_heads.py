@@ -10,7 +10,7 @@ import numpy as np
 from ..hints import known_variant
 from ..toolkit import causal, stable_softmax
 
-HEADS_VARIANTS = ("as_given", "split_only", "scale_only", "scale_d_model", "scale_by_D", "merge_by_reshape")
+HEADS_VARIANTS = ("as_given", "split_only", "scale_only", "no_scale", "scale_by_D", "merge_by_reshape")
 HEADS_MESSAGES = {  # the bug hunt's: the symptoms each version shows, never the line to write
     "as_given": "This is what the code as given does, and it shows two symptoms with two causes. Under the causal "
                 "mask it reads the future: changing a later position moves an earlier row of the output (is_causal "
@@ -21,10 +21,10 @@ HEADS_MESSAGES = {  # the bug hunt's: the symptoms each version shows, never the
                   "one number, feature 0 of position 1: in which head and which row does it land?",
     "scale_only": "Progress: the output is causal now, and every head reads its own slice of each position. What is "
                   "left: with no mask, one head's output still differs from scaled attention on that head's slice: "
-                  "its weights are more peaked, the more so the wider the heads.",
-    "scale_d_model": "The output is causal and the heads are cut right, but the weights are flatter than scaled "
-                     "attention's: the scores are shrunk too much. Over how many features is one head's dot "
-                     "product summed?",
+                  "its weights are flatter, the more so the more heads share the width.",
+    "no_scale": "The output is causal and the heads are cut right, but the weights are sharper than scaled "
+                "attention's on one head's slice: the scores are not shrunk at all. How fast does the spread of "
+                "a sum of D products grow with D?",
     "scale_by_D": "The output is causal and the heads are cut right, but the weights are flatter than scaled "
                   "attention's, more so the wider the heads: the scores are shrunk too much. How fast does the "
                   "spread of a sum of D products grow with D?",
@@ -44,7 +44,7 @@ def heads_np(x, n_heads, mask=None, variant=None):
         heads = x.reshape(B, n_heads, T, D)  # (B, H, T, D), positions mixed into heads
     else:
         heads = x.reshape(B, T, n_heads, D).transpose(0, 2, 1, 3)  # (B, H, T, D)
-    scale = {"as_given": 1.0, "scale_only": 1.0, "scale_d_model": math.sqrt(d), "scale_by_D": D}.get(variant, math.sqrt(D))
+    scale = {"as_given": math.sqrt(d), "scale_only": math.sqrt(d), "no_scale": 1.0, "scale_by_D": D}.get(variant, math.sqrt(D))
     scores = heads @ np.swapaxes(heads, -1, -2) / scale  # (B, H, T, T)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
