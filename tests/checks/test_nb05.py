@@ -477,6 +477,8 @@ def predict_overfit_floor():
 ''',
     "predict_lr_limit": answer("predict_lr_limit", '(0.25, "w = 1 and w = 2 are equally high")'),
     "predict_batch_spread": answer("predict_batch_spread", '(4, "sqrt of 16")'),
+    "predict_validation_turn": answer("predict_validation_turn",
+                                      '"lowest earlier, then rising", "unseen pairs keep being pushed to 0"'),
     "gradient_spread": '''
 def gradient_spread(per_pair, batch_sizes, n_draws, rng):
     """Shuffle, keep the first B; the spread with n - 1 in the denominator; a list of floats."""
@@ -497,6 +499,11 @@ MISTAKES += [
     returns("predict_lr_limit", "twice_the_limit", '0.5, "a step of 2"', "lands on w = 3"),
     returns("predict_lr_limit", "too_small", '0.05, "small is safe"', "still lowers the loss"),
     returns("predict_lr_limit", "not_a_number", '"a quarter", "symmetry"', "answer with a number"),
+    # ---------------------------------------------- predict_validation_turn (recorded wrong, or malformed)
+    returns("predict_validation_turn", "more_steps_always_help", '"still falling", "it keeps learning"',
+            "validation is lowest before step 117"),
+    returns("predict_validation_turn", "a_step_number", '117, "it turns there"', "answer with one of"),
+    returns("predict_validation_turn", "no_reason_a_word", '"rising"', "answer with one of"),
     # ------------------------------------------------- predict_batch_spread (recorded wrong, or malformed)
     returns("predict_batch_spread", "like_the_variance", '16.0, "16 times the pairs"', "how much the variance shrinks"),
     returns("predict_batch_spread", "no_change", '1.0, "same data"', "partly cancel"),

@@ -7,7 +7,7 @@ import numpy as np
 from ..compare import Case, call_with, close, raises
 from ..hints import known_mistakes
 from ..models.adamw import adamw_numpy, bigram_numpy
-from ..questions import a_number, numbers_tuple
+from ..questions import a_number, numbers_tuple, one_of
 from ..toolkit import import_torch, stable_softmax
 from .common import _leaf, _np, ask, check
 
@@ -385,3 +385,18 @@ predict_overfit_floor = ask(
          "'b' is always followed by 'e' in this batch, so P(e|b) = 1 costs nothing.")],
     otherwise="The best table predicts the batch's own frequencies: P(n|a) = 2/3, P(t|a) = 1/3, P(e|b) = 1, a mean "
               "loss of -(2 ln 2/3 + ln 1/3) / 4 = 0.477.")
+
+
+# ---------------------------------------------------------------------- predict_validation_turn
+# The full training run (300 steps of AdamW, no weight decay, full batch): the validation loss is lowest before
+# step 117 (2.174) and then rises a little, to 2.178 at step 300, while the training loss keeps falling.
+
+VALIDATION_ENDS = ("still falling", "lowest earlier, then rising")
+
+predict_validation_turn = ask(
+    "predict_validation_turn", form=one_of(VALIDATION_ENDS), mistakes=[
+        ("still falling", "The training loss keeps falling, but validation is lowest before step 117 and then rises a "
+                          "little: with no weight decay and no smoothing, every step pushes the pairs the training "
+                          "text never holds further towards probability 0, and the validation text holds some of "
+                          "them. More steps fit the training text's quirks, not the language.")],
+    otherwise="Validation is lowest before step 117 and then rises a little, while the training loss keeps falling.")
