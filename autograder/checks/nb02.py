@@ -539,7 +539,7 @@ def _stretch_case(label, A_, n_points=720):
     def test(got, want):
         g = numbers(got)
         if g is None or g.shape != (2,) or g.dtype.kind not in "biuf" or not np.all(np.isfinite(g)):
-            return f"stretch_of returned {fmt_short(got)}; return two numbers, (longest, shortest)."
+            return f"stretch_of returned {repr(got)[:80]}; return two numbers, (longest, shortest)."
         if np.allclose(g, s, **tol):
             return None
         said = f"for A = {A_.tolist()} you measured (longest, shortest) = {np.round(g, 3).tolist()}"
@@ -561,10 +561,6 @@ def _stretch_case(label, A_, n_points=720):
                 "measured after A moves it?")
 
     return Case(label, call_with(A_, n_points), lambda: (float(s[0]), float(s[1])), predicate(test))
-
-
-def fmt_short(v):
-    return repr(v)[:80]
 
 
 @check
@@ -597,3 +593,8 @@ predict_lsa_rank = ask("predict_lsa_rank", form=described("an int", is_int), rto
      (3, f"Below 0.5 needs fewer: {_TWO}; the third piece only describes quirks of single documents."),
      (8, f"8 is the table's rank, where the error is 0. The question asks for the smallest rank below 0.5: {_TWO}."),
      (12, f"12 is the number of documents; the table has rank 8, and {_TWO}.")])
+
+predict_dog_neighbour = ask(  # which rank-2 term vector is nearest 'dog' by cosine; its reveal measures both
+    "predict_dog_neighbour", form=one_of(("cat", "king")), normalize=plain, mistakes=[
+     ("king", "'dog' stands beside 'king' in one document, beside 'pet' and 'food' in four: two pieces keep "
+              "what many documents share, and that one document's quirk is left to the later pieces.")])

@@ -317,6 +317,10 @@ def linear(x, W, b=None):
     returns("predict_lsa_rank", "the_full_rank", "8, 'rank 8'", "the table's rank"),
     returns("predict_lsa_rank", "three_pieces", "3, 'a bit more to be safe'", "already bring the error to 0.44"),
     returns("predict_lsa_rank", "a_float", "0.44, 'the error'", "an int"),
+    returns("predict_dog_neighbour", "the_royal_document", "'king', 'dog stands beside king once'",
+            "left to the later pieces"),
+    returns("predict_dog_neighbour", "another_term", "'pet', 'they always go together'", "answer with one of"),
+    returns("predict_dog_neighbour", "a_cosine", "0.99, 'the cosine with cat'", "answer with one of"),
     returns("predict_untransposed_copy", "an_error", "'error', 'the layouts differ'", "nothing complains"),
     returns("predict_untransposed_copy", "the_same", "'same', 'same numbers copied'", "x @ weight.T + bias"),
     returns("predict_untransposed_copy", "not_a_choice", "'wrong', 'bad layout'", "one of"),
@@ -387,6 +391,7 @@ def stretch_of(A, n_points=720):
 ''',
     "predict_untransposed_copy": answer("predict_untransposed_copy", "['different', 'x W^T is not x W']"),
     "predict_lsa_rank": answer("predict_lsa_rank", "[len({'pets', 'royalty'}), 'one direction per topic']"),
+    "predict_dog_neighbour": answer("predict_dog_neighbour", "' cat '.strip(), 'four pet documents against one'"),
     "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [0, 1, 1], [1, 3, 4]]))\n",
 }
 
