@@ -572,6 +572,11 @@ MISTAKES += [
             "does better than that"),
     returns("predict_no_positions", "not_a_choice", "'entropy'",
             "answer with one of"),
+    returns("predict_longer_windows", "the_formula_extends", "('sinusoidal', 'a formula has every row')",
+            "other way round"),
+    returns("predict_longer_windows", "both_without_a_table", "'both'", "Only the rotary model"),
+    returns("predict_longer_windows", "neither_saw_them", "'neither'", "offsets that matter"),
+    returns("predict_longer_windows", "not_a_choice", "'learned'", "answer with one of"),
     returns("predict_harmful_switches", "every_part_counts", "(5, 'each part has a reason')",
             "do not show their worth in 40 steps"),
     returns("predict_harmful_switches", "only_the_residual", "1", "post-norm without warm-up"),
@@ -690,6 +695,7 @@ ALTERNATIVES.update({
     "predict_ffn_share": answer("predict_ffn_share", "0.66"),
     "predict_changed_positions": answer("predict_changed_positions", "len(range(5, 8))"),
     "predict_no_positions": answer("predict_no_positions", "'entropy ' + 'rate'"),
+    "predict_longer_windows": answer("predict_longer_windows", "('ro' + 'pe', 'only offsets count')"),
     "predict_harmful_switches": answer("predict_harmful_switches", "(4 - 2, 'the two that guard the start')"),
     "train_step": """
 def train_step(model, optimizer, xb, yb, max_norm, pieces=1):

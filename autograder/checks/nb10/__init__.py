@@ -35,7 +35,7 @@ from .layers import (BLOCK_MESSAGES, FF_MESSAGES, FF_TOL, LN_MESSAGES, NORM_CHOI
 from .ninja import NODES as NINJA_NODES, layernorm_backward_nodes
 from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
 from .training import (LOSS_MESSAGES, PIECES_MESSAGES, STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
-                       predict_harmful_switches, predict_no_positions, train_step)
+                       predict_harmful_switches, predict_longer_windows, predict_no_positions, train_step)
 from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, attention_maps, generate_cached,
                              kv_cache_bytes)
 from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, interleaved_to_halves, to_llama_attention
@@ -54,7 +54,7 @@ from .dropout import DROPPED, UNTOUCHED, _dropout_kind
 
 __all__ = [  # the checks a notebook calls, then what the tests read
     "LayerNorm", "predict_norm_vs_softmax", "layernorm_backward_nodes", "FeedForward", "DecoderBlock", "count_block_params", "TinyGPT",
-    "lm_loss", "generate", "predict_ffn_share", "predict_changed_positions", "predict_no_positions",
+    "lm_loss", "generate", "predict_ffn_share", "predict_changed_positions", "predict_no_positions", "predict_longer_windows",
     "predict_harmful_switches",
     "train_step", "kv_cache_bytes",
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",

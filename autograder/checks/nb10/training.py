@@ -392,6 +392,23 @@ predict_no_positions = ask(
                                "add little: the model lands near the entropy rate.")])
 
 
+
+LONGER_CHOICES = ("sinusoidal", "rope", "both", "neither")
+_SINUSOIDAL_UNSEEN = ("the sinusoidal model has a vector for positions 32 to 63 (its table is a formula) but no "
+                      "training window ever showed those vectors to it: its layers misread them, and its loss there "
+                      "jumps far above the bigram baseline.")
+
+predict_longer_windows = ask(
+    "predict_longer_windows",
+    label="predict_longer_windows(): which model keeps its loss on positions 32 to 63 of a 64-token window",
+    form=one_of(LONGER_CHOICES), compare=equal(),
+    mistakes=[(is_("sinusoidal"), "It is the other way round: " + _SINUSOIDAL_UNSEEN + " The rotary model's scores "
+                                  "depend only on offsets, and the short ones that matter here were all trained."),
+              (is_("both"), "Only the rotary model keeps it: " + _SINUSOIDAL_UNSEEN),
+              (is_("neither"), "The rotary model keeps it (within a few hundredths): a score depends only on the "
+                               "offset between query and key, and the offsets that matter in this grammar, a few "
+                               "tokens back, were all seen in training, wherever they occur.")])
+
 SWITCH_COUNT_WHY = {  # why a count is off, from the measurement the notebook shows beside the reveal
     "high": "Most parts do not show their worth in 40 steps: without the final LayerNorm, the scaling or the "
             "positions the loss stays within 0.1 (or drops). Only the two that guard the start of training in "
