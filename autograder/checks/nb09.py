@@ -17,7 +17,7 @@ from .compare import Case, call_with, close, describe, equal, predicate, raises
 from .hints import known_mistakes, numbers
 from .models.attention_blocks import (JACOBIAN_MISTAKES, JACOBIAN_TRUTH, SDPA_MESSAGES, SHUFFLE_MISTAKES, SHUFFLE_TRUTH,
                                       TABLE_MISTAKES, TABLE_TRUTH, WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases,
-                                      largest_case)
+                                      largest_case, predict_width_sweep, width_trend)
 from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
 from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np

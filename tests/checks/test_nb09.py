@@ -581,6 +581,14 @@ MISTAKES += [  # the causal mask and order; the price of the table
     returns("predict_causal_shuffles", "the_other_way_round", '(True, False), "only the first two move"',
             "other way round"),
     returns("predict_causal_shuffles", "numbers_not_booleans", '(0, 1), "no, yes"', "a pair of True/False"),
+    returns("predict_width_sweep", "the_scale_flattens_too", '("rises", "rises"), "wider is sharper"', "stays flat"),
+    returns("predict_width_sweep", "width_changes_nothing", '("stays", "stays"), "random is random"',
+            "rises towards 1"),
+    returns("predict_width_sweep", "both_the_other_way", '("stays", "rises"), "the scale sharpens"',
+            "the other way round"),
+    returns("predict_width_sweep", "unscaled_flattens", '("falls", "stays"), "more features average out"',
+            "not down towards 1/8"),
+    returns("predict_width_sweep", "not_a_trend", '(0.96, 0.35), "the numbers"', 'a pair of "rises"'),
     returns("predict_table_gib", "one_head", '16, "T x T x 4 bytes"', "one head's table"),
     returns("predict_table_gib", "one_byte_a_score", '48, "12 x T x T"', "one byte per score"),
     returns("predict_table_gib", "one_row", '12 * 65536 * 4 / 2 ** 30, "a score per token"', "one row of the table"),
@@ -596,6 +604,7 @@ MISTAKES += [  # the causal mask and order; the price of the table
 
 ALTERNATIVES.update({
     "predict_causal_shuffles": answer("predict_causal_shuffles", '[1 > 2, 2 > 1], "who reads whom changes; order within does not"'),
+    "predict_width_sweep": answer("predict_width_sweep", '["rises", "stays"], "gaps grow like sqrt(d_k) unless divided"'),
     "predict_table_gib": answer("predict_table_gib", '192, "12 * 2^32 * 4 bytes"'),
     "predict_jacobian_shrink": answer("predict_jacobian_shrink", '6.5, "about e^16 / 4, between 10^6 and 10^7"'),
 })

@@ -9,8 +9,9 @@ from functools import partial
 
 import numpy as np
 
-from ..compare import Case, close, predicate
+from ..compare import Case, close, equal, predicate
 from ..hints import known_mistakes, known_variant, numbers
+from ..questions import NB09, as_tuple, described, question
 from ..toolkit import TENSOR_MATCH, TOL, import_torch, normal, output_of, tensor
 
 SDPA_MESSAGES = {
@@ -250,3 +251,36 @@ def largest_case(label, d_k, scaled, n_keys, seed):
         return _largest_np(d_k, n_keys, seed)["scaled" if scaled else "unscaled"]
     return Case(label, call, want,
                 predicate(partial(_largest_problem, d_k=d_k, scaled=scaled, n_keys=n_keys, seed=seed)))
+
+
+# ----------------------------------------------- predict_width_sweep: the trend of largest_weight over the widths
+WIDTH_TRENDS = ("rises", "stays", "falls")
+WIDTH_MISTAKES = [
+    (("rises", "rises"), "The scaled scores keep the same spread at every width, so their gaps, and with them the "
+                         "weights, stay as they were at d_k = 4: the scaled curve stays flat."),
+    (("stays", "stays"), "Unscaled, a dot product of d_k products has a spread that grows with d_k: the gaps between "
+                         "the 8 scores widen, and, as softmax([10, 0, 0]) showed, wider gaps give the largest score "
+                         "more of the weight. The unscaled curve rises towards 1."),
+    (("stays", "rises"), "Both the other way round: the unscaled scores spread wider with the width, so their "
+                         "largest weight rises; the scale holds the spread, so the scaled one stays."),
+    (("falls", "stays"), "Wider vectors make the unscaled scores spread wider, not closer: the gaps grow, so the "
+                         "largest weight rises towards 1, not down towards 1/8."),
+    (("rises", "falls"), "The unscaled half is right. The scale does not flatten the weights as the width grows: it "
+                         "holds the scores' spread where it is, so the scaled curve stays flat."),
+]
+WIDTH_TRUTH = ("(\"rises\", \"stays\"): unscaled, the scores' spread grows with the width, so their gaps grow and the "
+               "largest weight climbs towards 1; scaled, the spread stays the same at every width, and so do the "
+               "weights.")
+
+
+def width_trend(values, tol: float = 0.1) -> str:
+    """How a curve of average largest weights goes from its first width to its last: "rises", "stays" or "falls"."""
+    change = float(values[-1]) - float(values[0])
+    return "rises" if change > tol else "falls" if change < -tol else "stays"
+
+
+predict_width_sweep = question(
+    "09_attention", "predict_width_sweep", wording=NB09, reason=True, compare=equal(), normalize=as_tuple,
+    mistakes=WIDTH_MISTAKES, otherwise=WIDTH_TRUTH, form=described('a pair of "rises", "stays" or "falls"', lambda v:
+                                                                   isinstance(v, (tuple, list)) and len(v) == 2
+                                                                   and all(x in WIDTH_TRENDS for x in v)))
