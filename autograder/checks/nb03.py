@@ -293,7 +293,7 @@ def _legal_cosines(sign, got, want):
         return f"expected {wanted[0]} finite cosines, one per pair, got {values.tolist()}."
     if np.any(np.abs(values) > 1):
         return (f"got {values.tolist()}, outside [-1, 1]: rounding pushed a cosine past {sign:+g}, and np.arccos of it "
-                "is nan. Keep every result inside [-1, 1].")
+                "is nan: no angle between a vector and a multiple of itself.")
     return None if np.all(np.abs(values - sign) <= 1e-12) else f"expected every cosine {sign:+g}, got {values.tolist()}."
 
 
@@ -304,7 +304,7 @@ def _legal_cosine(sign, got, want):
         return f"expected a float, got {value!r}."
     if abs(value) > 1:
         return (f"got {value!r}, outside [-1, 1]: rounding pushed the cosine past {sign:+g}, and np.arccos of it "
-                "is nan. Keep the result inside [-1, 1].")
+                "is nan: no angle between a vector and a multiple of itself.")
     return None if abs(value - sign) <= 1e-12 else f"expected {sign:+g}, got {value!r}."
 
 
