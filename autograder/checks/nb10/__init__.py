@@ -21,7 +21,8 @@ One module per group of exercises, in the notebook's order (importing them regis
   induction finale done by the learner: observe, detect, ablate)
 - :mod:`.translation`: translator_loss, greedy_decode, predict_rouge_reads, reads_its_translation
   (the encoder-decoder that translates), predict_noun_geometry, token_vectors, predict_contextual and
-  predict_coordinate (the embeddings' geometry)
+  predict_coordinate (the embeddings' geometry), and cross_attention_weights, the given helper that reads the
+  translator's alignment (kept off screen: its lines would answer attention_maps)
 - :mod:`.common`: the assignment, ``check`` and ``ask``, ModelCase, and the hints the composites share
 
 A notebook reads ``check.LayerNorm(LayerNorm)`` with ``from autograder.checks import nb10 as check``, so
@@ -42,7 +43,7 @@ from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, int
 from .induction import MESSAGES as INDUCTION_MESSAGES, induction_pairs, pairs_of
 from .experiments import (ABLATE_MESSAGES, SCORE_MESSAGES, ablate_heads, find_heads, induction_score,
                           my_experiment, observe_heads, previous_token_score, switched_forward)
-from .translation import (DECODE_MESSAGES, VECTOR_MESSAGES, greedy_decode, predict_contextual,
+from .translation import (DECODE_MESSAGES, VECTOR_MESSAGES, cross_attention_weights, greedy_decode, predict_contextual,
                           predict_coordinate, predict_rouge_reads, token_vectors, translator_loss,
                           FORCING_MESSAGES, READS_MESSAGES, predict_noun_geometry, reads_its_translation)
 
@@ -67,6 +68,6 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "GPT_MESSAGES", "OPTIONS_TOL", "LOSS_MESSAGES", "STEP_MESSAGES", "PIECES_MESSAGES", "CACHE_MESSAGES", "MAPS_MESSAGES", "GPT2_MESSAGES",
     "HALVES_MESSAGES", "LLAMA_MESSAGES", "INDUCTION_MESSAGES", "pairs_of", "SCORE_MESSAGES", "ABLATE_MESSAGES",
     "FORCING_MESSAGES", "READS_MESSAGES",
-    "DECODE_MESSAGES", "VECTOR_MESSAGES", "DROPPED", "UNTOUCHED", "_dropout_kind",
+    "DECODE_MESSAGES", "VECTOR_MESSAGES", "cross_attention_weights", "DROPPED", "UNTOUCHED", "_dropout_kind",
     "Gpt2Shape", "gpt2_np", "gpt2_params", "llama_attention", "llama_np", "llama_state_np", "normal", "tensor",
 ]

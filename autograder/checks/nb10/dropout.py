@@ -30,14 +30,14 @@ GPT_SITES = {"the embeddings": DROPPED, **BLOCK_SITES, "the stream into ln_f": U
 DROPOUT_MESSAGES = {  # (site, what was seen) -> the likely mistake
     ("the embeddings", UNTOUCHED): "The embeddings reach the first block without dropout: GPT-2 drops them once, "
                                    "x = self.drop(self.embed(ids)), before the blocks.",
-    ("the attention's output", UNTOUCHED): "The attention sub-layer's output is not dropped: GPT-2 drops it before "
-                                           "the residual addition, x = x + self.drop(self.attn(self.ln1(x), mask=...)).",
-    ("the feed-forward's output", UNTOUCHED): "The feed-forward sub-layer's output is not dropped: GPT-2 drops it "
-                                              "before the residual addition, x = x + self.drop(self.ff(self.ln2(x))).",
-    ("the attention's input", DROPPED): "Dropout acts on the attention's input, the normalised x: GPT-2 drops the "
-                                        "sub-layer's output, x + self.drop(self.attn(self.ln1(x), ...)), never its input.",
-    ("the feed-forward's input", DROPPED): "Dropout acts on the feed-forward's input, the normalised x: GPT-2 drops the "
-                                           "sub-layer's output, x + self.drop(self.ff(self.ln2(x))), never its input.",
+    ("the attention's output", UNTOUCHED): "The attention sub-layer's output is not dropped: in training mode, what "
+                                           "attention writes reaches the stream whole, where GPT-2 drops some of it.",
+    ("the feed-forward's output", UNTOUCHED): "The feed-forward sub-layer's output is not dropped: in training mode, "
+                                              "what it writes reaches the stream whole, where GPT-2 drops some of it.",
+    ("the attention's input", DROPPED): "Dropout acts on the attention's input, the normalised x: GPT-2 drops what a "
+                                        "sub-layer writes, never its input.",
+    ("the feed-forward's input", DROPPED): "Dropout acts on the feed-forward's input, the normalised x: GPT-2 drops what "
+                                           "a sub-layer writes, never its input.",
     ("the block's input to ln1", DROPPED): "Dropout acts on the residual stream itself before ln1: drop only each "
                                            "sub-layer's output, then add it to x.",
     ("the stream into ln_f", DROPPED): "Dropout acts on the residual stream after the last block: GPT-2 has none "
@@ -45,8 +45,8 @@ DROPOUT_MESSAGES = {  # (site, what was seen) -> the likely mistake
     ("ln_f's output into the head", DROPPED): "Dropout acts between ln_f and the head: GPT-2 has none after the "
                                               "final LayerNorm.",
 }
-CHANGED = ("is changed, but not as dropout would change it: {site} should be {want}. If the residual stream itself "
-           "goes through dropout (x = self.drop(x + f(x))), drop only the sub-layer's output: x = x + self.drop(f(x)).")
+CHANGED = ("is changed, but not as dropout would change it: {site} should be {want}. If the whole residual stream goes "
+           "through dropout, the block's input is dropped too, where GPT-2 would drop only the sub-layer's output.")
 NOT_RESCALED = ("Dropout zeroes entries at {site} but leaves the others as they were: kept entries are scaled by "
                 "1 / (1 - p), so the expected value does not change. nn.Dropout (self.drop) does both.")
 IN_EVAL = ("In eval mode the output changed with dropout=0.5: dropout must act in training mode only. nn.Dropout "

@@ -238,18 +238,22 @@ def FeedForward(hidden, rng):
 
 # ------------------------------------------------------------------------ DecoderBlock
 
-BLOCK_MESSAGES = {
-    "post_norm": "This is the post-norm block of the 2017 paper, LN(x + f(x)): this course's block is "
-                 "pre-norm, x + attn(ln1(x)) then x + ff(ln2(x)).",
-    "no_mask": "Every position reads the future: pass the causal mask (torch.tril, True = allowed) to attn.",
-    "pytorch_mask": "The mask is PyTorch's (True = not allowed, torch.triu): our MultiHeadAttention wants "
-                    "True = allowed, torch.tril.",
-    "residual_around_norm": "The residual adds the normalised x: add the sub-layer's output to x itself, "
-                            "x + attn(ln1(x)), not ln1(x) + attn(ln1(x)).",
-    "no_residual": "The residual connections are missing: x = x + attn(ln1(x)), then x = x + ff(ln2(x)).",
-    "one_norm": "ln1 is used twice: the feed-forward sub-layer reads ln2(x).",
-    "relu": "The feed-forward network uses ReLU: use FeedForward (exact GELU).",
-    "tanh_gelu": "The feed-forward network uses the tanh approximation of GELU: use FeedForward (exact GELU).",
+BLOCK_MESSAGES = {  # symptoms: what the output shows, not the line that mends it
+    "post_norm": "Your output matches a post-norm block (the 2017 paper's order): what leaves your block has been "
+                 "through a LayerNorm after the residual sum, so every row comes out normalised. Which order did the "
+                 "pre- against post-norm experiment above favour, and which one does this block follow?",
+    "no_mask": "Every position reads the future: the output at position t changes when a later token changes.",
+    "pytorch_mask": "Each position reads only the positions after it, never itself or its past: the mask is the wrong "
+                    "way round for the attention layer it is given to. What does 09's MultiHeadAttention read True as?",
+    "residual_around_norm": "The residual adds the normalised x: the block's own input never reaches its output, "
+                            "so the stream is renormalised at every block instead of carried through it.",
+    "no_residual": "The residual connections are missing: your output no longer carries the block's input at all, "
+                   "only what the sub-layers computed from it (stack a few such blocks and the input is lost).",
+    "one_norm": "Your output does not depend on ln2's weight and bias: the feed-forward sub-layer reads its input "
+                "through ln1.",
+    "relu": "The feed-forward network bends with ReLU's shape, not GELU's: is it your FeedForward that the block calls?",
+    "tanh_gelu": "The feed-forward network bends with the tanh approximation of GELU, not the exact one: is it your "
+                 "FeedForward, as built by default, that the block calls?",
 }
 
 
@@ -282,11 +286,12 @@ def _block_causality_case(p, H, x):
 
     def hint(got, want):
         if isinstance(got, float) and math.isnan(got):
-            return ("The output holds NaN: some row of the mask keeps no key. Is the mask inverted? Our "
-                    "MultiHeadAttention wants True = allowed (torch.tril), the opposite of PyTorch's torch.triu mask.")
+            return ("The output holds NaN: some row of the mask lets its position read no key at all, so its "
+                    "softmax divides 0 by 0. Print your mask for T = 3: which entries are True, and what does 09's "
+                    "MultiHeadAttention read True as?")
         if isinstance(got, float) and not got < 1e-5:
-            return ("Changing only the last position changed the outputs at earlier positions: position t must "
-                    "read positions 0..t only. Build the causal mask (torch.tril, True = allowed) and pass it to attn.")
+            return ("Changing only the last position changed the outputs at earlier positions: position t read "
+                    "tokens after it. Which argument of the attention decides what each position may read?")
         return None
 
     return Case(f"DecoderBlock({d}, {H}, {d_ff}): changing x[:, {T - 1}] must not change the outputs at "

@@ -326,6 +326,20 @@ def _made_up_lexicon(rng, n):
     return {int(e): int(f) for e, f in zip(english, french)}
 
 
+def cross_attention_weights(model, src, tgt_in):
+    """The translator's cross-attention weights (B, n_heads, T, S): how much French position t reads English position
+    s, heads apart. Notebook 10 calls it to draw and score the translator's alignment. It is given here, not on screen,
+    because its lines would be the answer to the attention_maps extension; ``model`` is the notebook's Translator
+    (``encode``, ``read_french``, ``cross.ln1`` and ``cross.attn.attn``, notebook 09's layer with w_q, w_k, n_heads)."""
+    torch = import_torch()
+    memory, keep = model.encode(src)  # (B, S, d), (B, 1, 1, S)
+    layer, reading = model.cross.attn.attn, model.cross.ln1(model.read_french(tgt_in))  # (B, T, d)
+    heads = lambda w, x: w(x).unflatten(-1, (layer.n_heads, -1)).movedim(-2, 1)  # (B, H, n, D)
+    q, k = heads(layer.w_q, reading), heads(layer.w_k, memory)
+    scores = torch.einsum("bhtd,bhsd->bhts", q, k) / q.shape[-1] ** 0.5
+    return scores.masked_fill(~keep, float("-inf")).softmax(-1)
+
+
 @check
 def reads_its_translation(hidden, rng):
     if not hidden:
