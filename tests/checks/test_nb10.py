@@ -180,11 +180,11 @@ return self.ln2(x + self.ff(x))
     Mistake("DecoderBlock", "no_causal_mask", block('''
 x = x + self.attn(self.ln1(x))
 return x + self.ff(self.ln2(x))
-'''), "causal mask"),
+'''), "reads the future"),
     Mistake("DecoderBlock", "pytorch_mask_convention", block('''
 x = x + self.attn(self.ln1(x), mask=torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1))
 return x + self.ff(self.ln2(x))
-'''), "True = allowed"),
+'''), "keeps no key"),
     Mistake("DecoderBlock", "residual_around_norm", block('''
 h = self.ln1(x)
 x = h + self.attn(h, mask=allowed)
@@ -879,6 +879,16 @@ def test_layernorm_bug_hunt_shows_progress_with_symptoms():
         for fix in ("unbiased", "correction", "d - 1", "inside", "sqrt(var", "divisor"):
             assert fix not in message, (fix, message)
 
+
+def test_block_messages_name_symptoms_not_the_line():
+    """Do DecoderBlock's messages, and dropout's for the block's own sites, say what the output shows without
+    dictating the line that mends it (the exercise asks the learner to name the steps)?"""
+    from autograder.checks.nb10 import dropout
+    block_sites = [m for (site, _), m in dropout.DROPOUT_MESSAGES.items() if site in dropout.BLOCK_SITES]
+    assert len(block_sites) == 5, block_sites
+    for message in [*nb10.BLOCK_MESSAGES.values(), *block_sites, dropout.CHANGED]:
+        for line in ("x + attn(", "attn(ln1", "ff(ln2", "torch.tril", "torch.triu", "self.drop(", "ln1(x))", "is pre-norm"):
+            assert line not in message, (line, message)
 
 def test_known_wrong_variants_come_from_a_closed_set():
     """Is every named mistake a variant the NumPy models compute, and does a misspelled name raise?"""
