@@ -202,15 +202,17 @@ def _forcing_case(label: str, rng, B: int, S: int, T: int) -> Case:
             return None
         if fed.shape[1] == T + 1:
             return FORCING_MESSAGES["too_long"]
-        if fed.shape == tgt_np.shape and np.array_equal(fed, tgt_np):
+        if fed.shape != tgt_np.shape:  # every shift below keeps the targets' shape
+            return None
+        if np.array_equal(fed, tgt_np):
             return FORCING_MESSAGES["fed_targets"]
-        if fed.shape == tgt_np.shape and np.array_equal(fed[:, :-1], tgt_np[:, 1:]):
+        if np.array_equal(fed[:, :-1], tgt_np[:, 1:]):
             return FORCING_MESSAGES["wrong_way"]
-        if fed.shape == tgt_np.shape and (fed[:, 0] == bos).all() and np.array_equal(fed[:, 1:], tgt_np[:, 1:]):
+        if (fed[:, 0] == bos).all() and np.array_equal(fed[:, 1:], tgt_np[:, 1:]):
             return FORCING_MESSAGES["bos_over_first"]
-        if fed.shape == tgt_np.shape and np.array_equal(fed.ravel(), np.concatenate([[bos], tgt_np.ravel()[:-1]])):
+        if np.array_equal(fed.ravel(), np.concatenate([[bos], tgt_np.ravel()[:-1]])):
             return FORCING_MESSAGES["across_rows"]
-        if fed.shape == tgt_np.shape and not (fed[:, 0] == bos).all():
+        if not (fed[:, 0] == bos).all():
             return FORCING_MESSAGES["no_bos"]
         return None
 
