@@ -362,6 +362,12 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_lab_limits", "cooling_flattens", "(1.099, 1.099)", "sharpens the bars"),
     returns("predict_lab_limits", "bits_not_nats", "(14.427, 28.854)", "in bits"),
     returns("predict_lab_limits", "one_number", "1.099", "tuple of 2 numbers"),
+    returns("predict_hot_loss", "the_flat_bar", "1 / 3", "a probability"),
+    returns("predict_hot_loss", "cold_not_hot", "0.0", "LOW temperature"),
+    returns("predict_hot_loss", "without_the_minus", "-1.099", "never negative"),
+    returns("predict_hot_loss", "bits_not_nats", "1.585", "in bits"),
+    returns("predict_hot_loss", "the_losses_at_one", "1.408", "keep moving"),
+    returns("predict_hot_loss", "not_a_number", '"ln 3"', "answer with a number"),
     # -------------------------------------------------- score_variance_by_width
     Mistake("score_variance_by_width", "standard_deviation", '''
 def score_variance_by_width(widths, n_pairs, rng):
@@ -601,6 +607,11 @@ def predict_greedy_words():
 def predict_colder_loss():
     return " and ".join(["cat", "dog"])
 ''',
+    "predict_hot_loss": '''
+import math
+def predict_hot_loss():
+    return -math.log(1 / len(["cat", "dog", "sun"])), "flat bars: each target pays -ln(1/3)"
+''',
     "predict_lab_limits": '''
 import math
 def predict_lab_limits():
@@ -657,7 +668,7 @@ def test_every_exercise_has_a_header_and_a_hint_ladder():
     import re
 
     texts = _texts()
-    assert len(texts) == 21, sorted(texts)
+    assert len(texts) == 22, sorted(texts)
     for name, text in texts.items():
         assert len(re.findall(HEADER, text, re.M)) == 1, (name, re.findall(r"^> .*$", text, re.M))
         summaries = re.findall(r"<summary>(.*?)</summary>", text)

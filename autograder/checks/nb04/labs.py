@@ -1,7 +1,8 @@
 """Notebook 04's predictions about its three demonstrations (issue 53: no experiment only watched): how one
 softmax at width 256 spreads its weight, where greedy decoding of the tiny language model goes, and what a
 lower temperature does to each target's loss on logits with two tokens near the top, and what the probability
-lab's loss reads at the two ends of its temperature dial. Each is asked before its cell runs and revealed from
+lab's loss reads at the two ends of its temperature dial (predict_lab_limits the cold end, predict_hot_loss
+the hot one). Each is asked before its cell runs and revealed from
 the learner's own functions."""
 from __future__ import annotations
 
@@ -65,3 +66,19 @@ predict_lab_limits = ask(
         ((14.427, 28.854), "Those are in bits (log base 2); the course's losses are in nats: 10 and 20.")],
     otherwise="(10.00, 20.00): at temperature 0.1 " + _GAPS + ". 'cat''s term e^20 is nearly the whole sum, so the "
               "loss of a lower token is its gap over the temperature, plus about 0.00005.")
+
+_FLAT = "every gap between the logits shrinks to 0, so the three bars go flat at 1/3 each"
+predict_hot_loss = ask(
+    "predict_hot_loss", form=a_number, compare=close(atol=0.02, rtol=0.0), atol=0.02, rtol=0.0, mistakes=[
+        (1 / 3, "1/3 is where each bar heads, a probability; the loss is -ln of the target's bar: " + _FLAT
+                + ", and -ln(1/3) = ln 3 = 1.10 nats."),
+        (0.0, "A loss near 0 needs the target's bar near 1, which is what a LOW temperature gives the top token. "
+              "Far above 1, " + _FLAT + ": the loss is -ln(1/3) = 1.10 for any target."),
+        (-1.0986, "A loss -ln p is never negative, since p <= 1: that is ln(1/3), the log of the flat bar, "
+                  "without the minus sign."),
+        (1.585, "That is log2(3), in bits; the course's losses are in nats: ln 3 = 1.10."),
+        (1.408, "1.408 is 'dog''s loss at temperature 1 (and the mean of the three there). The losses keep "
+                "moving as the temperature rises: " + _FLAT + ", and each loss ends at ln 3 = 1.10."),
+        (1.0, "The logits do not stay 2, 1 and 0 apart: dividing them by a huge temperature brings them together, "
+              + _FLAT + ", and the loss ends at ln 3 = 1.10.")],
+    otherwise="ln 3 = 1.10: " + _FLAT + ", and -ln(1/3) is the same for any target. Over V tokens it is ln V.")
