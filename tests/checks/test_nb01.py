@@ -566,6 +566,16 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
     returns("predict_merge_savings", "every_merge_one_token", "'the same', 'each merge saves a token'",
             "not worth the same"),
     returns("predict_merge_savings", "a_number", "131, 'the first ten'", "one of 'first 10'"),
+    returns("predict_cat_neighbours", "dog_not_first", "('king', 'dog', 'fish'), 'royal animals'",
+            "the same as cat's"),
+    returns("predict_cat_neighbours", "fish_before_king", "('dog', 'fish', 'king'), 'cats eat fish'",
+            "more of both rows lies on shared words"),
+    returns("predict_cat_neighbours", "a_word_left_out", "('dog', 'king', 'queen'), 'by meaning'",
+            "the three words 'dog', 'king' and 'fish'"),
+    returns("predict_cross_word_token", "tokens_stop_at_spaces", "'no', 'a token is a piece of a word'",
+            "knows what a word is"),
+    returns("predict_cross_word_token", "a_bool", "True, 'phrases repeat'", "'yes' or 'no'"),
+    returns("predict_cross_word_token", "reason_left_blank", "'yes', '  '", "Your reason is empty"),
 ]
 
 ALTERNATIVES = {
@@ -651,6 +661,8 @@ def cbow_examples(ids, window):
     "predict_first_merges": answer("predict_first_merges", "[['t' + 'h', 'the', 'the '], 'first seen wins ties']"),
     "predict_emoji_tokens": answer("predict_emoji_tokens", "len('👋'.encode()), 'its bytes, no merge'"),
     "predict_merge_savings": answer("predict_merge_savings", "'first ' + str(10), 'commonest pairs go first'"),
+    "predict_cat_neighbours": answer("predict_cat_neighbours", "[['dog', 'king', 'fish'], 'shared contexts'][::1]"),
+    "predict_cross_word_token": answer("predict_cross_word_token", "'ye' + 's', 'spaces are bytes too'"),
     "predict_lm_targets": answer("predict_lm_targets", "[1000 - 1, 0], 'the text is its own label'"),
     "make_lm_pairs": '''
 def make_lm_pairs(ids, context_len):

@@ -97,3 +97,24 @@ predict_merge_savings = ask(  # a choice of three words: the reveal measures bot
                  "end the pairs it joins occur just twice each."),
      ("the same", "Merges are not worth the same: each takes out as many tokens as its pair occurs in the text "
                   "it was learned on, and training takes the commonest pairs first.")])
+
+_NEIGHBOURS = ("dog", "fish", "king")
+
+predict_cat_neighbours = ask(  # an order of three words: the reveal reads it off the cosine map's row of "cat"
+    "predict_cat_neighbours", rtol=0,
+    form=described("a tuple of the three words 'dog', 'king' and 'fish', in your order",
+                   lambda v: isinstance(v, tuple) and len(v) == 3 and tuple(sorted(v)) == _NEIGHBOURS),
+    mistakes=[
+     (lambda got: got[0] != "dog", "'dog' stands in exactly the contexts of 'cat' ('the' before it, 'sleeps' and "
+                                   "'eats' after it): its row of counts is the same as cat's, and the cosine of a "
+                                   "row with itself is 1, the largest a cosine can be."),
+     (("dog", "fish", "king"), "'fish' shares one context word with 'cat', 'eats', and half of its row is '.'. "
+                               "'king' shares 'eats' and 'the', the word that stands before 'cat' in half of its "
+                               "counts: more of both rows lies on shared words, so the cosine is larger.")])
+
+predict_cross_word_token = ask(  # a yes or no: the reveal lists the paragraph's tokens with a space inside
+    "predict_cross_word_token", rtol=0,
+    form=described("'yes' or 'no'", lambda v: v in ("yes", "no")), mistakes=[
+     ("no", "Nothing in train_bpe knows what a word is: it counts every adjacent pair of the byte stream, and a "
+            "space is a byte like any other. A phrase that occurs twice, such as 'every token', becomes a pair "
+            "worth merging. (GPT-2's tokenizer cuts the text into words before it counts, to stop exactly this.)")])
