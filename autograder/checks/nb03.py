@@ -512,12 +512,15 @@ predict_softmax_rank = ask(
 
 # --------------------------------------------------- score_rank_by_width: the learner measures the rank's cap
 
-def _rank_case(label, widths, n_q, n_k, seed):
+def _rank_case(label, widths, n_q, n_k, seed, weights=False):
     widths = list(widths)
-    law = [min(n_q, n_k, d) for d in widths]
+    scores_law = [min(n_q, n_k, d) for d in widths]
+    # a softmax of each row exponentiates every score on its own: the weights reach the table's full rank
+    law = [min(n_q, n_k)] * len(widths) if weights else scores_law
 
     def run(fn):
-        return fn(list(widths), n_q, n_k, np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        return fn(list(widths), n_q, n_k, rng, weights=True) if weights else fn(list(widths), n_q, n_k, rng)
 
     def test(got, want):
         g = numbers(got)
@@ -529,6 +532,16 @@ def _rank_case(label, widths, n_q, n_k, seed):
         if g == law:
             return None
         said = f"with {n_q} queries and {n_k} keys, widths {widths} gave ranks {g}"
+        if weights:
+            said = f"weights=True: {said}"
+            if g == scores_law:
+                return (f"{said}, the scores' own ranks, capped by the width: the table measured still has the "
+                        "scores' rank, so it is not the weights a softmax of each row gives.")
+            if g == [min(n_q, n_k, d + 1) for d in widths]:
+                return (f"{said}, one more than the width: the scores' table with each row shifted by a number of "
+                        "its own has that rank; the weights' table, exponentiated entry by entry, does not.")
+            return (f"{said}; the weights of random queries and keys reach {law}, whatever the width: is the table "
+                    f"measured of shape ({n_q}, {n_k}), each row a softmax of that row's scores?")
         if g == widths:
             return f"{said}: the rank follows the width past the table's size, {min(n_q, n_k)} rows or columns."
         if g == [min(n_q, d) for d in widths] and n_q != n_k:
@@ -553,6 +566,8 @@ def score_rank_by_width(hidden, rng):
             _rank_case("score_rank_by_width([1, 2, 4, 6, 8], 6, 6, rng)", [1, 2, 4, 6, 8], 6, 6, seed=21),
             _rank_case("score_rank_by_width([8, 3, 12], 10, 4, rng): in the order of the widths given",
                        [8, 3, 12], 10, 4, seed=22),
+            _rank_case("score_rank_by_width([2, 4, 8], 6, 6, rng, weights=True): the weights' table",
+                       [2, 4, 8], 6, 6, seed=24, weights=True),
         ]
     seeds = [int(s) for s in rng.integers(0, 2**31, size=2)]
     return [
@@ -560,4 +575,8 @@ def score_rank_by_width(hidden, rng):
         _rank_case("score_rank_by_width([2, 16], 12, 12, rng)", [2, 16], 12, 12, seeds[1]),
         # fixed: more queries than keys (the keys cap the rank) and widths out of order
         _rank_case("score_rank_by_width([6, 2, 11], 9, 5, rng)", [6, 2, 11], 9, 5, seed=23),
+        _rank_case("score_rank_by_width([2, 3, 16], 9, 5, rng, weights=True)", [2, 3, 16], 9, 5, seed=25,
+                   weights=True),
+        _rank_case("score_rank_by_width([2, 5], 4, 8, rng, weights=True)", [2, 5], 4, 8, seeds[0] + 1,
+                   weights=True),
     ]

@@ -286,6 +286,32 @@ def score_rank_by_width(widths, n_q, n_k, rng):
     d = widths[-1]
     return int(np.linalg.matrix_rank(score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)))))
 ''', "one rank per width"),
+    Mistake("score_rank_by_width", "weights_flag_ignored", '''
+def score_rank_by_width(widths, n_q, n_k, rng, weights=False):
+    return [int(np.linalg.matrix_rank(score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)))))
+            for d in widths]  # weights=True measures the scores all the same
+''', "the scores' own ranks"),
+    Mistake("score_rank_by_width", "weights_by_log_softmax", '''
+def score_rank_by_width(widths, n_q, n_k, rng, weights=False):
+    import torch
+    ranks = []
+    for d in widths:
+        S = score_table(rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)))
+        if weights:  # log_softmax, the loss's favourite, is not the weights: each row only shifted
+            S = torch.log_softmax(torch.from_numpy(S), dim=1).numpy()
+        ranks.append(int(np.linalg.matrix_rank(S)))
+    return ranks
+''', "one more than the width"),
+    Mistake("score_rank_by_width", "softmax_of_the_features", '''
+def score_rank_by_width(widths, n_q, n_k, rng, weights=False):
+    ranks = []
+    for d in widths:
+        Q, K = rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d))
+        if weights:  # the softmax put on the queries and keys, not on the table of their scores
+            Q, K = np.exp(Q) / np.exp(Q).sum(1, keepdims=True), np.exp(K) / np.exp(K).sum(1, keepdims=True)
+        ranks.append(int(np.linalg.matrix_rank(score_table(Q, K))))
+    return ranks
+''', "the scores' own ranks"),
     returns("predict_score_rank", "full_rank", "(6, 6), 'every entry is its own dot product'", "at most 2"),
     returns("predict_score_rank", "features_cap_only", "(2, 8)", "only 6 rows"),
     returns("predict_score_rank", "rank_one", "(1, 1)", "pointing different ways"),
@@ -353,10 +379,13 @@ def linear_weight_grad(g, x):
     "predict_outer_sum": answer("predict_outer_sum", "float(sum([1, 2, 3]) * sum([1, 4]))"),  # no reason: same point
     "predict_scaled_scores": answer("predict_scaled_scores", "[-5 * 11, -11 / (5 * 5 ** 0.5)], 'scaled, then divided out'"),
     "score_rank_by_width": '''
-def score_rank_by_width(widths, n_q, n_k, rng):
+def score_rank_by_width(widths, n_q, n_k, rng, weights=False):
+    import torch
     out = []
     for d in widths:  # a differently written measurement: count the singular values clear of rounding
         S = rng.standard_normal((n_q, d)) @ rng.standard_normal((n_k, d)).T
+        if weights:
+            S = torch.softmax(torch.tensor(S), dim=-1).numpy()
         sv = np.linalg.svd(S, compute_uv=False)
         out.append(int((sv > sv.max() * 1e-10).sum()))
     return np.array(out)
