@@ -197,6 +197,44 @@ def masked_softmax(scores, allowed):
     returns("predict_cheat_prefix_loss", "like_knowing_nothing", '"between", "it knows nothing without the future"',
             "costs more than a uniform guess"),
     returns("predict_cheat_prefix_loss", "a_number", '3.49, "worse than uniform"', "answer with one of"),
+    returns("predict_floor", "above_uniform", '"above 2.08", "the source is very random"', "more entropy than the even one"),
+    returns("predict_floor", "equal_to_uniform", '"equal", "a random source is as bad as guessing"', "far from even"),
+    returns("predict_floor", "a_number", '1.4, "a few likely tokens per row"', "answer with one of"),
+    # ---------------------------------------- the headline measurement: the model as it generates
+    Mistake("prefix_logits", "whole_windows", """
+def prefix_logits(model, ids):
+    return model(ids)
+""", "ids after position t change"),
+    Mistake("prefix_logits", "one_token_of_the_future", """
+def prefix_logits(model, ids):
+    return torch.stack([model(ids[:, : t + 2])[:, t] for t in range(ids.shape[1])], dim=1)
+""", "one token of the future"),
+    Mistake("prefix_logits", "first_row_of_each_prefix", """
+def prefix_logits(model, ids):
+    return torch.stack([model(ids[:, : t + 1])[:, 0] for t in range(ids.shape[1])], dim=1)
+""", "guess at position 0"),
+    Mistake("prefix_logits", "probabilities", """
+def prefix_logits(model, ids):
+    rows = [torch.softmax(model(ids[:, : t + 1])[:, -1], dim=-1) for t in range(ids.shape[1])]
+    return torch.stack(rows, dim=1)
+""", "sums to 1"),
+    Mistake("prefix_logits", "positions_first", """
+def prefix_logits(model, ids):
+    return torch.stack([model(ids[:, : t + 1])[:, -1] for t in range(ids.shape[1])])
+""", "positions came out on the first axis"),
+    Mistake("prefix_logits", "empty_first_prefix", """
+def prefix_logits(model, ids):
+    rows = [model(ids[:, :t])[:, -1] for t in range(ids.shape[1])]
+    return torch.stack(rows, dim=1)
+""", "given no token at all"),
+    Mistake("prefix_logits", "rows_concatenated", """
+def prefix_logits(model, ids):
+    return torch.cat([model(ids[:, : t + 1])[:, -1] for t in range(ids.shape[1])], dim=1)
+""", "wrong shape"),
+    Mistake("prefix_logits", "numpy_not_a_tensor", """
+def prefix_logits(model, ids):
+    return np.stack([model(ids[:, : t + 1])[:, -1].numpy() for t in range(ids.shape[1])], axis=1)
+""", "expected a torch tensor"),
     returns("predict_first_position_loss", "higher", '"higher"', "reads its own token"),
     returns("predict_first_position_loss", "lower", '"lower"', "no position can beat"),
     returns("predict_first_position_loss", "not_a_choice", '"same"', "answer with one of"),
@@ -330,6 +368,18 @@ def causal_self_attention(x):
     distance2 = sq[:, None] + sq[None, :] - 2 * np.einsum("td,sd->ts", x, x)  # |x[t] - x[s]|^2, expanded
     return masked_softmax(-distance2, causal_mask(T)) @ x  # masked before the softmax
 ''',
+    "predict_floor": answer("predict_floor", '"below " + f"{np.log(8):.2f}", "an even guess has the most entropy"'),
+    "prefix_logits": """
+def prefix_logits(model, ids):
+    N, T = ids.shape
+    out = None
+    for length in range(1, T + 1):
+        seen = model(ids[:, :length])  # (N, length, V)
+        if out is None:
+            out = torch.empty(N, T, seen.shape[-1])
+        out[:, length - 1] = seen[:, length - 1]  # the newest position of this prefix
+    return out
+""",
     "predict_first_position_loss": answer("predict_first_position_loss", '"about the same"'),
     "predict_cheat_prefix_loss": answer("predict_cheat_prefix_loss",
                                         '"above " + f"{np.log(8):.2f}", "sure of a copy it can no longer see"'),

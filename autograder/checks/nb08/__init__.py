@@ -1,5 +1,6 @@
 """Checks for 08_causality_and_masking: the masks, masked_softmax, is_causal, the bug hunt and the predictions;
-:mod:`.targets` holds the last section's (where the targets come from). :mod:`.cheating` is not a check: it is
+:mod:`.targets` holds the last section's (where the targets come from), :mod:`.prefixes` the measurement of the
+cheating experiment (prefix_logits). :mod:`.cheating` is not a check: it is
 the notebook's training experiment, which the notebook imports and no check does."""
 from __future__ import annotations
 
@@ -535,6 +536,21 @@ predict_multiplied_weight = ask(
     otherwise="Multiplying gives the scores [2, 0, 3]; the blocked key gets exp(0) / (e^2 + e^0 + e^3) = 0.0351.")
 
 
+FLOOR_CHOICES = ("below 2.08", "equal", "above 2.08")
+
+
+predict_floor = ask(
+    "predict_floor", reason=True,
+    label="predict_floor(): the source's entropy rate against ln 8 = 2.08, the cost of an even guess over 8 tokens",
+    form=one_of(FLOOR_CHOICES), compare=equal(),
+    mistakes=[(is_("above 2.08"), "No distribution over 8 tokens has more entropy than the even one, ln 8 = 2.08 "
+                                  "(notebook 04): each row's entropy is at most that, and so is their average."),
+              (is_("equal"), "Only the even distribution reaches ln 8, and the rows of P are far from even: most of "
+                             "each row's probability sits on a few tokens, so the average entropy is lower.")],
+    otherwise="Each row's entropy is at most ln 8, reached only by the even row; the rows of P are uneven, so the "
+              "floor is below 2.08.")
+
+
 CHEAT_PREFIX_CHOICES = ("below 1.42", "between", "above 2.08")
 
 
@@ -582,3 +598,4 @@ predict_cheat_offset = ask(
 
 from .targets import IGNORE, causal_lm_pairs, masked_lm_pairs, predict_bos_targets  # noqa: E402,F401 (registers them)
 from .left_padding import predict_left_pad_empty_rows  # noqa: E402,F401 (registers it)
+from .prefixes import prefix_logits  # noqa: E402,F401 (registers it)

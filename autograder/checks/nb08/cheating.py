@@ -2,7 +2,8 @@
 
 The notebook imports these so that its page shows the experiment, not code that notebooks 09 and 10 ask the
 learner to write themselves (scaled dot-product attention, the language-model loss, a training step). The one
-piece that differs between the two runs is the mask, and it is the learner's: ``train(X, Y, mask=causal_mask)``.
+piece that differs between the two runs is the mask, and it is the learner's: ``train(X, Y, mask=causal_mask)``;
+the measurement that compares them, on whole windows and on prefixes, is the learner's too (``prefix_logits``).
 Nothing here is imported by the checks (``autograder.checks.nb08`` does not import this module), so grading
 never loads PyTorch for it.
 """
@@ -59,14 +60,3 @@ def train(X: torch.Tensor, Y: torch.Tensor, V: int, d: int, mask: Callable[[int]
         loss.backward()
         optimizer.step()
     return model
-
-
-@torch.no_grad()
-def whole_and_prefix_loss(model: TinyAttentionLM, X: torch.Tensor, Y: torch.Tensor) -> tuple[float, float]:
-    """Mean next-token loss (nats) on whole windows, and position by position on prefixes only."""
-    def nats(logits: torch.Tensor, targets: torch.Tensor) -> float:
-        return -torch.log_softmax(logits, -1).gather(-1, targets[..., None]).mean().item()
-
-    whole = nats(model(X), Y)
-    prefix = np.mean([nats(model(X[:, : t + 1])[:, -1], Y[:, t]) for t in range(X.shape[1])])
-    return whole, float(prefix)
