@@ -350,6 +350,12 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_greedy_words", "every_word", "6", "never takes a second choice"),
     returns("predict_greedy_words", "takes_mat_too", "5", "never goes to 'mat'"),
     returns("predict_greedy_words", "no_repeats", "13", "loop of four words"),
+    returns("predict_mat_share", "as_greedy", "0", "what greedy gives"),
+    returns("predict_mat_share", "close_second_is_half", "0.5", "half a logit"),
+    returns("predict_mat_share", "logits_as_weights", "1.5 / 3.5", "logits themselves"),
+    returns("predict_mat_share", "ratio_to_the_top", "0.61", "not its share"),
+    returns("predict_mat_share", "uniform", "1 / 6", "six words drawn alike"),
+    returns("predict_mat_share", "not_a_number", '"about a third"', "answer with a number"),
     returns("predict_colder_loss", "only_the_top", '"cat"', "Not only 'cat'"),
     returns("predict_colder_loss", "all_fall", '"all"', "still sum to 1"),
     returns("predict_colder_loss", "none_fall", '"none"', "both losses fall"),
@@ -603,6 +609,12 @@ def predict_top_weight():
 def predict_greedy_words():
     return len({"the", "cat", "sat", "on"})
 ''',
+    "predict_mat_share": '''
+import math
+def predict_mat_share():
+    row = [-2, 2, -2, -2, 1.5, -2]
+    return math.exp(row[4]) / sum(math.exp(v) for v in row), "the draws follow the softmax"
+''',
     "predict_colder_loss": '''
 def predict_colder_loss():
     return " and ".join(["cat", "dog"])
@@ -668,7 +680,7 @@ def test_every_exercise_has_a_header_and_a_hint_ladder():
     import re
 
     texts = _texts()
-    assert len(texts) == 22, sorted(texts)
+    assert len(texts) == 23, sorted(texts)
     for name, text in texts.items():
         assert len(re.findall(HEADER, text, re.M)) == 1, (name, re.findall(r"^> .*$", text, re.M))
         summaries = re.findall(r"<summary>(.*?)</summary>", text)

@@ -1,9 +1,9 @@
-"""Notebook 04's predictions about its three demonstrations (issue 53: no experiment only watched): how one
-softmax at width 256 spreads its weight, where greedy decoding of the tiny language model goes, and what a
-lower temperature does to each target's loss on logits with two tokens near the top, and what the probability
-lab's loss reads at the two ends of its temperature dial (predict_lab_limits the cold end, predict_hot_loss
-the hot one). Each is asked before its cell runs and revealed from
-the learner's own functions."""
+"""Notebook 04's predictions about its demonstrations (issue 53: no experiment only watched): how one softmax at
+width 256 spreads its weight, where greedy decoding of the tiny language model goes, how often sampling says the
+word greedy never says, what a lower temperature does to each target's loss on logits with two tokens near the
+top, and what the probability lab's loss reads at the two ends of its temperature dial (predict_lab_limits the
+cold end, predict_hot_loss the hot one). Each is asked before its cell runs and revealed from the learner's own
+functions."""
 from __future__ import annotations
 
 from ..compare import close
@@ -82,3 +82,17 @@ predict_hot_loss = ask(
         (1.0, "The logits do not stay 2, 1 and 0 apart: dividing them by a huge temperature brings them together, "
               + _FLAT + ", and the loss ends at ln 3 = 1.10.")],
     otherwise="ln 3 = 1.10: " + _FLAT + ", and -ln(1/3) is the same for any target. Over V tokens it is ln V.")
+
+_MAT = ("sampling draws each word as often as the softmax weighs it: e^1.5 / (e^2 + e^1.5 + 4 e^-2) = 4.48 / 12.41 "
+        "= 0.36")
+predict_mat_share = ask(
+    "predict_mat_share", form=a_number, compare=close(atol=0.03, rtol=0.0), atol=0.01, rtol=0.0, mistakes=[
+        (0.0, "0 is what greedy gives 'mat'. " + _MAT[0].upper() + _MAT[1:] + "."),
+        (0.5, "'mat' is a close second, but half a logit is a factor e^0.5 = 1.65 between the two weights, so "
+              "'cat' comes out more often; and " + _MAT + "."),
+        (0.4286, "1.5 / (2 + 1.5) shares out the logits themselves; the softmax shares out their exponentials: "
+                 + _MAT + "."),
+        (0.6065, "e^1.5 / e^2 = 0.61 is how 'mat' compares with 'cat', not its share of all six words: " + _MAT
+                 + "."),
+        (1 / 6, "1/6 would be six words drawn alike; " + _MAT + ".")],
+    otherwise="About 0.36: " + _MAT + ".")
