@@ -261,6 +261,16 @@ def low_rank_approx(X, r):
             "circle has points between them"),
     returns("predict_shear_stretch", "shorter", '"shorter"', "can only be at least that"),
     returns("predict_shear_stretch", "not_a_choice", '"2.41"', "answer with one of"),
+    returns("predict_smallest_stretch", "big_entries_big_radii", '"1 or more", "every entry is at least 1"',
+            "lets them cancel"),
+    returns("predict_smallest_stretch", "thinks_it_can_vanish", '"zero", "the columns nearly agree"',
+            "Only a map of rank 1 or 0"),
+    returns("predict_smallest_stretch", "a_number", '0.72, "the smaller singular value"', "answer with one of"),
+    returns("predict_embedding_vs_mlp", "wide_layers_are_big", '"the MLP", "3072 is a wide layer"',
+            "far wider than any hidden layer"),
+    returns("predict_embedding_vs_mlp", "same_order", '"about the same", "both are millions"',
+            "eight times as many"),
+    returns("predict_embedding_vs_mlp", "a_count", '38_597_376, "V * d"', "answer with one of"),
     Mistake("stretch_of", "column_lengths", '''
 def stretch_of(A, n_points=720):
     cols = np.linalg.norm(A, axis=0)
@@ -392,6 +402,8 @@ def stretch_of(A, n_points=720):
     "predict_untransposed_copy": answer("predict_untransposed_copy", "['different', 'x W^T is not x W']"),
     "predict_lsa_rank": answer("predict_lsa_rank", "[len({'pets', 'royalty'}), 'one direction per topic']"),
     "predict_dog_neighbour": answer("predict_dog_neighbour", "' cat '.strip(), 'four pet documents against one'"),
+    "predict_smallest_stretch": answer("predict_smallest_stretch", "['below ' + str(1), 'the columns can cancel']"),
+    "predict_embedding_vs_mlp": answer("predict_embedding_vs_mlp", "' the table'.lstrip(), '50,257 rows of 768'"),
     "predict_rank": "def predict_rank():\n    import numpy as np\n    return np.linalg.matrix_rank(np.array([[1, 2, 3], [0, 1, 1], [1, 3, 4]]))\n",
 }
 
