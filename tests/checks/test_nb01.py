@@ -572,6 +572,10 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
             "more of both rows lies on shared words"),
     returns("predict_cat_neighbours", "a_word_left_out", "('dog', 'king', 'queen'), 'by meaning'",
             "the three words 'dog', 'king' and 'fish'"),
+    returns("predict_cbow_counts", "no_ends", "(36, 144), 'four each'", "Near the ends there are fewer"),
+    returns("predict_cbow_counts", "only_the_end_tokens", "(36, 140), 'the ends miss two'", "miss 1 each too"),
+    returns("predict_cbow_counts", "one_example_per_pair", "(138, 138), 'as many as pairs'", "one example per position"),
+    returns("predict_cbow_counts", "one_number", "138, 'the pairs'", "a tuple of two ints"),
     returns("predict_cross_word_token", "tokens_stop_at_spaces", "'no', 'a token is a piece of a word'",
             "knows what a word is"),
     returns("predict_cross_word_token", "a_bool", "True, 'phrases repeat'", "'yes' or 'no'"),
@@ -662,6 +666,7 @@ def cbow_examples(ids, window):
     "predict_emoji_tokens": answer("predict_emoji_tokens", "len('👋'.encode()), 'its bytes, no merge'"),
     "predict_merge_savings": answer("predict_merge_savings", "'first ' + str(10), 'commonest pairs go first'"),
     "predict_cat_neighbours": answer("predict_cat_neighbours", "[['dog', 'king', 'fish'], 'shared contexts'][::1]"),
+    "predict_cbow_counts": answer("predict_cbow_counts", "[[36, 4 * 36 - 6], 'the ends miss six']"),
     "predict_cross_word_token": answer("predict_cross_word_token", "'ye' + 's', 'spaces are bytes too'"),
     "predict_lm_targets": answer("predict_lm_targets", "[1000 - 1, 0], 'the text is its own label'"),
     "make_lm_pairs": '''
