@@ -200,6 +200,24 @@ def masked_softmax(scores, allowed):
     returns("predict_floor", "above_uniform", '"above 2.08", "the source is very random"', "more entropy than the even one"),
     returns("predict_floor", "equal_to_uniform", '"equal", "a random source is as bad as guessing"', "far from even"),
     returns("predict_floor", "a_number", '1.4, "a few likely tokens per row"', "answer with one of"),
+    returns("predict_empty_row", "swapped", '("equal weights", "nan"), "the other way"', "The other way round"),
+    returns("predict_empty_row", "zeros_with_a_big_negative", '("nan", "all zeros"), "e^-1e9 is 0"',
+            "largest score is subtracted"),
+    returns("predict_empty_row", "an_error_for_inf", '("an error", "equal weights"), "inf - inf fails"',
+            "no error"),
+    returns("predict_empty_row", "one_word", '"nan", "both blocked"', "answer with a pair"),
+    returns("predict_which_causal", "all_causal", '(True, True, True, True), "all are made of means"',
+            "centred_mean's row t reads row t + 1"),
+    returns("predict_which_causal", "first_row_is_a_leak", '(True, False, False, False), "row 0 is read by all"',
+            "row 0 is never after t"),
+    returns("predict_which_causal", "last_row_is_fine", '(True, False, True, True), "a difference of rows"',
+            "after every t but the last"),
+    returns("predict_which_causal", "three_answers", '(True, False, True), "three"', "four booleans"),
+    returns("predict_ids_read", "the_other_mask_forgotten", '(4, 5), "it reads everything"', "second [MASK]"),
+    returns("predict_ids_read", "the_bos_counted", '(5, 4), "bos and four ids"', "BOS is not an id of the text"),
+    returns("predict_ids_read", "everything_counted", '(5, 5), "all inputs"', "Neither model"),
+    returns("predict_ids_read", "only_the_left_for_both", '(4, 2), "2, 9 before it"', "reads both sides"),
+    returns("predict_ids_read", "not_a_pair", '4, "four each"', "a pair of ints"),
     # ---------------------------------------- the headline measurement: the model as it generates
     Mistake("prefix_logits", "whole_windows", """
 def prefix_logits(model, ids):
@@ -369,6 +387,10 @@ def causal_self_attention(x):
     return masked_softmax(-distance2, causal_mask(T)) @ x  # masked before the softmax
 ''',
     "predict_floor": answer("predict_floor", '"below " + f"{np.log(8):.2f}", "an even guess has the most entropy"'),
+    "predict_empty_row": answer("predict_empty_row", '["nan", "equal weights"], "inf - inf; 0 everywhere"'),
+    "predict_which_causal": answer("predict_which_causal",
+                                   'tuple(k % 2 == 0 for k in range(4)), "only rows up to t may be read"'),
+    "predict_ids_read": answer("predict_ids_read", '(len([5, 7, 2, 9]), 6 - 2), "before it; all but the hidden"'),
     "prefix_logits": """
 def prefix_logits(model, ids):
     N, T = ids.shape
