@@ -341,6 +341,37 @@ predict_swapped_score = ask(
                             "aligned: RoPE knows whether the key comes before or after the query.")])
 
 
+predict_four_speeds = ask(
+    "predict_four_speeds", reason=True,
+    label="predict_four_speeds(): is rope_score at positions (105, 102) the same as at (5, 2), four pairs at four speeds?",
+    form=one_of(SWAP_CHOICES), compare=equal(),
+    mistakes=[(is_("different"), "Each pair's part of the score depends on m - n only, whatever its speed: moving both "
+                                 "positions by 100 turns its two arrows by the same angle, which leaves their dot "
+                                 "product as it was. A sum of four unchanged parts is unchanged.")])
+
+
+STORAGE_CHOICES = ("0.7", "-0.7", "ValueError")
+
+
+predict_storage_angle = ask(
+    "predict_storage_angle", reason=True,
+    label="predict_storage_angle(): rotation_angle of the step of 0.7 written for pairs stored (sin, cos)",
+    form=one_of(STORAGE_CHOICES), compare=equal(),
+    mistakes=[(is_("ValueError"), "Its columns are perpendicular unit vectors and its determinant is cos^2 + sin^2 = +1: "
+                                  "it is a turn. It sends (1, 0) to its first column, (cos 0.7, -sin 0.7)."),
+              (is_("0.7"), "It sends (1, 0) to its first column, (cos 0.7, -sin 0.7), below the axis: a turn by -0.7. "
+                           "Read in the other order, a step forward in (sin, cos) is a step backward in (cos, sin).")])
+
+
+predict_half_scores = ask(
+    "predict_half_scores", reason=True,
+    label="predict_half_scores(): do apply_rope and rope_rotate_half give the same score table on the same features?",
+    form=one_of(SWAP_CHOICES), compare=equal(),
+    mistakes=[(is_("same"), "Both turn pairs at the same speeds, but not the same pairs: rope_rotate_half turns feature "
+                            "0 with a feature of the second half, apply_rope with feature 1. Other numbers turn "
+                            "together, so the scores differ.")])
+
+
 predict_quarter_turn = ask(
     "predict_quarter_turn", reason=True,
     label="predict_quarter_turn(): the pair (2, 1) turned by theta = -pi / 2, as (first, second)",
