@@ -18,11 +18,13 @@ from .hints import known_mistakes, numbers
 from .models.attention_blocks import (JACOBIAN_MISTAKES, JACOBIAN_TRUTH, SDPA_MESSAGES, SHUFFLE_MISTAKES, SHUFFLE_TRUTH,
                                       TABLE_MISTAKES, TABLE_TRUTH, WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases,
                                       largest_case, predict_width_sweep, width_trend)
+from .models.attention_order import (EMPTY_ROW_MISTAKES, EMPTY_ROW_TRUTH, ROPE_ORDER_MISTAKES, ROPE_ORDER_TRUTH,
+                                     empty_row_pair)
 from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
 from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np
-from .models.numpy_tasks import (LABEL_COUNT_MISTAKES, LABEL_COUNT_TRUTH, TASK_MESSAGES, padded_outputs,
-                                 shape_hint, task_heads_np)
+from .models.numpy_tasks import LABEL_COUNT_MISTAKES, LABEL_COUNT_TRUTH
+from .models.two_tasks import accuracy_cases, task_heads_cases
 from .models.recurrence_limits import (COPY_MISTAKES, COPY_TRUTH, FIRST_TOKEN_CHOICES, FIRST_TOKEN_MISTAKES,
                                        FIRST_TOKEN_TRUTH, FIXES, JOBS, LANGUAGE_MISTAKES, LANGUAGE_TRUTH,
                                        PATH_STEP_MISTAKES, PATH_STEP_TRUTH, STEP_MISTAKES, STEP_TRUTH, fixes_problem)
@@ -71,7 +73,7 @@ def _sdpa_case(label, q, k, v, mask=None):
     return Case(label, call, want, close_or_inverted(**TOL), hints=[diagnose(variants, SDPA_MESSAGES)])
 
 
-EMPTY_ROW = ("keeps no key: its softmax would be 0/0 = NaN (PyTorch's own SDPA quietly returns zeros there). "
+EMPTY_ROW = ("keeps no key: its softmax would be 0/0 = NaN. "
              "Raise ValueError naming the row, as 08's masked_softmax does; a mask may be smaller than the "
              "scores, so look for the empty row once it has the scores' shape")
 
@@ -93,8 +95,7 @@ class empty_row(names_row):
             found = ""
             if out is not None and out.dtype.kind in "fc":
                 found = (" (it holds NaN: the softmax of a row of -inf is 0/0)" if np.isnan(out).any()
-                         else " (with no NaN: the empty row was filled with something, zeros perhaps, as PyTorch's "
-                              "SDPA does)")
+                         else " (with no NaN: the empty row was filled with something)")
             self.fail(case, f"returned a result{found} instead of raising ValueError. Row {self.row} {EMPTY_ROW}.")
         super().__call__(got, want, case)
 
@@ -471,6 +472,13 @@ predict_causal_shuffles = ask("predict_causal_shuffles", reason=True, compare=eq
                               lambda v: isinstance(v, (tuple, list)) and len(v) == 2 and all(type(x) is bool for x in v)))
 
 
+predict_empty_row = ask("predict_empty_row", reason=True, compare=equal(), normalize=as_tuple, mistakes=EMPTY_ROW_MISTAKES,
+                        otherwise=EMPTY_ROW_TRUTH, form=described('a pair, each "nan", "zeros", "uniform" or "error"',
+                                                                  empty_row_pair))
+predict_rope_order = ask("predict_rope_order", reason=True, compare=equal(), normalize=as_tuple, mistakes=ROPE_ORDER_MISTAKES,
+                         otherwise=ROPE_ORDER_TRUTH, form=described("a pair of True/False", lambda v: isinstance(
+                             v, (tuple, list)) and len(v) == 2 and all(type(x) is bool for x in v)))
+
 predict_sharp_weight = ask(
     "predict_sharp_weight", reason=True, form=a_number, compare=close(atol=0.005, rtol=0.0),
     atol=0.005, rtol=0.0, mistakes=[
@@ -551,35 +559,9 @@ def match_fixes(hidden, rng):
 
 # ------------------------------------------------------- one backbone, two heads: TaskHeads
 
-def _task_case(label, h, lengths, C, K, rng):
-    d = h.shape[-1]
-    p = [normal(rng, C, d, scale=0.5), normal(rng, C, scale=0.1), normal(rng, K, d, scale=0.5), normal(rng, K, scale=0.1)]
-
-    def call(cls):
-        torch = import_torch()
-        module = cls(d, C, K)
-        with torch.no_grad():
-            for lin, W, b in ((module.classifier, p[0], p[1]), (module.tagger, p[2], p[3])):
-                lin.weight.copy_(tensor(W))
-                lin.bias.copy_(tensor(b))
-            return module(tensor(h), import_torch().tensor(lengths))
-
-    variants = {n: (lambda n=n: task_heads_np(h, lengths, *p, variant=n)) for n in TASK_MESSAGES}
-    return Case(label, call, lambda: tuple(map(tensor, task_heads_np(h, lengths, *p))), close(**TOL),
-                hints=[diagnose(variants, TASK_MESSAGES), shape_hint(*h.shape[:2])])
-
-
 @check
 def TaskHeads(hidden, rng):
-    if not hidden:
-        return [_task_case("TaskHeads(4, 3, 2) on h (2, 5, 4), lengths [5, 2]: padded positions hold 5.0",
-                           padded_outputs(rng, [5, 2], 5, 4), [5, 2], 3, 2, rng),
-                _task_case("TaskHeads(6, 2, 5) on h (3, 4, 6), lengths [4, 1, 3]", normal(rng, 3, 4, 6), [4, 1, 3], 2,
-                           5, rng)]
-    return [_task_case("TaskHeads(8, 3, 4) on h (2, 6, 8), lengths [3, 6]: padded positions hold -4.0",
-                       padded_outputs(rng, [3, 6], 6, 8, fill=-4.0), [3, 6], 3, 4, rng),
-            _task_case("TaskHeads(4, 2, 3) on h (4, 3, 4), lengths [1, 2, 3, 2]", padded_outputs(rng, [1, 2, 3, 2], 3, 4),
-                       [1, 2, 3, 2], 2, 3, rng)]
+    return task_heads_cases(hidden, rng)
 
 
 predict_label_counts = ask(
@@ -591,6 +573,11 @@ predict_language_id = ask(
     "predict_language_id", reason=True, compare=equal(), mistakes=LANGUAGE_MISTAKES, otherwise=LANGUAGE_TRUTH,
     normalize=as_tuple, form=described("a pair (\"classifier\" or \"tagger\", a whole number)", lambda v: isinstance(
         v, (tuple, list)) and len(v) == 2 and plain(v[0]) in JOBS and is_int(v[1])))
+
+
+@check
+def task_accuracies(hidden, rng):
+    return accuracy_cases(hidden, rng)
 
 
 # ------------------------------------------------ extension: attention_in_blocks, the keys a block at a time

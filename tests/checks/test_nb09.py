@@ -4,7 +4,7 @@ import pytest
 
 from autograder.checks import nb09
 from autograder.checks.models import numpy_attention
-from autograder.checks.models import attention_blocks, numpy_heads, numpy_tasks
+from autograder.checks.models import attention_blocks, numpy_heads, numpy_tasks, two_tasks
 from tests.checks import test_nb09_recurrence as recurrence
 from tests.harness import Mistake, answer, exercise_suite, indent, returns, run_exercise, stub_of
 from tests.variants import variant
@@ -446,6 +446,50 @@ return self.classifier(summaries), tags
     "predict_label_counts": answer("predict_label_counts", '[4, 7 + 5 + 3 + 2], "one per sentence, one per word"'),
 })
 
+ACCURACIES = """
+def task_accuracies(class_scores, tag_scores, classes, tags):
+{body}
+"""
+
+
+def task_accuracies(body):
+    """task_accuracies with ``body`` in place."""
+    return ACCURACIES.format(body=indent(body, 4))
+
+
+MISTAKES += [  # what the two-task training reports: the shares, and the padding left out of the tagger's
+    Mistake("task_accuracies", "counts_padding", task_accuracies(
+        "return ((class_scores.argmax(-1) == classes).float().mean().item(),\n"
+        "        (tag_scores.argmax(-1) == tags).float().mean().item())"), "drops when the same sentences are padded"),
+    Mistake("task_accuracies", "padding_right", task_accuracies(
+        "ok = (tag_scores.argmax(-1) == tags) | (tags == -100)\n"
+        "return (class_scores.argmax(-1) == classes).float().mean().item(), ok.float().mean().item()"),
+        "rises when the same sentences are padded"),
+    Mistake("task_accuracies", "per_sentence", task_accuracies(
+        "real = tags != -100\n"
+        "ok = ((tag_scores.argmax(-1) == tags) & real).float().sum(1) / real.float().sum(1)\n"
+        "return (class_scores.argmax(-1) == classes).float().mean().item(), ok.mean().item()"), "weighs as much"),
+    Mistake("task_accuracies", "counts", task_accuracies(
+        "real = tags != -100\n"
+        "return (int((class_scores.argmax(-1) == classes).sum()),\n"
+        "        int((tag_scores.argmax(-1)[real] == tags[real]).sum()))"), "between 0 and 1"),
+    Mistake("task_accuracies", "swapped", task_accuracies(
+        "real = tags != -100\n"
+        "return ((tag_scores.argmax(-1)[real] == tags[real]).float().mean().item(),\n"
+        "        (class_scores.argmax(-1) == classes).float().mean().item())"), "other order"),
+]
+
+ALTERNATIVES["task_accuracies"] = task_accuracies("""
+right = sum(int(c.argmax()) == int(y) for c, y in zip(class_scores, classes))
+words = tagged = 0
+for scores, labels in zip(tag_scores, tags):
+    for s, y in zip(scores, labels.tolist()):
+        if y != -100:
+            words += 1
+            tagged += int(torch.argmax(s)) == y
+return right / len(classes), tagged / words
+""")
+
 RIGHT_FIXES = {"A": "cross-attention", "B": "self-attention", "C": "embedding", "D": "self-attention",
                "E": "positions"}
 
@@ -581,6 +625,19 @@ MISTAKES += [  # the causal mask and order; the price of the table
     returns("predict_causal_shuffles", "the_other_way_round", '(True, False), "only the first two move"',
             "other way round"),
     returns("predict_causal_shuffles", "numbers_not_booleans", '(0, 1), "no, yes"', "a pair of True/False"),
+    returns("predict_empty_row", "both_nan", '("nan", "nan"), "0/0 in both"', "a rule of its own"),
+    returns("predict_empty_row", "both_fill_zeros", '("zeros", "zeros"), "nothing read, nothing out"',
+            "no rule for a row"),
+    returns("predict_empty_row", "swapped", '("zeros", "nan"), "the module is the careful one"', "other way round"),
+    returns("predict_empty_row", "both_raise", '("error", "error"), "a bad mask"', "Neither checks the mask"),
+    returns("predict_empty_row", "not_a_choice", '("NaN", 0), "0/0"', 'each "nan", "zeros"'),
+    returns("predict_rope_order", "rope_reads_the_future", '(False, False), "positions leak"',
+            "adds no score the mask did not allow"),
+    returns("predict_rope_order", "rope_keeps_the_symmetry", '(True, True), "attention ignores order"',
+            "other distances"),
+    returns("predict_rope_order", "the_other_way_round", '(False, True), "rotations mix positions"',
+            "other way round"),
+    returns("predict_rope_order", "numbers_not_booleans", '(1, 0), "yes, no"', "a pair of True/False"),
     returns("predict_width_sweep", "the_scale_flattens_too", '("rises", "rises"), "wider is sharper"', "stays flat"),
     returns("predict_width_sweep", "width_changes_nothing", '("stays", "stays"), "random is random"',
             "rises towards 1"),
@@ -604,6 +661,8 @@ MISTAKES += [  # the causal mask and order; the price of the table
 
 ALTERNATIVES.update({
     "predict_causal_shuffles": answer("predict_causal_shuffles", '[1 > 2, 2 > 1], "who reads whom changes; order within does not"'),
+    "predict_empty_row": answer("predict_empty_row", '["nan", "zeros"], "softmax of all -inf; the fused kernel fills in"'),
+    "predict_rope_order": answer("predict_rope_order", '[2 > 1, 1 > 2], "the mask still decides; the offsets change"'),
     "predict_width_sweep": answer("predict_width_sweep", '["rises", "stays"], "gaps grow like sqrt(d_k) unless divided"'),
     "predict_table_gib": answer("predict_table_gib", '192, "12 * 2^32 * 4 bytes"'),
     "predict_jacobian_shrink": answer("predict_jacobian_shrink", '6.5, "about e^16 / 4, between 10^6 and 10^7"'),
@@ -710,6 +769,19 @@ def test_the_task_heads_mistakes_come_from_a_closed_set_and_each_differs_from_th
         assert any(w.shape != r.shape or not np.allclose(w, r) for w, r in zip(wrong, right)), variant
     with pytest.raises(ValueError, match="task_heads_np has no variant 'mean'"):
         numpy_tasks.task_heads_np(h, lengths, *weights, variant="mean")
+
+
+def test_the_accuracy_mistakes_come_from_a_closed_set_and_each_differs_from_the_right_shares():
+    """Does every named mistake of task_accuracies give other shares than the right ones on a batch of uneven lengths,
+    do the right shares stay put when the batch is padded further, and does a misspelled name raise?"""
+    rng = np.random.default_rng(5)
+    batch = two_tasks.task_batch(rng, [1, 4, 2, 3], 4)
+    right = two_tasks.task_accuracies_np(*batch)
+    assert right == two_tasks.task_accuracies_np(*two_tasks.padded_further(batch, 3, rng))
+    for variant in two_tasks.ACCURACY_MESSAGES:
+        assert not np.allclose(two_tasks.task_accuracies_np(*batch, variant=variant), right), variant
+    with pytest.raises(ValueError, match="task_accuracies_np has no variant 'padding'"):
+        two_tasks.task_accuracies_np(*batch, variant="padding")
 
 
 def test_the_block_mistakes_come_from_a_closed_set_and_each_differs_from_the_right_blocks():
