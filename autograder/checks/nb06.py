@@ -290,6 +290,59 @@ predict_offset_terms = ask(
                                 "W_Q W_K^T, which breaks the cos((j - i) w) identity.")])
 
 
+# The learned table of positions (context length 8) against the formula, at position 8.
+TABLE_ANSWERS = ("both", "only the sinusoidal one", "only the learned table", "neither")
+
+predict_position_eight = ask(
+    "predict_position_eight",
+    label="predict_position_eight(): which of a learned table of 8 positions and the sinusoidal formula gives "
+          "position 8 a vector",
+    form=one_of(TABLE_ANSWERS), compare=equal(),
+    mistakes=[(is_("both"), "A learned table of context length 8 has rows 0 to 7 only: position 8 has no row, and "
+                            "reading it raises IndexError. The formula computes a vector for any p."),
+              (is_("only the learned table"), "The table is the one with a fixed number of rows, 0 to 7; the "
+                                              "formula sin(p w), cos(p w) is defined for every p."),
+              (is_("neither"), "The formula sin(p w), cos(p w) takes any p, 8 or 8000; only the table stops at its "
+                               "last row, 7.")],
+    otherwise="Only the sinusoidal formula: the table has rows 0 to 7, one per trained position.")
+
+
+# Reading the angle p back from the fastest pair (sin p, cos p) with arctan of the ratio, at p = 0, 2, 4, 7.
+predict_ratio_angles = ask(
+    "predict_ratio_angles",
+    label="predict_ratio_angles(): for how many of p = 0, 2, 4, 7 does arctan(sin p / cos p) give p back within a "
+          "whole number of turns",
+    form=int_in(0, 4), compare=equal(),
+    mistakes=[(is_(4), "arctan answers only between -pi/2 and pi/2, half a turn: where cos p is negative (p = 2 and "
+                       "p = 4 radians, past a quarter turn) the ratio is that of the opposite point, and the angle "
+                       "comes back half a turn off."),
+              (is_(1), "p = 7 is more than a turn, but 7 - 2 pi = 0.72 lies within (-pi/2, pi/2), and a whole turn "
+                       "is allowed: arctan gives 0.72 back, right. Only a negative cosine (p = 2, 4) goes wrong."),
+              (is_(3), "cos 2 = -0.42 and cos 4 = -0.65 are both negative: both of those come back half a turn "
+                       "off. Only p = 0 and p = 7 (cos 7 = +0.75) are read right."),
+              (is_(0), "Where cos p is positive (p = 0, and p = 7, which is 0.72 past a turn) the ratio's arctan is "
+                       "right within a turn; only the negative cosines (p = 2, 4) come back half a turn off.")],
+    otherwise="Two: p = 0 and p = 7 have a positive cosine; p = 2 and p = 4 come back half a turn off.")
+
+
+# One pair (omega = 1), three matrices between the encodings: does PE_i M PE_j depend on j - i only?
+MATRIX_ANSWERS = ("none", "only M1", "M1 and M3", "all three")
+
+predict_offset_matrices = ask(
+    "predict_offset_matrices",
+    label="predict_offset_matrices(): which of M1 = 2I, M2 = diag(1, 2), M3 = [[1, 0.5], [0.5, 1]] give the same "
+          "PE_i M PE_j for every pair one token apart",
+    form=one_of(MATRIX_ANSWERS), compare=equal(),
+    mistakes=[(is_("M1 and M3"), "M3 mixes the sine with the cosine: PE_i M3 PE_j = cos(a - b) + 0.5 sin(a + b), and "
+                                 "sin(a + b) moves with the positions themselves, not with their offset."),
+              (is_("all three"), "M2 weighs the cosine twice and the sine once: sin a sin b + 2 cos a cos b is not "
+                                 "cos(a - b) times anything (2 cos 1 = 1.08 at (0, 1), 0.32 at (1, 2)); M3 adds "
+                                 "0.5 sin(a + b)."),
+              (is_("none"), "M1 = 2I scales sine and cosine alike: 2 (sin a sin b + cos a cos b) = 2 cos(a - b), a "
+                            "function of the offset alone.")],
+    otherwise="Only M1: 2I scales both alike, 2 cos(a - b); M2 weighs them differently and M3 mixes them.")
+
+
 # -------------------------------------------------------------- first_repeat
 
 def _first_common(periods, horizon, start=1, atol=1e-6):

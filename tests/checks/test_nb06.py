@@ -149,6 +149,19 @@ def first_repeat(omegas, horizon=10_000):
     returns("predict_offset_terms", "only_pe_pe", '"only PE.PE"', "sin(a) cos(b)"),
     returns("predict_offset_terms", "all_four", '"all four"', "absolute position"),
     returns("predict_offset_terms", "not_a_choice", '"the last one"', "answer with one of"),
+    returns("predict_position_eight", "both", '"both"', "raises IndexError"),
+    returns("predict_position_eight", "only_the_table", '"only the learned table"', "fixed number of rows"),
+    returns("predict_position_eight", "neither", '"neither"', "8 or 8000"),
+    returns("predict_position_eight", "not_a_choice", '"the formula"', "answer with one of"),
+    returns("predict_ratio_angles", "all_four", "4", "half a turn off"),
+    returns("predict_ratio_angles", "past_a_turn_is_wrong", "1", "0.72"),
+    returns("predict_ratio_angles", "three", "3", "both negative"),
+    returns("predict_ratio_angles", "none", "0", "positive"),
+    returns("predict_ratio_angles", "a_float", "2.0", "one int"),
+    returns("predict_offset_matrices", "mixing_keeps_it", '"M1 and M3"', "sin(a + b)"),
+    returns("predict_offset_matrices", "all_three", '"all three"', "twice and the sine once"),
+    returns("predict_offset_matrices", "none", '"none"', "scales sine and cosine alike"),
+    returns("predict_offset_matrices", "not_a_choice", '"M1"', "answer with one of"),
     # ------------------------------------------- near misses: within 1e-2 of the answer, outside close()'s
     # default tolerance (1e-8 absolute, 1e-6 relative); loosening that default lets these through
     Mistake("sinusoidal_positions", "float32", '''
@@ -325,6 +338,9 @@ def nearest_collision(pe, min_gap=1):
             best, best_p = dist, p
     return best_p, best
 ''',
+    "predict_position_eight": answer("predict_position_eight", '"only the " + "sinusoidal one"'),
+    "predict_ratio_angles": answer("predict_ratio_angles", "int(np.int64(2))"),
+    "predict_offset_matrices": answer("predict_offset_matrices", '"only " + "M1"'),
     "predict_offset_terms": '''
 def predict_offset_terms():
     answer = "none"
