@@ -24,6 +24,7 @@ from .models.numpy_attention import mha_np, sdpa_np
 from .models.numpy_context import READ_MESSAGES, read_context_np
 from .models.numpy_heads import HEAD_MESSAGES, HEAD_VARIANTS, HEADS_MESSAGES, HEADS_VARIANTS, head_np, heads_np
 from .models.numpy_tasks import LABEL_COUNT_MISTAKES, LABEL_COUNT_TRUTH
+from .models.copy_measure import length_cases
 from .models.two_tasks import accuracy_cases, task_heads_cases
 from .models.recurrence_limits import (COPY_MISTAKES, COPY_TRUTH, FIRST_TOKEN_CHOICES, FIRST_TOKEN_MISTAKES,
                                        FIRST_TOKEN_TRUTH, FIXES, JOBS, LANGUAGE_MISTAKES, LANGUAGE_TRUTH,
@@ -539,6 +540,11 @@ def read_context(hidden, rng):
     Hb, qb = normal(rng, 3, 7, 6), normal(rng, 3, 6, scale=2.0)
     return [_read_case("read_context, query (3, 6), H (3, 7, 6), attend=True", qb, Hb, True),
             _read_case("read_context, query (3, 6), H (3, 7, 6), attend=False", qb, Hb, False)]
+
+
+@check
+def accuracy_by_length(hidden, rng):
+    return length_cases(hidden, rng)
 
 
 predict_copy_accuracy = ask("predict_copy_accuracy", reason=True, form=numbers_tuple(2),

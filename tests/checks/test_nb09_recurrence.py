@@ -15,6 +15,17 @@ from tests.harness import Mistake, answer, returns
 
 pytestmark = pytest.mark.nb09
 
+LENGTHS = """
+def accuracy_by_length(model, max_len, n_symbols, seed=123):
+    gen = torch.Generator().manual_seed(seed)
+    shares = []
+    with torch.no_grad():
+        for n in range(1, max_len + 1):
+            src = torch.randint(0, n_symbols, (128, n), generator=gen)
+            shares.append(({right}).float().mean().item())
+    return np.array(shares)
+"""
+
 MISTAKES = [
     Mistake("read_context", "first_state", '''
 def read_context(query, H, attend):
@@ -56,6 +67,14 @@ def read_context(query, H, attend):
         return H[:, -1]
     return scaled_dot_product_attention(query[:, None, :], H, H)[0]
 ''', "wrong shape"),
+    Mistake("accuracy_by_length", "whole_source", LENGTHS.format(right="(model(src).argmax(-1) == src).all(dim=1)"),
+            "every one of its tokens"),
+    Mistake("accuracy_by_length", "last_token", LENGTHS.format(right="model(src).argmax(-1)[:, -1] == src[:, -1]"),
+            "only one output position"),
+    Mistake("accuracy_by_length", "first_token", LENGTHS.format(right="model(src).argmax(-1)[:, 0] == src[:, 0]"),
+            "only the first output token"),
+    Mistake("accuracy_by_length", "lengths_from_zero", LENGTHS.format(right="model(src).argmax(-1) == src")
+            .replace("range(1, max_len + 1)", "range(max_len)"), "lengths start at 0"),
     returns("predict_copy_accuracy", "both_perfect", '(1.0, 1.0), "same training"', "rebuild 10 tokens"),
     returns("predict_copy_accuracy", "not_a_pair", '0.3, "falls"', "tuple of 2 numbers"),
     returns("predict_copy_accuracy", "the_fixed_vector_holds", '(0.9, 1.0), "32 numbers hold 30 bits"',
@@ -72,6 +91,18 @@ def read_context(query, H, attend):
     weights = torch.exp(scores - scores.max(dim=1, keepdim=True).values)
     weights = weights / weights.sum(dim=1, keepdim=True)
     return (weights.unsqueeze(-1) * H).sum(dim=1)
+''',
+    "accuracy_by_length": '''
+def accuracy_by_length(model, max_len, n_symbols, seed=123):
+    torch.manual_seed(seed)  # another way to draw the sources: the shares are the model's, whatever sources it meets
+    right, total = np.zeros(max_len), np.zeros(max_len)
+    for length in range(max_len, 0, -1):
+        for _ in range(4):
+            src = torch.randint(n_symbols, (32, length))
+            written = model(src).detach().max(dim=2).indices
+            right[length - 1] += int((written == src).sum())
+            total[length - 1] += src.numel()
+    return right / total
 ''',
     "predict_copy_accuracy": answer("predict_copy_accuracy", '[0.3, 0.97], "one state of 32 numbers for 10 tokens"'),
 }
