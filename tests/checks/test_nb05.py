@@ -479,6 +479,8 @@ def predict_overfit_floor():
     "predict_batch_spread": answer("predict_batch_spread", '(4, "sqrt of 16")'),
     "predict_validation_turn": answer("predict_validation_turn",
                                       '"lowest earlier, then rising", "unseen pairs keep being pushed to 0"'),
+    "predict_generated_text": answer("predict_generated_text", '"real pairs, " + "not words", "one letter back"'),
+    "predict_neural_vs_counting": answer("predict_neural_vs_counting", 'str("above"), "frequencies are the optimum"'),
     "gradient_spread": '''
 def gradient_spread(per_pair, batch_sizes, n_draws, rng):
     """Shuffle, keep the first B; the spread with n - 1 in the denominator; a list of floats."""
@@ -504,6 +506,15 @@ MISTAKES += [
             "validation is lowest before step 117"),
     returns("predict_validation_turn", "a_step_number", '117, "it turns there"', "answer with one of"),
     returns("predict_validation_turn", "no_reason_a_word", '"rising"', "answer with one of"),
+    # ------------------------------------------------ predict_generated_text (recorded wrong, or malformed)
+    returns("predict_generated_text", "thinks_it_spells", '"real words", "it learned the text"', "one character of context"),
+    returns("predict_generated_text", "thinks_it_babbles", '"unseen pairs", "sampling is random"', "0.2 %"),
+    returns("predict_generated_text", "not_a_choice", '"gibberish", "one letter of context"', "answer with one of"),
+    # -------------------------------------------- predict_neural_vs_counting (recorded wrong, or malformed)
+    returns("predict_neural_vs_counting", "learning_beats_counting", '"below", "AdamW keeps improving"',
+            "No bigram table can do better"),
+    returns("predict_neural_vs_counting", "exactly_equal", '"the same to 4 decimals", "same model"', "minus infinity"),
+    returns("predict_neural_vs_counting", "a_number", '0.002, "a hair above"', "answer with one of"),
     # ------------------------------------------------- predict_batch_spread (recorded wrong, or malformed)
     returns("predict_batch_spread", "like_the_variance", '16.0, "16 times the pairs"', "how much the variance shrinks"),
     returns("predict_batch_spread", "no_change", '1.0, "same data"', "partly cancel"),

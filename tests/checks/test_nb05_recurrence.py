@@ -233,6 +233,16 @@ def gated_forward(f, i, g, c0):
     returns("predict_gated_fates", "four_grows", '("vanishes", "holds", "explodes"), "f near 1"',
             "nothing on it can make"),
     returns("predict_gated_fates", "two_words", '("vanishes", "holds"), "bias 0 and bias 4"', "three words"),
+    # ---------------------------------------------------------------------- predict_residual_slope
+    returns("predict_residual_slope", "branch_only", '0.0786, "the slope of 0.1 tanh"', "slope of its own"),
+    returns("predict_residual_slope", "identity_only", '1.0, "the identity passes it"', "its slope adds"),
+    returns("predict_residual_slope", "value_not_slope", '1.046, "1 + f(h)"', "branch's value"),
+    returns("predict_residual_slope", "tanh_slope_one", '1.1, "1 + 0.1"', "only at 0"),
+    returns("predict_residual_slope", "a_word", '"above 1", "identity"', "answer with a number"),
+    # ---------------------------------------------------------------------- predict_residual_sum
+    returns("predict_residual_sum", "adds", '"larger", "the branch adds"', "columns summing to 0"),
+    returns("predict_residual_sum", "takes", '"smaller", "softmax shrinks"', "every column"),
+    returns("predict_residual_sum", "a_number", '-0.5, "unchanged"', "answer with one of"),
     # ---------------------------------------------------------------------- predict_gated_steps
     returns("predict_gated_steps", "like_attention", '1, "the memory is additive"', "attention's answer"),
     returns("predict_gated_steps", "one_per_token", '40, "40 tokens"', "39 steps after it"),
@@ -252,6 +262,8 @@ def rnn_forward(x, W_h, W_x, b, h0):
     return H
 ''',
     "predict_saturated_slope": answer("predict_saturated_slope", '"below 1e-6", "a gap of about 24 in the scores"'),
+    "predict_residual_slope": answer("predict_residual_slope", 'float(1 + 0.1 / np.cosh(0.5) ** 2), "1 + f prime"'),
+    "predict_residual_sum": answer("predict_residual_sum", '"the " + "same", "J has zero column sums"'),
     "predict_residual_depth": answer("predict_residual_depth", '"holds", "no direction is stretched every time"'),
     "predict_gradient_fates": answer("predict_gradient_fates",
                                      '["vanishes", "holds", "holds"], "tanh\'s slope is below 1 where it saturates"'),

@@ -10,11 +10,12 @@ One module per half of the notebook, in its order (importing them registers thei
 - :mod:`.gradients`: squared_loss_grad, sgd_step, predict_lr_limit, numerical_gradient, linear_backward,
   softmax_cross_entropy_backward
 - :mod:`.training`: adamw_step, embedding_backward, softmax_jacobian, bigram_counts (a bug hunt),
-  bigram_train_step, and the prediction questions between them (the last, predict_validation_turn, on the
-  full training run's validation curve)
+  bigram_train_step, and the prediction questions between them (predict_validation_turn on the full training
+  run's validation curve, then predict_generated_text and predict_neural_vs_counting on its table)
 - :mod:`.minibatch`: predict_batch_spread and gradient_spread (the spread of a minibatch gradient against the
   batch size, measured by the learner)
-- :mod:`.recurrence`: predict_saturated_slope (a saturated softmax's Jacobian), predict_residual_depth (a
+- :mod:`.recurrence`: predict_residual_slope and predict_residual_sum (the identity path of one residual
+  layer), predict_saturated_slope (a saturated softmax's Jacobian), predict_residual_depth (a
   residual stack 50 layers deep), rnn_forward,
   predict_gradient_fates and gradient_by_distance (a tanh RNN, and the
   gradient's size against distance beside one attention layer's), gated_forward and its two questions,
@@ -31,12 +32,12 @@ from __future__ import annotations
 from .gradients import (linear_backward, numerical_gradient, predict_lr_limit, sgd_step,
                         softmax_cross_entropy_backward, squared_loss_grad)
 from .training import (ADAMW_HINTS, BIGRAM_HINTS, adamw_step, bigram_counts, bigram_train_step,
-                       embedding_backward, predict_embedding_grad, predict_jacobian_row_sum, predict_overfit_floor,
-                       predict_validation_turn, softmax_jacobian)
+                       embedding_backward, predict_embedding_grad, predict_jacobian_row_sum, predict_generated_text,
+                       predict_neural_vs_counting, predict_overfit_floor, predict_validation_turn, softmax_jacobian)
 from .minibatch import gradient_spread, predict_batch_spread
 from .recurrence import (GATED_MESSAGES, RNN_MESSAGES, gated_forward, gradient_by_distance, predict_gated_fates,
-                         predict_gated_steps, predict_gradient_fates, predict_residual_depth, predict_saturated_slope,
-                         rnn_forward)
+                         predict_gated_steps, predict_gradient_fates, predict_residual_depth, predict_residual_slope,
+                         predict_residual_sum, predict_saturated_slope, rnn_forward)
 
 from .common import A, ask, check
 
@@ -44,8 +45,9 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "squared_loss_grad", "sgd_step", "predict_lr_limit", "numerical_gradient", "linear_backward", "softmax_cross_entropy_backward",
     "adamw_step", "embedding_backward", "predict_embedding_grad", "softmax_jacobian", "predict_jacobian_row_sum",
     "bigram_counts", "bigram_train_step", "predict_overfit_floor", "predict_validation_turn",
+    "predict_generated_text", "predict_neural_vs_counting",
     "predict_batch_spread", "gradient_spread",
-    "predict_saturated_slope", "predict_residual_depth", "rnn_forward", "predict_gradient_fates", "gradient_by_distance",
+    "predict_residual_slope", "predict_residual_sum", "predict_saturated_slope", "predict_residual_depth", "rnn_forward", "predict_gradient_fates", "gradient_by_distance",
     "gated_forward", "predict_gated_fates", "predict_gated_steps",
     "A", "ask", "check", "ADAMW_HINTS", "BIGRAM_HINTS", "RNN_MESSAGES", "GATED_MESSAGES",
 ]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..compare import Case, close, fmt
 from ..hints import known_mistakes, numbers
-from ..questions import int_in, one_of, plain
+from ..questions import a_number, int_in, one_of, plain
 from ..toolkit import import_torch
 from .common import ask, check
 
@@ -328,6 +328,39 @@ predict_gradient_fates = ask(
     ],
     otherwise="Scale 0.5 vanishes (at most 0.5 per step); scale 1.0 shrinks slowly; scale 1.5 grows, but tanh's slope "
               "below 1 keeps it far below 1.5^30.")
+
+
+# ---------------------------------------------------------------------- predict_residual_slope
+# One residual layer h + f(h) with f(h) = 0.1 tanh(h), at h = 0.5: its slope 1 + f'(h) = 1.0786.
+
+RESIDUAL_SLOPE = 1.0 + 0.1 * (1.0 - np.tanh(0.5) ** 2)
+
+predict_residual_slope = ask(
+    "predict_residual_slope", form=a_number, compare=close(atol=0.005, rtol=0.0), atol=0.005, rtol=0.0, mistakes=[
+        (RESIDUAL_SLOPE - 1.0, "That is the slope of the branch f alone, 0.1 (1 - tanh(0.5)^2) = 0.0786. The layer "
+                               "outputs h + f(h): the h added back has a slope of its own."),
+        (1.0, "That is the slope of the h added back alone. The branch f(h) = 0.1 tanh(h) moves with h too, and its "
+              "slope adds to it."),
+        (1.0 + 0.1 * np.tanh(0.5), "1 + f(h) adds the branch's value, 0.046; the slope needs the branch's slope, "
+                                   "0.1 (1 - tanh(0.5)^2) = 0.0786."),
+        (1.1, "tanh's slope is 1 only at 0: at h = 0.5 it is 1 - tanh(0.5)^2 = 0.79, so the branch adds 0.0786.")],
+    otherwise="The slope of h + 0.1 tanh(h) is 1 + 0.1 (1 - tanh(0.5)^2) = 1.0786: the 1 from the h added back.")
+
+
+# ---------------------------------------------------------------------- predict_residual_sum
+# y = x + softmax(x) at x = (2, 1, 0), with dL/dy = g = (1, -2, 0.5): how does the sum of dL/dx = g + J^T g compare
+# with the sum of g? The same: softmax's Jacobian has rows and columns summing to 0.
+
+SUM_COMPARISONS = ("larger", "the same", "smaller")
+
+predict_residual_sum = ask(
+    "predict_residual_sum", form=one_of(SUM_COMPARISONS), mistakes=[
+        ("larger", "The branch adds J^T g, and its entries sum to 0: softmax's Jacobian has columns summing to 0 (the "
+                   "probabilities always sum to 1). The branch moves the gradient between entries, and the total "
+                   "stays g's, -0.5."),
+        ("smaller", "The branch's part J^T g sums to 0, since every column of softmax's Jacobian sums to 0: what it "
+                    "takes from one entry it gives to another, and the total stays g's, -0.5.")],
+    otherwise="The same: J^T g sums to 0, because softmax's Jacobian has columns summing to 0.")
 
 
 # ---------------------------------------------------------------------- predict_residual_depth

@@ -400,3 +400,36 @@ predict_validation_turn = ask(
                           "text never holds further towards probability 0, and the validation text holds some of "
                           "them. More steps fit the training text's quirks, not the language.")],
     otherwise="Validation is lowest before step 117 and then rises a little, while the training loss keeps falling.")
+
+
+# ---------------------------------------------------------------------- predict_generated_text
+# 200 characters sampled from the trained table (seed 0): none of its 200 letter pairs is missing from the
+# training text, and 1 of its 20 words of four or more letters is a word of that text (seeds 0 to 4: 0 unseen
+# pairs, at most 1 such word).
+
+GENERATED = ("real words", "real pairs, not words", "unseen pairs")
+
+predict_generated_text = ask(
+    "predict_generated_text", form=one_of(GENERATED), mistakes=[
+        ("real words", "The table sees one character of context: it knows which letter tends to follow which, and "
+                       "nothing of the letters before that. Pairs come out right, and short words such as 'the' "
+                       "happen, but a word of four or more letters needs more than its last letter."),
+        ("unseen pairs", "After training, the pairs the training text never has get logits far below the others: "
+                         "they share about 0.2 % of a row's probability, so 200 draws hardly ever pick one.")],
+    otherwise="Real letter pairs, and next to no real words: the model sees one character of context.")
+
+
+# ---------------------------------------------------------------------- predict_neural_vs_counting
+# After the full run, the neural table's training loss (2.1558) against the counting model's (2.1538).
+
+AGAINST_COUNTING = ("below", "the same to 4 decimals", "above")
+
+predict_neural_vs_counting = ask(
+    "predict_neural_vs_counting", form=one_of(AGAINST_COUNTING), mistakes=[
+        ("below", "No bigram table can do better on the training text than its own frequencies: row a's loss is "
+                  "smallest when P(. | a) is the frequency of each character after a (cross-entropy = entropy + "
+                  "KL, and KL is 0 only there). That is what counting computes."),
+        ("the same to 4 decimals", "The neural table can only approach the counting frequencies: pairs the "
+                                   "training text never has would need logits of minus infinity, so a little "
+                                   "probability stays on them, and the loss stays a hair above, about 0.002.")],
+    otherwise="Above, by about 0.002: counting gives the lowest training loss a bigram table can have.")
