@@ -9,20 +9,22 @@ import numpy as np
 import pytest
 
 from autograder.checks import nb10
-from tests.harness import (Mistake, answer, assert_accepted, assert_rejected_everywhere_each_in_its_own_words,
+from tests.harness import (Mistake, answer, assert_accepted, assert_rejected_everywhere_each_in_its_own_words, defined,
                            indent, returns)
 
 pytestmark = pytest.mark.nb10
 A = "10_decoder_block"
 
 EXERCISES = ("switched_forward", "my_experiment", "previous_token_score", "induction_score", "find_heads",
-             "ablate_heads")
+             "ablate_heads", "without_positions", "init_gpt2_")
 SIGNATURES = {"previous_token_score": "def previous_token_score(attn):",
               "induction_score": "def induction_score(attn, seq):",
               "find_heads": "def find_heads(maps, ids):",
               "ablate_heads": "def ablate_heads(model, heads):",
               "my_experiment": "def my_experiment():",
-              "switched_forward": "def switched_forward(block, switches):"}
+              "switched_forward": "def switched_forward(block, switches):",
+              "without_positions": "def without_positions(model):",
+              "init_gpt2_": "def init_gpt2_(model, std=0.02):"}
 
 FORWARD = """
 def forward(x):
@@ -197,6 +199,62 @@ return {{"hypothesis": {HYPOTHESIS}, "change": "half the blocks"}}
             "not a model"),
 ]
 
+MISTAKES += [  # the ablation of positions: what is left of them shows before training, or after one step
+    Mistake("without_positions", "table_zeroed_but_trainable", define("without_positions", """
+with torch.no_grad():
+    model.pos_emb.weight.zero_()
+return model
+"""), "learn the positions back"),
+    Mistake("without_positions", "table_frozen_at_its_random_start", define("without_positions", """
+model.pos_emb.weight.requires_grad_(False)
+return model
+"""), "random start is still there"),
+    Mistake("without_positions", "token_table_cleared", define("without_positions", """
+with torch.no_grad():
+    model.tok_emb.weight.zero_()
+model.tok_emb.weight.requires_grad_(False)
+return model
+"""), "which tokens the model reads"),
+    Mistake("without_positions", "nothing_changed", define("without_positions", "return model"),
+            "computes what it computed before"),
+    Mistake("without_positions", "returns_nothing", define("without_positions", """
+with torch.no_grad():
+    model.pos_emb.weight.zero_()
+model.pos_emb.weight.requires_grad_(False)
+"""), "not a model"),
+]
+
+INIT = """
+L = len(model.blocks)
+with torch.no_grad():
+    for name, p in model.named_parameters():
+        if name.endswith(("attn.w_o.weight", "ff.fc2.weight")):
+            p.normal_(0.0, {residual})
+        elif p.dim() == 2:
+            p.normal_(0.0, {other})
+        elif {is_norm}:
+            {norm}
+        else:
+            {bias}
+return model
+"""
+
+
+def init(residual="std / (2 * L) ** 0.5", other="std",
+         is_norm='name.split(".")[-2].startswith("ln") and name.endswith("weight")', norm="p.fill_(1.0)",
+         bias="p.zero_()") -> str:
+    return define("init_gpt2_", INIT.format(residual=residual, other=other, is_norm=is_norm, norm=norm, bias=bias))
+
+
+MISTAKES += [  # GPT-2's initialisation: each wrong reading of the rule shows in the spread of its own draws
+    Mistake("init_gpt2_", "residual_writes_not_scaled", init(residual="std"), "grows with the depth"),
+    Mistake("init_gpt2_", "one_write_per_block", init(residual="std / L ** 0.5"), "one per block"),
+    Mistake("init_gpt2_", "std_divided_by_the_writes", init(residual="std / (2 * L)"), "divides their variance"),
+    Mistake("init_gpt2_", "every_matrix_scaled", init(other="std / (2 * L) ** 0.5"), "not only the two"),
+    Mistake("init_gpt2_", "every_vector_zeroed", init(is_norm="False"), "only its shift"),
+    Mistake("init_gpt2_", "biases_drawn", init(bias="p.normal_(0.0, std)"), "do not start at 0"),
+]
+
 MISTAKES += [  # the observation: any pattern of the list is recorded, a made-up one is refused
     returns("observe_heads", "not_a_pattern", "('stripes', 'I see stripes')", "answer with one of"),
     returns("observe_heads", "the_layer_0_line", "('a line just below the diagonal', 'the previous token')",
@@ -205,6 +263,28 @@ MISTAKES += [  # the observation: any pattern of the list is recorded, a made-up
 ]
 
 ALTERNATIVES = {
+    # the embedding bypassed: the table stays, unused, and a parameter without a gradient is never stepped
+    "without_positions": define("without_positions", """
+model.embed = lambda ids, start=0: model.tok_emb(ids)
+return model
+"""),
+    # module by module rather than by parameter name
+    "init_gpt2_": define("init_gpt2_", """
+import math
+with torch.no_grad():
+    for name, m in model.named_modules():
+        if name.split(".")[-1].startswith("ln"):
+            m.weight.fill_(1.0)
+            m.bias.zero_()
+        elif isinstance(m, (torch.nn.Linear, torch.nn.Embedding)):
+            m.weight.normal_(0.0, std)
+            if getattr(m, "bias", None) is not None:
+                m.bias.zero_()
+    for block in model.blocks:
+        block.attn.w_o.weight.normal_(0.0, std / math.sqrt(2 * len(model.blocks)))
+        block.ff.fc2.weight.normal_(0.0, std / math.sqrt(2 * len(model.blocks)))
+return model
+"""),
     "observe_heads": answer("observe_heads", "('a line just below the diagonal', 'looks like the previous token')"),
     "switched_forward": define("switched_forward", """
 def raw_attention(h, mask):  # scores not divided by sqrt(D): torch's own attention with scale 1
@@ -270,6 +350,9 @@ def test_the_messages_name_symptoms_not_the_line():
     for message in [*nb10.SCORE_MESSAGES.values(), *nb10.ABLATE_MESSAGES.values()]:
         for code in ("diagonal(", "offset=", "[:, ", "w_o.weight", "zero_"):
             assert code not in message, f"{code!r} dictates the line: {message}"
+    for message in [*nb10.NO_POSITION_MESSAGES.values(), *nb10.INIT_MESSAGES.values()]:
+        for code in ("zero_", "requires_grad", "normal_", "fill_", "math.sqrt", "pos_emb", "no_grad"):
+            assert code not in message, f"{code!r} dictates the line: {message}"
 
 
 def test_the_made_up_heads_leave_room_for_a_threshold_on_every_fresh_sequence():
@@ -296,3 +379,50 @@ def test_a_broken_check_is_caught_by_these_tests(monkeypatch):
                         lambda maps, offset=-1, over_all=False: np.diagonal(maps, 0, -2, -1).mean(-1))
     with pytest.raises(AssertionError, match="rejected"):
         assert_accepted(A, "previous_token_score", ALTERNATIVES["previous_token_score"])
+
+
+def test_a_broken_ablation_check_is_caught_by_these_tests(monkeypatch):
+    """Break without_positions' reference on purpose (it forgets to keep the table from training): the right
+    answer is then rejected, since after one step it no longer matches."""
+    from autograder.checks.nb10 import measured
+
+    right = measured.blind_np
+    monkeypatch.setattr(measured, "blind_np",
+                        lambda model, how="right": right(model, "zeroed_only" if how == "right" else how))
+    with pytest.raises(AssertionError, match="rejected"):
+        assert_accepted(A, "without_positions", ALTERNATIVES["without_positions"])
+
+
+def test_a_broken_initialisation_check_is_caught_by_these_tests(monkeypatch):
+    """Break init_gpt2_'s expected spreads on purpose (the writes into the stream unscaled): the right answer is
+    then rejected."""
+    from autograder.checks.nb10 import measured
+
+    right = measured.init_want
+    monkeypatch.setattr(measured, "init_want",
+                        lambda model, std, how="right": right(model, std, "unscaled" if how == "right" else how))
+    with pytest.raises(AssertionError, match="rejected"):
+        assert_accepted(A, "init_gpt2_", ALTERNATIVES["init_gpt2_"])
+
+
+def test_the_initialisation_check_holds_for_many_draws():
+    """The spreads are measured on random draws: the right initialisation passes, and each known wrong one is
+    named, for many seeds of torch's generator, not only the one the suite happens to use."""
+    import torch
+
+    from autograder.checks.nb10 import measured as ex
+
+    right = defined(A, "init_gpt2_", None)
+    wrong = defined(A, "init_gpt2_", next(m for m in MISTAKES if m.label == "one_write_per_block").source)
+    for seed in range(30):
+        for cfg, std in (((40, 16, 32, 2, 128, 3), 0.02), ((40, 16, 32, 2, 128, 6), 0.05)):
+            torch.manual_seed(seed)
+            model = ex.gpt_class()(*cfg)
+            want = ex.init_want(model, std)
+            got = ex.init_stats(right(model, std))
+            assert np.allclose(got, want, atol=1.5e-3, rtol=0.1), (seed, cfg)
+            torch.manual_seed(seed)
+            model = ex.gpt_class()(*cfg)
+            got = ex.init_stats(wrong(model, std))
+            assert not np.allclose(got, want, atol=1.5e-3, rtol=0.1)
+            assert ex._init_symptom(lambda: ex.gpt_class()(*cfg), std)(got, want) == ex.INIT_MESSAGES["per_block"]
