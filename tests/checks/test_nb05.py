@@ -507,7 +507,7 @@ MISTAKES += [
     returns("predict_validation_turn", "a_step_number", '117, "it turns there"', "answer with one of"),
     returns("predict_validation_turn", "no_reason_a_word", '"rising"', "answer with one of"),
     # ------------------------------------------------ predict_generated_text (recorded wrong, or malformed)
-    returns("predict_generated_text", "thinks_it_spells", '"real words", "it learned the text"', "one character of context"),
+    returns("predict_generated_text", "thinks_it_spells", '"real words", "it learned the text"', "needs more than its last letter"),
     returns("predict_generated_text", "thinks_it_babbles", '"unseen pairs", "sampling is random"', "0.2 %"),
     returns("predict_generated_text", "not_a_choice", '"gibberish", "one letter of context"', "answer with one of"),
     # -------------------------------------------- predict_neural_vs_counting (recorded wrong, or malformed)

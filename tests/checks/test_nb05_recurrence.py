@@ -240,7 +240,7 @@ def gated_forward(f, i, g, c0):
     returns("predict_residual_slope", "tanh_slope_one", '1.1, "1 + 0.1"', "only at 0"),
     returns("predict_residual_slope", "a_word", '"above 1", "identity"', "answer with a number"),
     # ---------------------------------------------------------------------- predict_residual_sum
-    returns("predict_residual_sum", "adds", '"larger", "the branch adds"', "columns summing to 0"),
+    returns("predict_residual_sum", "adds", '"larger", "the branch adds"', "moves the gradient between entries"),
     returns("predict_residual_sum", "takes", '"smaller", "softmax shrinks"', "every column"),
     returns("predict_residual_sum", "a_number", '-0.5, "unchanged"', "answer with one of"),
     # ---------------------------------------------------------------------- predict_gated_steps
