@@ -159,11 +159,13 @@ def _flip_example(positions, k, d, base):
 
 
 def _speed_example(k, d, base):
-    """Words for the first pair the default speeds turn by the wrong angle."""
-    j = 1 if d >= 4 else 0
-    tokens = "token" if abs(k) == 1 else "tokens"
-    return (f"pair {j} turned by {k * 10000.0 ** (-2.0 * j / d):.4f} radians, where moving on {k} {tokens} turns "
-            f"it by {k * base ** (-2.0 * j / d):.4f} at this encoding's base, {base:g}")
+    """Words for what the default speeds do to the slower pairs: the turn, and a factor off that differs by pair."""
+    slow = np.arange(1, d // 2)[:3] if d >= 4 else np.zeros(1, dtype=int)  # the first three slower pairs
+    got, need = k * 10000.0 ** (-2.0 * slow / d), k * base ** (-2.0 * slow / d)
+    factors = ", ".join(f"pair {j} × {n / g:.3g}" for j, g, n in zip(slow, got, need))
+    return (f"pair {slow[0]} turned by {got[0]:.4f} radians, where position p + {k} has it {need[0]:.4f} radians "
+            f"further round than position p. The turn each slower pair needs, as a multiple of the one it got: "
+            f"{factors}")
 
 
 def _no_candidate():
@@ -188,7 +190,7 @@ def _shift_case(label, positions, k, d, base=10000.0):
          f"where the right ones?"),
         (lambda: _turned(pe, k, base, default_speeds=True),
          f"Pair 0 is right in every row, but the slower pairs are turned by the wrong angle: "
-         f"{_speed_example(k, d, base)}. Which speeds did your turn use?"),
+         f"{_speed_example(k, d, base)}. What sets how far your code turns each pair?"),
         (lambda: _turned(pe, k, base, turn_sign=-1),
          f"Every row is a good encoding, of the wrong position: these are the encodings of positions p - {k}, "
          f"not p + {k}: the rows moved back instead of forward."),
