@@ -90,8 +90,8 @@ predict_lsa_rank = ask("predict_lsa_rank", form=described("an int", is_int), rto
 
 predict_dog_neighbour = ask(  # which rank-2 term vector is nearest 'dog' by cosine; its reveal measures both
     "predict_dog_neighbour", form=one_of(("cat", "king")), normalize=plain, mistakes=[
-     ("king", "'dog' stands beside 'king' in one document, beside 'pet' and 'food' in four: two pieces keep "
-              "what many documents share, and that one document's quirk is left to the later pieces.")])
+     ("king", "'dog' stands beside 'king' in one document, beside 'food' in four and 'pet' in three: two pieces "
+              "keep what many documents share, and that one document's quirk is left to the later pieces.")])
 
 
 # ------------------------------------------------------------ two more: sizes and the nearest point of an ellipse
