@@ -216,8 +216,10 @@ def _softmax_hint(scores, allowed):
     return known_mistakes(
         (lambda: _softmax(scores) * allowed, "Masked after the softmax without renormalising: the rows no longer "
                                              "sum to 1. Mask the scores (with -inf) before the softmax."),
-        (lambda: _softmax(scores * allowed), "The scores were multiplied by the mask: a blocked score of 0 still "
-                                             "gets weight exp(0) = 1. Replace blocked scores with -inf instead."),
+        (lambda: _softmax(scores * allowed), "The scores were multiplied by the mask: a blocked score becomes 0, "
+                                             "and exp(0) = 1, so before the division the blocked key weighs as "
+                                             "much as an allowed score of 0 and keeps a share of the row. Replace "
+                                             "blocked scores with -inf instead."),
         (lambda: _softmax(np.where(allowed, -np.inf, scores)), "True means allowed: the blocked keys got the weight."),
         (lambda: _softmax(scores), "The mask is ignored: blocked keys must get weight 0."),
         (lambda: _masked(scores, allowed, axis=-2) if scores.ndim >= 2 and (allowed.any(-2)).all() else np.nan,

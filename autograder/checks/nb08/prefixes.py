@@ -80,7 +80,7 @@ MESSAGES = {  # the symptom each wrong reading shows
     "one_more": "Your row t (all but the last) still moves when the id at position t + 1 changes: one token of the "
                 "future is still in view.",
     "first_row": "Your rows do not follow their own position: every row t is the model's guess at position 0 of its "
-                 "input, not the one it makes at position t, after reading ids[:, :t + 1].",
+                 "input, not the one it makes at position t, when the text ends there.",
     "probabilities": "Each of your rows sums to 1: those are probabilities. The loss cell wants the model's logits, "
                      "what the model returns.",
 }
@@ -117,7 +117,7 @@ def _case(label: str, rng: np.random.Generator, N: int, T: int, V: int, cheats: 
 @check
 def prefix_logits(hidden, rng):
     if not hidden:
-        return [_case("prefix_logits(model, ids) with a model that reads the next token and its whole input, "
+        return [_case("prefix_logits(model, ids) with a model that reads its whole input, future included, "
                       "ids of shape (3, 5), V = 4", rng, 3, 5, 4, cheats=True),
                 _case("prefix_logits(model, ids) with a model that reads only the past, ids (2, 4), V = 6",
                       rng, 2, 4, 6, cheats=False)]
