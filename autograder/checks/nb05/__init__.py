@@ -11,7 +11,8 @@ One module per half of the notebook, in its order (importing them registers thei
   softmax_cross_entropy_backward
 - :mod:`.training`: adamw_step, embedding_backward, softmax_jacobian, bigram_counts (a bug hunt),
   bigram_train_step, and the prediction questions between them (predict_validation_turn on the full training
-  run's validation curve, then predict_generated_text and predict_neural_vs_counting on its table)
+  run's validation curve and predict_neural_vs_counting on its final training loss, both asked before the run,
+  then predict_generated_text on its table)
 - :mod:`.minibatch`: predict_batch_spread and gradient_spread (the spread of a minibatch gradient against the
   batch size, measured by the learner)
 - :mod:`.recurrence`: predict_residual_slope and predict_residual_sum (the identity path of one residual
@@ -45,7 +46,7 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "squared_loss_grad", "sgd_step", "predict_lr_limit", "numerical_gradient", "linear_backward", "softmax_cross_entropy_backward",
     "adamw_step", "embedding_backward", "predict_embedding_grad", "softmax_jacobian", "predict_jacobian_row_sum",
     "bigram_counts", "bigram_train_step", "predict_overfit_floor", "predict_validation_turn",
-    "predict_generated_text", "predict_neural_vs_counting",
+    "predict_neural_vs_counting", "predict_generated_text",
     "predict_batch_spread", "gradient_spread",
     "predict_residual_slope", "predict_residual_sum", "predict_saturated_slope", "predict_residual_depth", "rnn_forward", "predict_gradient_fates", "gradient_by_distance",
     "gated_forward", "predict_gated_fates", "predict_gated_steps",
