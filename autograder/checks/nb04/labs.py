@@ -38,16 +38,16 @@ predict_greedy_words = ask(
 predict_colder_loss = ask(
     "predict_colder_loss", form=one_of(("all", "cat", "cat and dog", "dog and sun", "none")), mistakes=[
         ("cat", "Not only 'cat': 'dog' stands just 0.1 below it and 2.9 above 'sun'. Cooling doubles every gap, "
-                "so 'sun' falls from 0.103 to 0.026 and both others share what it gave up: 'dog' goes from 0.438 "
+                "so 'sun' falls from 0.103 to 0.025 and both others share what it gave up: 'dog' goes from 0.437 "
                 "to 0.463 (its loss 0.83 -> 0.77 nats)."),
-        ("all", "The probabilities still sum to 1: what 'cat' and 'dog' gain, 'sun' loses (0.103 -> 0.026), and "
+        ("all", "The probabilities still sum to 1: what 'cat' and 'dog' gain, 'sun' loses (0.103 -> 0.025), and "
                 "its loss rises from 2.28 to 3.67 nats."),
-        ("none", "'cat' goes from 0.460 to 0.512 and 'dog' from 0.438 to 0.463: both losses fall. Only 'sun' "
+        ("none", "'cat' goes from 0.460 to 0.512 and 'dog' from 0.437 to 0.463: both losses fall. Only 'sun' "
                  "pays more."),
         ("dog and sun", "'sun' is the one that loses: cooling doubles its gap of 2.9 below the others and it "
-                        "falls from 0.103 to 0.026, while 'cat' and 'dog' share what it gave up.")],
+                        "falls from 0.103 to 0.025, while 'cat' and 'dog' share what it gave up.")],
     otherwise="'cat' and 'dog': cooling doubles every gap, and the big gap lies below both of them, so they share "
-              "what 'sun' loses (0.103 -> 0.026).")
+              "what 'sun' loses (0.103 -> 0.025).")
 
 _GAPS = "the gaps below 'cat' become 1 / 0.1 = 10 for 'dog' and 2 / 0.1 = 20 for 'sun'"
 predict_lab_limits = ask(
