@@ -486,18 +486,24 @@ predict_scaled_scores = ask(
      ((-55.0, -55.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: -0.9839.")])
 
 predict_score_rank = ask(
-    "predict_score_rank", form=described("a tuple of two ints, (rank with d = 2, rank with d = 8)", int_tuple(2)),
+    "predict_score_rank", form=described("a tuple of two ints, (rank with d = 2, rank with d = 8), bias included",
+                                         int_tuple(2)),
     wording=NB04,  # the learner's measurement stands between the prediction and its reveal
     mistakes=[
-     ((6, 6), "Each entry is its own dot product, yet with d = 2 the table is the sum of 2 outer products, one per "
-              "feature, each of rank 1: its rank is at most 2."),
-     ((2, 8), "With d = 8 the features allow rank 8, but a 6 x 6 table has only 6 rows: its rank is at most 6."),
-     ((2, 2), "Right for d = 2. With d = 8 the cap from the features is 8, above the table's own size, so the "
+     ((6, 6), "Each entry is its own dot product plus 1, yet with d = 2 the table is a sum of outer products: one "
+              "per feature, each of rank 1, and one more for the bias (a table of ones is an outer product too). "
+              "Its rank is at most 3."),
+     ((2, 6), "Right for d = 8. With d = 2 the two features give a table of rank 2, but the same 1 added to every "
+              "score is another rank-1 table, a column of ones times a row of ones, pointing its own way."),
+     ((3, 8), "With d = 8 the features allow rank 8, but a 6 x 6 table has only 6 rows: its rank is at most 6."),
+     ((2, 8), "With d = 8 the features allow rank 8, but a 6 x 6 table has only 6 rows: its rank is at most 6. "
+              "And with d = 2, count the bias's table of ones too."),
+     ((3, 3), "Right for d = 2. With d = 8 the cap from the features is above the table's own size, so the "
               "6 x 6 table of random numbers has full rank, 6."),
-     ((1, 1), "Each feature's outer product has rank 1, but a sum of d of them, pointing different ways, has rank "
-              "d (up to the table's size): 2 and 6."),
-     (lambda got: got[0] != 2, "With d = 2 the table is the sum of 2 outer products, one per feature, each of "
-                               "rank 1: its rank is at most 2, and random numbers reach it.")])
+     ((1, 1), "Each outer product has rank 1, but a sum of several, pointing different ways, has rank the number "
+              "of pieces (up to the table's size): 3 and 6."),
+     (lambda got: got[0] != 3, "With d = 2 the scores are a sum of 2 outer products, one per feature, and the bias "
+                               "adds a third, ones times ones: rank at most 3, and random numbers reach it.")])
 
 
 predict_softmax_rank = ask(

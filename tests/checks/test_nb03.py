@@ -312,7 +312,8 @@ def score_rank_by_width(widths, n_q, n_k, rng, weights=False):
         ranks.append(int(np.linalg.matrix_rank(score_table(Q, K))))
     return ranks
 ''', "the scores' own ranks"),
-    returns("predict_score_rank", "full_rank", "(6, 6), 'every entry is its own dot product'", "at most 2"),
+    returns("predict_score_rank", "full_rank", "(6, 6), 'every entry is its own dot product'", "at most 3"),
+    returns("predict_score_rank", "bias_forgotten", "(2, 6), 'd features cap the rank at d'", "another rank-1 table"),
     returns("predict_score_rank", "features_cap_only", "(2, 8)", "only 6 rows"),
     returns("predict_score_rank", "rank_one", "(1, 1)", "pointing different ways"),
     returns("predict_score_rank", "the_old_single_answer", "2", "a tuple of two ints"),
@@ -390,7 +391,7 @@ def score_rank_by_width(widths, n_q, n_k, rng, weights=False):
         out.append(int((sv > sv.max() * 1e-10).sum()))
     return np.array(out)
 ''',
-    "predict_score_rank": answer("predict_score_rank", "[2, 6], 'min(d, 6)'"),
+    "predict_score_rank": answer("predict_score_rank", "[3, 6], 'min(d + 1, 6)'"),
     "predict_softmax_rank": answer("predict_softmax_rank", "6.0, 'exp acts entry by entry'"),
     "batch_weight_grad": '''
 def batch_weight_grad(G, X):
