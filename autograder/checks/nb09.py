@@ -17,7 +17,7 @@ from .compare import Case, call_with, close, describe, equal, predicate, raises
 from .hints import known_mistakes, numbers
 from .models.attention_blocks import (JACOBIAN_MISTAKES, JACOBIAN_TRUTH, SDPA_MESSAGES, SHUFFLE_MISTAKES, SHUFFLE_TRUTH,
                                       TABLE_MISTAKES, TABLE_TRUTH, WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases,
-                                      largest_case, predict_width_sweep, width_trend)
+                                      largest_case, predict_width_sweep)
 from .models.attention_order import (EMPTY_ROW_MISTAKES, EMPTY_ROW_TRUTH, ROPE_ORDER_MISTAKES, ROPE_ORDER_TRUTH,
                                      empty_row_pair)
 from .models.numpy_attention import mha_np, sdpa_np

@@ -72,19 +72,24 @@ SHUFFLE_MISTAKES = [
 SHUFFLE_TRUTH = ("(False, True): the mask decides which tokens a token reads, so a shuffle changes outputs; but among "
                  "the tokens it reads, the order is invisible, so the swap leaves tokens 2, 3 and 4 unchanged.")
 
-# predict_jacobian_shrink: log10 of (largest |entry| of the softmax Jacobian at [1, 0, 0]) / (the same at 16 * [1, 0, 0])
+# predict_jacobian_shrink: log10 of (largest |entry| of the softmax Jacobian at [1, 0.5, 0]) / (the same at [16, 8, 0])
 JACOBIAN_MISTAKES = [
-    (lambda g: g <= 0, "The ratio asked for is the largest entry at factor 1 over the largest at factor 16: the "
-                       "Jacobian shrinks as the row saturates, so its power of ten is positive, about 6."),
-    (lambda g: 0 < g < 2.5, "About 10 (or 16) treats the Jacobian as shrinking like 1 / factor. The small weights "
-                            "shrink like e^-factor: at 16 each is about e^-16 = 1.1e-7, and the largest entry, "
-                            "p(1 - p) for the top weight p, is twice that, 2.3e-7, against 0.24 at factor 1: 10^6."),
-    (lambda g: 2.5 <= g < 5, "The right direction, not far enough: the small weights shrink like e^-factor, about "
-                             "1.1e-7 each at factor 16, so the largest entry is 2.3e-7 against 0.24: 10^6."),
+    (lambda g: g <= 0, "The ratio asked for is the largest entry at [1, 0.5, 0] over the largest at [16, 8, 0]: the "
+                       "Jacobian shrinks as the row saturates, so its power of ten is positive."),
+    (lambda g: 0 < g < 2, "About 10 (or 16) treats the Jacobian as shrinking like 1 / factor. A weight that is not the "
+                          "top one shrinks like e^-gap: the runner-up, 8 behind at [16, 8, 0], keeps about e^-8 = "
+                          "3.4e-4, and the largest entry, p(1 - p) for the top weight, is about that, against 0.25."),
+    (lambda g: 4 < g < 5, "The right idea, a little too far: the runner-up's weight at [16, 8, 0] is about e^-8 = "
+                          "3.4e-4, and the largest entry at [1, 0.5, 0] is 0.25, not 1: a ratio of about 750."),
+    (lambda g: 5 <= g <= 7.5, "That is the ratio for a row whose top score leads every other key by 16, "
+                              "16 * [1, 0, 0]. Here the runner-up trails by 8 only: its weight, about e^-8 = "
+                              "3.4e-4, sets the largest entry, and the last key, 16 behind, hardly counts: about 750 "
+                              "times smaller."),
     (lambda g: g > 7.5, "Each entry holds a small weight once, not squared: the largest is p(1 - p) for the top weight, "
-                        "about 2e^-16 = 2.3e-7 at factor 16, against 0.24 at factor 1: 10^6.")]
-JACOBIAN_TRUTH = ("The largest entry is p(1 - p) for the top weight p: 0.576 x 0.424 = 0.24 at factor 1; at 16 the two "
-                  "small weights are about e^-16 = 1.1e-7 each and it is 2.3e-7: a ratio of about 10^6.")
+                        "about e^-8 = 3.4e-4 at [16, 8, 0], against 0.25 at [1, 0.5, 0]: about 750 times smaller.")]
+JACOBIAN_TRUTH = ("About 10^3 (750 measured): the largest entry is p(1 - p) for the top weight p, 0.25 at [1, 0.5, 0]; "
+                  "at [16, 8, 0] the runner-up, 8 behind, keeps about e^-8 = 3.4e-4 of the weight and the entry is "
+                  "about that. The gap to the runner-up decides, not the gap to the last key.")
 
 BLOCK_MESSAGES = {  # symptoms, and the likely cause in a learner's words; never the line to write
     "no_rescale": "Right when the largest score sits in the first block, wrong otherwise: what was added up before a "
@@ -253,34 +258,28 @@ def largest_case(label, d_k, scaled, n_keys, seed):
                 predicate(partial(_largest_problem, d_k=d_k, scaled=scaled, n_keys=n_keys, seed=seed)))
 
 
-# ----------------------------------------------- predict_width_sweep: the trend of largest_weight over the widths
-WIDTH_TRENDS = ("rises", "stays", "falls")
-WIDTH_MISTAKES = [
-    (("rises", "rises"), "The scaled scores keep the same spread at every width, so their gaps, and with them the "
-                         "weights, stay as they were at d_k = 4: the scaled curve stays flat."),
-    (("stays", "stays"), "Unscaled, a dot product of d_k products has a spread that grows with d_k: the gaps between "
-                         "the 8 scores widen, and, as softmax([10, 0, 0]) showed, wider gaps give the largest score "
-                         "more of the weight. The unscaled curve rises towards 1."),
-    (("stays", "rises"), "Both the other way round: the unscaled scores spread wider with the width, so their "
-                         "largest weight rises; the scale holds the spread, so the scaled one stays."),
-    (("falls", "stays"), "Wider vectors make the unscaled scores spread wider, not closer: the gaps grow, so the "
-                         "largest weight rises towards 1, not down towards 1/8."),
-    (("rises", "falls"), "The unscaled half is right. The scale does not flatten the weights as the width grows: it "
-                         "holds the scores' spread where it is, so the scaled curve stays flat."),
+# ----------------------------------------------- predict_width_sweep: largest_weight at the widest width, both ways
+WIDTH_MISTAKES = [  # tried in order on the decoded pair (unscaled, scaled) at d_k = 1024
+    (lambda g: g[0] < g[1], "The other way round: unscaled, the scores spread wider the wider the vectors, so at "
+                            "d_k = 1024 the unscaled largest weight is the larger of the two; the scale holds the "
+                            "spread where it was at d_k = 4."),
+    (lambda g: g[1] > 0.6, "The scaled scores keep a standard deviation of 1 at every width, so their largest weight "
+                           "at d_k = 1024 is what it was at d_k = 4: eight scores about a unit apart, far from one "
+                           "key taking everything."),
+    (lambda g: g[1] < 0.2, "The scale holds the scores' spread at 1, not at 0: eight scores of standard deviation 1 "
+                           "still differ by about a unit, so the top key gets well more than 1/8."),
+    (lambda g: g[0] < 0.75, "Unscaled at d_k = 1024 a score is a sum of 1024 products, standard deviation 32: the "
+                            "gaps between 8 such scores are tens, and softmax([10, 0, 0]) already gave the top key "
+                            "0.9999. Nearly all the weight goes to one key."),
 ]
-WIDTH_TRUTH = ("(\"rises\", \"stays\"): unscaled, the scores' spread grows with the width, so their gaps grow and the "
-               "largest weight climbs towards 1; scaled, the spread stays the same at every width, and so do the "
-               "weights.")
-
-
-def width_trend(values, tol: float = 0.1) -> str:
-    """How a curve of average largest weights goes from its first width to its last: "rises", "stays" or "falls"."""
-    change = float(values[-1]) - float(values[0])
-    return "rises" if change > tol else "falls" if change < -tol else "stays"
+WIDTH_TRUTH = ("About (0.96, 0.35): unscaled, the scores' standard deviation at d_k = 1024 is 32, so the top key "
+               "takes nearly everything (a little less when the runner-up happens to be close); scaled, it is 1 at "
+               "every width, and eight scores a unit or so apart give the top key about a third.")
 
 
 predict_width_sweep = question(
-    "09_attention", "predict_width_sweep", wording=NB09, reason=True, compare=equal(), normalize=as_tuple,
-    mistakes=WIDTH_MISTAKES, otherwise=WIDTH_TRUTH, form=described('a pair of "rises", "stays" or "falls"', lambda v:
-                                                                   isinstance(v, (tuple, list)) and len(v) == 2
-                                                                   and all(x in WIDTH_TRENDS for x in v)))
+    "09_attention", "predict_width_sweep", wording=NB09, reason=True, compare=close(atol=0.1, rtol=0.0), atol=0.1,
+    rtol=0.0, normalize=as_tuple, mistakes=WIDTH_MISTAKES, otherwise=WIDTH_TRUTH,
+    form=described("a pair of numbers between 1/8 and 1 (unscaled, scaled)", lambda v: isinstance(v, (tuple, list))
+                   and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                           and 0.1 <= x <= 1.0 for x in v)))

@@ -28,14 +28,15 @@ EMPTY_ROW_MISTAKES = [
 EMPTY_ROW_TRUTH = ("(nan, zeros): nn.MultiheadAttention takes the plain softmax of a row of -inf, 0/0 = NaN; "
                    "F.scaled_dot_product_attention (PyTorch 2) returns zeros for a query that reads nothing.")
 
-# predict_rope_order: (is MultiHeadAttention(rope=True) under the causal mask causal?, with no mask and rope=True, does a
-# shuffle of the tokens only shuffle the outputs?)
+# predict_rope_order: (is MultiHeadAttention(rope=True) under the causal mask causal?, with no mask and rope=True, does
+# reversing the tokens only reverse the outputs?)
 ROPE_ORDER_MISTAKES = [
     (_pair(False, False), "RoPE turns the queries and keys by their positions, but it adds no score the mask did not "
                           "allow: a query still reads no later key, so changing the future moves no earlier output."),
-    (_pair(True, True), "With RoPE a score depends on how far apart the query and the key stand: after a shuffle the "
-                        "tokens stand at other distances, so their outputs change, not only their places."),
+    (_pair(True, True), "Reversed, every two tokens stand as far apart as before, but in the other order: a key that "
+                        "stood 2 before its query now stands 2 after it. A RoPE score depends on m - n with its sign, "
+                        "and turning by -theta is not turning by theta, so the scores, and the outputs, change."),
     (_pair(False, True), "Both are the other way round: the mask still keeps every later key out with RoPE, and RoPE's "
-                         "scores change when the tokens stand at other distances.")]
+                         "scores change when m - n changes sign, as it does for every pair of reversed tokens.")]
 ROPE_ORDER_TRUTH = ("(True, False): the rotation changes the scores, not which keys a query may read, so the layer stays "
-                    "causal; but the scores now depend on how far apart the tokens stand, so a shuffle changes them.")
+                    "causal; but the scores depend on m - n with its sign, so reversing the tokens changes them.")
