@@ -180,9 +180,10 @@ MISTAKES += [  # the predictions: a wrong answer of the right form is recorded w
     returns("predict_rouge_reads", "the_same_place", "(2, 'French keeps the place')", "where 'rouge' sits in French"),
     returns("predict_rouge_reads", "the_first_word", "0", "the first word"),
     returns("predict_rouge_reads", "not_a_position", "8", "between 0 and 7"),
-    returns("predict_contextual", "static_all_the_way", "('equal at every layer', 'one row per word')",
-            "part after the first block"),
-    returns("predict_contextual", "positions_set_them_apart", "'apart at every layer'", "exactly the same vector"),
+    returns("predict_contextual", "block_2_undoes_block_1", "('smaller', 'the last block tidies up')",
+            "no reason to undo"),
+    returns("predict_contextual", "the_gap_is_passed_on", "('about the same', 'the residual passes it on')",
+            "does not pass the gap on unchanged"),
     returns("predict_contextual", "not_a_choice", "'different'", "answer with one of"),
     returns("predict_coordinate", "one_axis_is_number", "('a single coordinate', 'one feature per axis')",
             "nothing in the model prefers the table's axes"),
@@ -206,7 +207,7 @@ is_word = torch.isin(tgt, torch.tensor(list(translation.values())))
 return ((lookup[read_word] == tgt) & is_word).sum().item() / is_word.sum().item()""", 4)),
     "predict_noun_geometry": answer("predict_noun_geometry", "('two ' + 'singular nouns', 'the verb agrees in number')"),
     "predict_rouge_reads": answer("predict_rouge_reads", "(['the', 'red'].index('red'), 'red is read')"),
-    "predict_contextual": answer("predict_contextual", "'equal after the embedding, ' + 'apart after the blocks'"),
+    "predict_contextual": answer("predict_contextual", "'lar' + 'ger'"),
     "predict_coordinate": answer("predict_coordinate", "(' '.join(['the', 'direction']), 'axes mean nothing')"),
     "greedy_decode": decode("""
 written = torch.tensor([[bos_id]])

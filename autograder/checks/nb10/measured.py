@@ -1,7 +1,7 @@
 """What the learner does to the notebook's measurements: predictions before them, and two changes they write.
 
 The predictions come before the measurement whose outcome they name (the two placements of the norms, the causal
-test on three models, the loss on one batch, the loss by position). without_positions runs on the checks' own
+test on three models, the n-gram baselines, the loss on one batch, the loss at position 0). without_positions runs on the checks' own
 TinyGPT and takes one AdamW step: the logits before and after it show a position signal that is still there and
 one that training would bring back. init_gpt2_ is judged by the spread of each of its draws on a TinyGPT of the
 checks (a few hundred draws or more each), against the spreads the convention gives exactly; a hint reads which
@@ -38,16 +38,32 @@ predict_norm_placement = ask(
 
 predict_causal_models = ask(
     "predict_causal_models",
-    label="predict_causal_models(): how many of the three models (learned, rotary, learned without its mask) "
+    label="predict_causal_models(): how many of three fresh masked models (learned, rotary, learned with dropout 0.1) "
           "is_causal calls causal",
     form=int_in(0, 3), compare=equal(),
-    mistakes=[(is_(3), "The copy whose blocks forgot the mask lets every position read the later ones: a change to "
-                       "a later row moves the outputs of earlier positions, and is_causal says so. Only the two "
-                       "masked models pass."),
+    mistakes=[(is_(3), "The model with dropout fails, though its mask is the one the others have: a fresh module is in "
+                       "training mode, and each call of it zeroes other entries at random, so is_causal sees earlier "
+                       "outputs move between its two calls. Two of the three pass."),
               (is_(1), "The rotary model passes too: a rotation changes how a query scores the keys it may read, "
                        "never which keys those are; the mask decides that. Two of the three pass."),
-              (is_(0), "The two masked models pass, the rotary one included: the mask decides which keys a position "
-                       "reads, whatever its positions do to the scores. Only the copy without the mask fails.")])
+              (is_(0), "Two pass: the learned and the rotary model, whose outputs are the same at every call. Only "
+                       "the model whose dropout is on gives earlier outputs that move between two calls.")])
+
+
+BIGRAM_SHARE_CHOICES = ("less than a third", "between a third and two thirds", "more than two thirds")
+
+predict_bigram_share = ask(
+    "predict_bigram_share",
+    label="predict_bigram_share(): how much of the gap from ln V down to the entropy rate a bigram table closes",
+    form=one_of(BIGRAM_SHARE_CHOICES), compare=equal(),
+    mistakes=[(is_("less than a third"), "In this grammar the previous word already fixes most of what may come "
+                                         "next: after 'the' an adjective, a noun or a place; after a noun a verb or "
+                                         "'near'; after '.' always 'the'. Counting which word follows which closes "
+                                         "most of the gap: more than two thirds of it."),
+              (is_("between a third and two thirds"), "More: the previous word leaves few choices in this grammar "
+                                                      "('.' is always followed by 'the', a noun by a verb or "
+                                                      "'near'). What a bigram table cannot know, the number of a "
+                                                      "noun some words back, is a small part of the gap.")])
 
 
 OVERFIT_CHOICES = ("near 0", "near the entropy rate", "near ln V")
@@ -65,18 +81,20 @@ predict_overfit = ask(
                                  "enough to memorise.")])
 
 
-POSITION_LOSS_CHOICES = ("the first few", "the last few", "none stands out")
+POSITION_LOSS_CHOICES = ("near the entropy rate", "near the bigram baseline", "near the unigram baseline")
 
 predict_loss_by_position = ask(
     "predict_loss_by_position",
-    label="predict_loss_by_position(): which positions of a validation window have the highest loss",
+    label="predict_loss_by_position(): where the mean loss at position 0 of a validation window lands",
     form=one_of(POSITION_LOSS_CHOICES), compare=equal(),
-    mistakes=[(is_("the last few"), "A later position reads more context, never less: the last positions of a "
-                                    "window know the most. The first few know least: a window starts mid-sentence, "
-                                    "and position 0 has not even seen whether it is in a subject or an object."),
-              (is_("none stands out"), "The first few positions stand out: a window starts anywhere in a sentence, "
-                                       "and until a position has read back to a noun or a '.', it cannot know the "
-                                       "verb's number or what comes next.")])
+    mistakes=[(is_("near the entropy rate"), "Position 0 has read one token, the window's first: it cannot know "
+                                             "whether it is in a subject or an object, nor the noun the verb must "
+                                             "agree with. With one token read, the best any model can do is what "
+                                             "the bigram table does."),
+              (is_("near the unigram baseline"), "Position 0 reads one token, and one token already says a lot: "
+                                                 "after 'the' comes an adjective or a noun, after a noun a verb or "
+                                                 "'near'. The model uses it as a bigram table does, and lands near "
+                                                 "the bigram baseline, far below the unigram one.")])
 
 
 # --------------------------------------------------------------------------- without_positions

@@ -419,19 +419,19 @@ def token_vectors(hidden, rng):
                           "sinusoidal", rng.integers(0, 7, size=6).tolist(), 4, rng)]
 
 
-CONTEXTUAL_CHOICES = ("equal at every layer", "equal after the embedding, apart after the blocks",
-                      "apart at every layer")
+CONTEXTUAL_CHOICES = ("smaller", "about the same", "larger")
 
 predict_contextual = ask(
     "predict_contextual",
-    label="predict_contextual(): the same word at the same position of two sentences, before and after the blocks",
+    label="predict_contextual(): the distance between one word's vectors in two sentences, after block 2 against "
+          "after block 1",
     form=one_of(CONTEXTUAL_CHOICES), compare=equal(),
-    mistakes=[(is_("equal at every layer"), "The embedding gives the word one vector whatever surrounds it, but "
-                                            "each block adds what attention read from the earlier words, and those "
-                                            "differ: the vectors part after the first block."),
-              (is_("apart at every layer"), "The embedding is a table lookup plus the position's vector: the same "
-                                            "word at the same position gets exactly the same vector. Only the blocks, "
-                                            "which read the other words, set them apart.")])
+    mistakes=[(is_("smaller"), "Block 2 has no reason to undo what block 1 wrote: it adds to each vector, and "
+                               "what it adds is read from earlier words that differ and from vectors that already "
+                               "differ. The gap grows, to almost twice its size."),
+              (is_("about the same"), "Block 2 does not pass the gap on unchanged: it adds what its attention reads, "
+                                      "and it reads the earlier words, which differ, again. The gap grows, to "
+                                      "almost twice its size.")])
 
 
 NOUN_CHOICES = ("two singular nouns", "a singular and a plural noun", "about the same")
