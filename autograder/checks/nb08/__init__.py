@@ -538,24 +538,6 @@ predict_multiplied_weight = ask(
     otherwise="Multiplying gives the scores [2, 0, 3]; the blocked key gets exp(0) / (e^2 + e^0 + e^3) = 0.0351.")
 
 
-CHEAT_PREFIX_CHOICES = ("below 1.42", "between", "above 2.08")
-
-
-predict_cheat_prefix_loss = ask(
-    "predict_cheat_prefix_loss", reason=True,
-    label="predict_cheat_prefix_loss(): the loss of the model trained without a mask on prefixes only, against the "
-          "floor of 1.42 nats and uniform guessing's ln 8 = 2.08",
-    form=one_of(CHEAT_PREFIX_CHOICES), compare=equal(),
-    mistakes=[(is_("below 1.42"), "On a prefix no model can read what comes next, so none beats the source's 1.42 "
-                                  "nats on average: the honest floor holds for the cheat too."),
-              (is_("between"), "A model that knew nothing and said so would pay ln 8 = 2.08. This one was trained "
-                               "to find the answer among its inputs and copy it, sure of itself; on a prefix that "
-                               "input is gone, and it stays sure of a token that is usually wrong, which costs more "
-                               "than a uniform guess.")],
-    otherwise="Trained with the answer in view, the model learnt to copy it, confidently; on a prefix it is as "
-              "confident and usually wrong, and a confident wrong guess costs more than ln 8 = 2.08.")
-
-
 FIRST_POSITION_CHOICES = ("higher", "about the same", "lower")
 
 
@@ -586,4 +568,5 @@ predict_cheat_offset = ask(
 from .targets import IGNORE, causal_lm_pairs, masked_lm_pairs, predict_bos_targets  # noqa: E402,F401 (registers them)
 from .left_padding import predict_left_pad_empty_rows  # noqa: E402,F401 (registers it)
 from .prefixes import prefix_logits  # noqa: E402,F401 (registers it)
-from .experiments import predict_empty_row, predict_floor, predict_ids_read, predict_which_causal  # noqa: E402,F401
+from .experiments import (predict_cheat_prefix_loss, predict_empty_row, predict_floor, predict_ids_read,  # noqa: E402,F401
+                          predict_which_causal)

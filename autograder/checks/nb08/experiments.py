@@ -1,5 +1,6 @@
-"""Notebook 08's predictions asked before its given experiments: the source's floor against an even guess, a row
-that keeps no key in the stable softmax, which of four functions are causal, and the ids each objective reads."""
+"""Notebook 08's predictions asked before its given experiments: the source's floor against an even guess, the
+cheat's losses on whole windows and on prefixes, a row that keeps no key in the stable softmax, which of four
+functions are causal, and the ids each objective reads."""
 from __future__ import annotations
 
 from ..compare import equal, fmt
@@ -87,3 +88,35 @@ predict_ids_read = ask(
     "predict_ids_read", reason=True, normalize=as_tuple,
     label="predict_ids_read(): the text's ids each model reads when asked for the id at position 4, (causal, masked)",
     form=described("a pair of ints (causal, masked)", int_tuple(2)), compare=equal(), mistakes=IDS_READ_MISTAKES)
+
+
+CHEAT_PREFIX_CHOICES = ("below 1.42", "between", "above 2.08")
+
+
+def _cheat_pair(got):
+    g = plain(got)
+    if isinstance(g, (tuple, list)) and len(g) == 2 and all(isinstance(x, str) and x in CHEAT_PREFIX_CHOICES for x in g):
+        return None
+    return (f"answer with a pair (on whole windows, on prefixes only), each one of "
+            f"{', '.join(map(repr, CHEAT_PREFIX_CHOICES))}; got {fmt(g)}.")
+
+
+predict_cheat_prefix_loss = ask(
+    "predict_cheat_prefix_loss", reason=True, normalize=as_tuple,
+    label="predict_cheat_prefix_loss(): the losses of the model trained without a mask, on whole windows and on "
+          "prefixes only, against the floor of 1.42 nats and uniform guessing's ln 8 = 2.08",
+    form=_cheat_pair, compare=equal(),
+    mistakes=[(lambda g: plain(g)[0] != "below 1.42",
+               "On whole windows, as it trained, every position but the last can read the very token it must "
+               "predict among the later inputs of its own window. The floor of 1.42 holds for a model that cannot "
+               "see the answer; one that reads the answer and copies it goes far below it."),
+              (lambda g: plain(g)[1] == "below 1.42",
+               "On a prefix no model can read what comes next, so none beats the source's 1.42 nats on average: "
+               "the honest floor holds for the cheat too."),
+              (lambda g: plain(g)[1] == "between",
+               "A model that knew nothing and said so would pay ln 8 = 2.08. This one was trained to find the answer "
+               "among its inputs and copy it, sure of itself; on a prefix that input is gone, and it stays sure of a "
+               "token that is usually wrong, which costs more than a uniform guess.")],
+    otherwise="Trained with the answer in view, the model learnt to copy it, confidently: far below the floor on "
+              "whole windows. On a prefix it is as confident and usually wrong, and a confident wrong guess costs "
+              "more than ln 8 = 2.08.")
