@@ -368,6 +368,10 @@ def sample_token(logits, rng, temperature=1.0):
     returns("predict_lab_limits", "cooling_flattens", "(1.099, 1.099)", "sharpens the bars"),
     returns("predict_lab_limits", "bits_not_nats", "(14.427, 28.854)", "in bits"),
     returns("predict_lab_limits", "one_number", "1.099", "tuple of 2 numbers"),
+    returns("predict_naive_sum", "equal_logits_share", '"[0.5, 0.5]"', "Written as is"),
+    returns("predict_naive_sum", "inf_over_inf", '"[nan, nan]"', "no numerator overflows"),
+    returns("predict_naive_sum", "numerators_overflow", '"[inf, inf]"', "The numerators stay finite"),
+    returns("predict_naive_sum", "not_a_choice", '"0"', "answer with one of"),
     returns("predict_hot_loss", "the_flat_bar", "1 / 3", "a probability"),
     returns("predict_hot_loss", "cold_not_hot", "0.0", "LOW temperature"),
     returns("predict_hot_loss", "without_the_minus", "-1.099", "never negative"),
@@ -619,6 +623,10 @@ def predict_mat_share():
 def predict_colder_loss():
     return " and ".join(["cat", "dog"])
 ''',
+    "predict_naive_sum": '''
+def predict_naive_sum():
+    return "[" + ", ".join(["0"] * 2) + "]", "the two exponentials fit, their sum is inf, and finite / inf = 0"
+''',
     "predict_hot_loss": '''
 import math
 def predict_hot_loss():
@@ -680,7 +688,7 @@ def test_every_exercise_has_a_header_and_a_hint_ladder():
     import re
 
     texts = _texts()
-    assert len(texts) == 23, sorted(texts)
+    assert len(texts) == 24, sorted(texts)
     for name, text in texts.items():
         assert len(re.findall(HEADER, text, re.M)) == 1, (name, re.findall(r"^> .*$", text, re.M))
         summaries = re.findall(r"<summary>(.*?)</summary>", text)

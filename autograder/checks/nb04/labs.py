@@ -3,12 +3,24 @@ width 256 spreads its weight, where greedy decoding of the tiny language model g
 word greedy never says, what a lower temperature does to each target's loss on logits with two tokens near the
 top, and what the probability lab's loss reads at the two ends of its temperature dial (predict_lab_limits the
 cold end, predict_hot_loss the hot one). Each is asked before its cell runs and revealed from the learner's own
-functions."""
+functions. predict_naive_sum asks what the softmax written as is makes of logits whose exponentials fit but
+whose sum does not."""
 from __future__ import annotations
 
 from ..compare import close
 from ..questions import a_number, numbers_tuple, one_of
 from .common import ask
+
+_SUM = ("each e^709.5 = 1.35e308 fits below float64's largest, 1.8e308, but their sum 2.7e308 does not: the sum is "
+        "inf, and a finite number over inf is 0")
+predict_naive_sum = ask(
+    "predict_naive_sum", form=one_of(("[0.5, 0.5]", "[nan, nan]", "[0, 0]", "[inf, inf]")), mistakes=[
+        ("[0.5, 0.5]", "Two equal logits should give 0.5 each, and the shifted softmax does. Written as is, though, "
+                       + _SUM + "."),
+        ("[nan, nan]", "nan comes from inf / inf or 0 / 0. Here no numerator overflows, only the denominator: "
+                       + _SUM + ", not nan."),
+        ("[inf, inf]", "The numerators stay finite: " + _SUM + ", not inf.")],
+    otherwise="[0, 0]: " + _SUM + ". Two zeros that do not sum to 1, and not a word of warning from the division.")
 
 predict_top_weight = ask(
     "predict_top_weight", form=a_number, compare=close(atol=0.1, rtol=0.0), atol=0.05, rtol=0.0, mistakes=[
