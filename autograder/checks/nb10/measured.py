@@ -1,11 +1,11 @@
 """What the learner does to the notebook's measurements: predictions before them, and two changes they write.
 
 The predictions come before the measurement whose outcome they name (the two placements of the norms, the causal
-test on three models, the n-gram baselines, the loss on one batch, the loss at position 0). without_positions runs on the checks' own
-TinyGPT and takes one AdamW step: the logits before and after it show a position signal that is still there and
-one that training would bring back. init_gpt2_ is judged by the spread of each of its draws on a TinyGPT of the
-checks (a few hundred draws or more each), against the spreads the convention gives exactly; a hint reads which
-known wrong reading the measured spreads show.
+test on three models, the n-gram baselines, the loss on one batch, the loss at position 0). without_positions runs
+on the checks' own TinyGPT and takes one AdamW step: the logits before and after it show a position signal that is
+still there and one that training would bring back. init_gpt2_ is judged by the spread of each of its draws on a
+TinyGPT of the checks (a few hundred draws or more each), against the spreads the convention gives exactly; a hint
+reads which known wrong reading the measured spreads show.
 """
 from __future__ import annotations
 
@@ -57,12 +57,12 @@ predict_bigram_share = ask(
     label="predict_bigram_share(): how much of the gap from ln V down to the entropy rate a bigram table closes",
     form=one_of(BIGRAM_SHARE_CHOICES), compare=equal(),
     mistakes=[(is_("less than a third"), "In this grammar the previous word already fixes most of what may come "
-                                         "next: after 'the' an adjective, a noun or a place; after a noun a verb or "
-                                         "'near'; after '.' always 'the'. Counting which word follows which closes "
-                                         "most of the gap: more than two thirds of it."),
+                                         "next: after 'the' an adjective, a noun or a place; after a noun a verb, "
+                                         "'near' or '.'; after '.' always 'the'. Counting which word follows which "
+                                         "closes most of the gap: more than two thirds of it."),
               (is_("between a third and two thirds"), "More: the previous word leaves few choices in this grammar "
-                                                      "('.' is always followed by 'the', a noun by a verb or "
-                                                      "'near'). What a bigram table cannot know, the number of a "
+                                                      "('.' is always followed by 'the', a noun by a verb, 'near' "
+                                                      "or '.'). What a bigram table cannot know, the number of a "
                                                       "noun some words back, is a small part of the gap.")])
 
 
@@ -92,9 +92,9 @@ predict_loss_by_position = ask(
                                              "agree with. With one token read, the best any model can do is what "
                                              "the bigram table does."),
               (is_("near the unigram baseline"), "Position 0 reads one token, and one token already says a lot: "
-                                                 "after 'the' comes an adjective or a noun, after a noun a verb or "
-                                                 "'near'. The model uses it as a bigram table does, and lands near "
-                                                 "the bigram baseline, far below the unigram one.")])
+                                                 "after 'the' comes an adjective, a noun or a place, after a noun "
+                                                 "a verb, 'near' or '.'. The model uses it as a bigram table does, "
+                                                 "and lands near the bigram baseline, far below the unigram one.")])
 
 
 # --------------------------------------------------------------------------- without_positions
