@@ -260,7 +260,8 @@ def prefix_logits(model, ids):
     returns("predict_first_position_loss", "lower", '"lower"', "no position can beat"),
     returns("predict_first_position_loss", "not_a_choice", '"same"', "answer with one of"),
     returns("predict_cheat_offset", "itself", '0, "it reads its own token"', "the query itself"),
-    returns("predict_cheat_offset", "the_token_before", '-1, "the token before decides the next"', "the token before"),
+    returns("predict_cheat_offset", "the_token_before", '-1, "the token before decides the next"',
+            "which this source's next token does not depend on"),
     returns("predict_cheat_offset", "two_ahead", '2, "further ahead"', "offset +1"),
     returns("predict_cheat_offset", "not_an_int", '"next", "the next one"', "int"),
     # ---------------------------------------- where the targets come from: BOS, and masked tokens

@@ -558,9 +558,9 @@ predict_cheat_offset = ask(
     form=int_in(-9, 9), compare=equal(),
     mistakes=[(is_(0), "0 is the query itself, which a causal model may read. With no mask, position t reads the "
                        "input at t + 1, which is exactly the token it must predict: offset +1."),
-              (is_(-1), "-1 is the token before, all this source's next token depends on, and position t already "
-                        "holds its own token. Without a mask the answer itself, the input at t + 1, is there to "
-                        "read: offset +1.")],
+              (is_(-1), "-1 is the token before the query, which this source's next token does not depend on: "
+                        "it depends only on the query's own token, which position t already holds. Without a "
+                        "mask the answer itself, the input at t + 1, is there to read: offset +1.")],
     otherwise="Position t's target is the input at position t + 1 of the same window; without a mask it can read "
               "it and copy it: offset +1.")
 
