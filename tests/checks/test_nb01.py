@@ -537,10 +537,11 @@ def train_val_pairs(ids, context_len, val_frac=0.3):
             "only the selected rows"),
     returns("predict_param_counts", "not_a_pair", "16080",
             "a tuple of two ints"),
-    returns("predict_lm_targets", "every_token", "(1000, 0), 'each token is a target'", "The first token follows nothing"),
-    returns("predict_lm_targets", "the_windows", "(992, 0), 'one per window'", "number of windows"),
-    returns("predict_lm_targets", "every_entry_of_Y", "(7936, 0), '992 windows of 8'", "counts a position once for every window"),
-    returns("predict_lm_targets", "people_wrote_them", "(999, 999), 'the author wrote every token'", "nobody wrote a target"),
+    returns("predict_lm_targets", "every_token", "(1000, 8), 'each token is a target'", "The first token follows nothing"),
+    returns("predict_lm_targets", "the_windows", "(992, 8), 'one per window'", "number of windows"),
+    returns("predict_lm_targets", "every_entry_of_Y", "(7936, 8), '992 windows of 8'", "counts a position once for every window"),
+    returns("predict_lm_targets", "one_window_each", "(999, 1), 'each position has its window'", "8 windows, not 1"),
+    returns("predict_lm_targets", "one_too_many", "(999, 9), 'windows 492 to 500'", "not 9"),
     returns("predict_lm_targets", "not_a_pair", "999", "a tuple of two ints"),
     returns("predict_emoji_tokens", "one_per_character", "1, 'one character'", "never held any of them"),
     returns("predict_emoji_tokens", "unknown_dropped", "0, 'never seen'", "Nothing is dropped"),
@@ -668,7 +669,7 @@ def cbow_examples(ids, window):
     "predict_cat_neighbours": answer("predict_cat_neighbours", "[['dog', 'king', 'fish'], 'shared contexts'][::1]"),
     "predict_cbow_counts": answer("predict_cbow_counts", "[[36, 4 * 36 - 6], 'the ends miss six']"),
     "predict_cross_word_token": answer("predict_cross_word_token", "'ye' + 's', 'spaces are bytes too'"),
-    "predict_lm_targets": answer("predict_lm_targets", "[1000 - 1, 0], 'the text is its own label'"),
+    "predict_lm_targets": answer("predict_lm_targets", "[1000 - 1, 2 ** 3], 'eight windows overlap on each middle position'"),
     "make_lm_pairs": '''
 def make_lm_pairs(ids, context_len):
     if context_len < 1 or len(ids) <= context_len:

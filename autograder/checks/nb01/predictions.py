@@ -56,16 +56,18 @@ predict_relabel = ask(  # its reveal follows the exercise that builds the measur
 
 predict_lm_targets = ask(  # counts, told apart exactly: 1000 is not 999 "within 1e-3"
     "predict_lm_targets", rtol=0, form=described("a tuple of two ints", int_tuple(2)), mistakes=[
-     ((1000, 0), "The first token follows nothing: no window has it as a target. Every later position is the "
+     ((1000, 8), "The first token follows nothing: no window has it as a target. Every later position is the "
                  "target of some window, so 999."),
-     ((992, 0), "992 = 1000 - 8 is the number of windows. Each window has 8 targets and the windows overlap: "
+     ((992, 8), "992 = 1000 - 8 is the number of windows. Each window has 8 targets and the windows overlap: "
                 "together their targets cover every position after the first, 999."),
-     ((7936, 0), "7936 = 992 * 8 counts a position once for every window it is a target in. Counted once each, "
+     ((7936, 8), "7936 = 992 * 8 counts a position once for every window it is a target in. Counted once each, "
                  "the positions that are targets are all but the first: 999."),
-     ((999, 999), "A person wrote the text, but nobody wrote a target: each target is the next token of the same "
-                  "text, read off by make_lm_pairs. That is why any text is training data."),
-     ((1000, 1000), "Nobody wrote a target: each is the next token of the text itself. And the first token follows "
-                    "nothing, so 999 positions are targets, not 1000.")])
+     ((999, 1), "The windows overlap: window i's targets are positions i + 1 to i + 8, so position 500 is a "
+                "target of every window that starts 1 to 8 positions before it, 8 windows, not 1."),
+     ((999, 9), "Count the starts: window i's targets are positions i + 1 to i + 8, so position 500 is a target "
+                "for i = 492 to 499, 8 windows (a context of 1, 2, ..., 8 tokens before it), not 9."),
+     ((999, 7), "Count the starts: window i's targets are positions i + 1 to i + 8, so position 500 is a target "
+                "for i = 492 to 499, 8 windows (a context of 1, 2, ..., 8 tokens before it), not 7.")])
 
 predict_emoji_tokens = ask(  # its reveal follows a line of prose: "a cell below"
     "predict_emoji_tokens", wording=NB04, form=described("an int", is_int), rtol=0, mistakes=[

@@ -80,7 +80,7 @@ predict_untransposed_copy = ask(  # its reveal follows the exercise's test cells
 
 # ------------------------------------------------------------ LSA: how few pieces hold most of a count table
 
-_TWO = "two pieces, one per topic, already bring the error to 0.44"
+_TWO = "two pieces already bring the error to 0.44"
 predict_lsa_rank = ask("predict_lsa_rank", form=described("an int", is_int), rtol=0, mistakes=[
      (1, "One piece leaves a relative error of 0.75: the table holds two topics, pets and royalty, each needing "
          f"a direction of its own; {_TWO}."),
