@@ -292,13 +292,13 @@ predict_offset_terms = ask(
                                 "W_Q W_K^T, which breaks the cos((j - i) w) identity.")])
 
 
-# The learned table of positions (context length 8) against the formula, at position 8.
+# Learned positions (a table trained on 8-token texts) against the formula, at position 8.
 TABLE_ANSWERS = ("both", "only the sinusoidal one", "only the learned table", "neither")
 
 predict_position_eight = ask(
     "predict_position_eight",
-    label="predict_position_eight(): which of a learned table of 8 positions and the sinusoidal formula gives "
-          "position 8 a vector",
+    label="predict_position_eight(): which of learned positions trained on 8-token texts and the sinusoidal "
+          "formula gives position 8 a vector",
     form=one_of(TABLE_ANSWERS), compare=equal(),
     mistakes=[(is_("both"), "A learned table of context length 8 has rows 0 to 7 only: position 8 has no row, and "
                             "reading it raises IndexError. The formula computes a vector for any p."),
@@ -309,22 +309,23 @@ predict_position_eight = ask(
     otherwise="Only the sinusoidal formula: the table has rows 0 to 7, one per trained position.")
 
 
-# Reading the angle p back from the fastest pair (sin p, cos p) with arctan of the ratio, at p = 0, 2, 4, 7.
+# Reading the angle p back from the fastest pair (sin p, cos p) with arctan of the ratio, at p = 0, 1, ..., 99.
 predict_ratio_angles = ask(
     "predict_ratio_angles",
-    label="predict_ratio_angles(): for how many of p = 0, 2, 4, 7 does arctan(sin p / cos p) give p back within a "
-          "whole number of turns",
-    form=int_in(0, 4), compare=equal(),
-    mistakes=[(is_(4), "arctan answers only between -pi/2 and pi/2, half a turn: where cos p is negative (p = 2 and "
-                       "p = 4 radians, past a quarter turn) the ratio is that of the opposite point, and the angle "
-                       "comes back half a turn off."),
-              (is_(1), "p = 7 is more than a turn, but 7 - 2 pi = 0.72 lies within (-pi/2, pi/2), and a whole turn "
-                       "is allowed: arctan gives 0.72 back, right. Only a negative cosine (p = 2, 4) goes wrong."),
-              (is_(3), "cos 2 = -0.42 and cos 4 = -0.65 are both negative: both of those come back half a turn "
-                       "off. Only p = 0 and p = 7 (cos 7 = +0.75) are read right."),
-              (is_(0), "Where cos p is positive (p = 0, and p = 7, which is 0.72 past a turn) the ratio's arctan is "
-                       "right within a turn; only the negative cosines (p = 2, 4) come back half a turn off.")],
-    otherwise="Two: p = 0 and p = 7 have a positive cosine; p = 2 and p = 4 come back half a turn off.")
+    label="predict_ratio_angles(): for how many of the positions p = 0, 1, ..., 99 does arctan(sin p / cos p) give p "
+          "back within a whole number of turns",
+    form=int_in(0, 100), compare=close(atol=2, rtol=0.0),
+    mistakes=[(lambda v: v >= 90, "arctan answers only between -pi/2 and pi/2, half a turn: wherever cos p is negative "
+                                  "(p = 2, 3, 4, 8, ...) the ratio is that of the opposite point, and the angle comes "
+                                  "back half a turn off. That happens on half the circle."),
+              (lambda v: v <= 10, "Where cos p is positive (p = 0, 1, 5, 6, 7, ..., and p = 7 is 0.72 past a turn) the "
+                                  "ratio's arctan is right within a whole turn; only the negative cosines go wrong."),
+              (lambda v: 15 <= v <= 35, "A whole turn is allowed: p = 7 is 0.72 past a turn and reads back right. "
+                                        "The ratio fails where cos p < 0, on half the circle, not three quarters."),
+              (lambda v: 65 <= v <= 85, "The ratio fails wherever cos p < 0: the left half of the circle, not a "
+                                        "quarter of it. p = 2, 3 and 4 all land there.")],
+    otherwise="Fifty: the positions 0, 1, ..., 99 radians spread evenly round the circle, and the ratio reads right "
+              "only on the half where cos p > 0.")
 
 
 # One pair (omega = 1), three matrices between the encodings: does PE_i M PE_j depend on j - i only?

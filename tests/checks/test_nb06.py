@@ -153,11 +153,12 @@ def first_repeat(omegas, horizon=10_000):
     returns("predict_position_eight", "only_the_table", '"only the learned table"', "fixed number of rows"),
     returns("predict_position_eight", "neither", '"neither"', "8 or 8000"),
     returns("predict_position_eight", "not_a_choice", '"the formula"', "answer with one of"),
-    returns("predict_ratio_angles", "all_four", "4", "between -pi/2 and pi/2"),
-    returns("predict_ratio_angles", "past_a_turn_is_wrong", "1", "0.72"),
-    returns("predict_ratio_angles", "three", "3", "both negative"),
+    returns("predict_ratio_angles", "all_of_them", "100", "between -pi/2 and pi/2"),
+    returns("predict_ratio_angles", "past_a_turn_is_wrong", "25", "0.72 past a turn"),
+    returns("predict_ratio_angles", "three_quarters", "75", "not a quarter of it"),
     returns("predict_ratio_angles", "none", "0", "only the negative cosines"),
-    returns("predict_ratio_angles", "a_float", "2.0", "one int"),
+    returns("predict_ratio_angles", "out_of_range", "101", "between 0 and 100"),
+    returns("predict_ratio_angles", "a_float", "50.0", "one int"),
     returns("predict_offset_matrices", "mixing_keeps_it", '"M1 and M3"', "sin(a + b)"),
     returns("predict_offset_matrices", "all_three", '"all three"', "twice and the sine once"),
     returns("predict_offset_matrices", "none", '"none"', "scales sine and cosine alike"),
@@ -339,7 +340,7 @@ def nearest_collision(pe, min_gap=1):
     return best_p, best
 ''',
     "predict_position_eight": answer("predict_position_eight", '"only the " + "sinusoidal one"'),
-    "predict_ratio_angles": answer("predict_ratio_angles", "int(np.int64(2))"),
+    "predict_ratio_angles": answer("predict_ratio_angles", "int(np.int64(49))"),
     "predict_offset_matrices": answer("predict_offset_matrices", '"only " + "M1"'),
     "predict_offset_terms": '''
 def predict_offset_terms():
