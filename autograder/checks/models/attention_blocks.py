@@ -11,7 +11,7 @@ import numpy as np
 
 from ..compare import Case, close, equal, predicate
 from ..hints import known_mistakes, known_variant, numbers
-from ..questions import NB09, as_tuple, described, question
+from ..questions import NB09, Wording, as_tuple, described, question
 from ..toolkit import TENSOR_MATCH, TOL, import_torch, normal, output_of, tensor
 
 SDPA_MESSAGES = {
@@ -277,8 +277,12 @@ WIDTH_TRUTH = ("About (0.96, 0.35): unscaled, the scores' standard deviation at 
                "every width, and eight scores a unit or so apart give the top key about a third.")
 
 
+# This prediction stands before the exercise whose function its reveal runs: the reveal is a few cells on.
+WIDTH_SWEEP_WORDING = Wording(NB09.visible, NB09.hidden,
+                              "Prediction recorded: the sweep after largest_weight reveals the answer and whether "
+                              "yours was right.")
 predict_width_sweep = question(
-    "09_attention", "predict_width_sweep", wording=NB09, reason=True, compare=close(atol=0.1, rtol=0.0), atol=0.1,
+    "09_attention", "predict_width_sweep", wording=WIDTH_SWEEP_WORDING, reason=True, compare=close(atol=0.1, rtol=0.0), atol=0.1,
     rtol=0.0, normalize=as_tuple, mistakes=WIDTH_MISTAKES, otherwise=WIDTH_TRUTH,
     form=described("a pair of numbers between 1/8 and 1 (unscaled, scaled)", lambda v: isinstance(v, (tuple, list))
                    and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
