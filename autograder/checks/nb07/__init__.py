@@ -343,11 +343,11 @@ predict_swapped_score = ask(
 
 predict_four_speeds = ask(
     "predict_four_speeds", reason=True,
-    label="predict_four_speeds(): is rope_score at positions (105, 102) the same as at (5, 2), four pairs at four speeds?",
-    form=one_of(SWAP_CHOICES), compare=equal(),
-    mistakes=[(is_("different"), "Each pair's part of the score depends on m - n only, whatever its speed: moving both "
-                                 "positions by 100 turns its two arrows by the same angle, which leaves their dot "
-                                 "product as it was. A sum of four unchanged parts is unchanged.")])
+    label="predict_four_speeds(): rope_score(q, k, 105, 102) - rope_score(q, k, 5, 2), four pairs at four speeds",
+    form=number_in(-1e6, 1e6), compare=close(atol=1e-3, rtol=0),
+    otherwise="Each pair's part of the score depends on m - n only, whatever its speed: moving both positions by 100 "
+              "turns its two arrows by the same angle, which leaves their dot product as it was. A sum of four "
+              "unchanged parts is unchanged: the score changes by 0.")
 
 
 STORAGE_CHOICES = ("0.7", "-0.7", "ValueError")
