@@ -294,6 +294,22 @@ def causal_lm_pairs(ids, bos_id=None):
     ids = np.asarray(ids)
     return ids[:-1], ids[1:]
 """, "positions for"),
+    Mistake("causal_lm_pairs", "one_text_only", """
+def causal_lm_pairs(ids, bos_id=None):
+    ids = np.asarray(ids)
+    if bos_id is not None:
+        ids = np.concatenate([[bos_id], ids])
+    return ids[:-1], ids[1:]
+""", "one row per text"),
+    Mistake("causal_lm_pairs", "batch_flattened", """
+def causal_lm_pairs(ids, bos_id=None):
+    ids = np.asarray(ids)
+    shape = ids.shape
+    flat = ids.ravel() if bos_id is None else np.concatenate([[bos_id], ids.ravel()])
+    if len(shape) == 1:
+        return flat[:-1], flat[1:]
+    return flat[:-1][: shape[0] * (shape[1] - 1)].reshape(shape[0], -1), flat[1:][: shape[0] * (shape[1] - 1)].reshape(shape[0], -1)
+""", "not that text's own"),
     Mistake("causal_lm_pairs", "targets_shifted_the_wrong_way", """
 def causal_lm_pairs(ids, bos_id=None):
     ids = np.asarray(ids)
@@ -416,8 +432,11 @@ def prefix_logits(model, ids):
                                           'sum(4 - n for n in (3, 1, 4)), "one empty row per padding token"'),
     "causal_lm_pairs": """
 def causal_lm_pairs(ids, bos_id=None):
-    seq = ([] if bos_id is None else [bos_id]) + list(ids)
-    return np.array(seq[:-1], dtype=int), np.array(seq[1:], dtype=int)
+    ids = np.array(ids, dtype=int)
+    if bos_id is not None:
+        ids = np.insert(ids, 0, bos_id, axis=ids.ndim - 1)
+    n = ids.shape[-1]
+    return np.take(ids, np.arange(n - 1), axis=-1), np.take(ids, np.arange(1, n), axis=-1)
 """,
     "masked_lm_pairs": """
 def masked_lm_pairs(ids, mask_positions, mask_id):

@@ -63,10 +63,37 @@ def _causal_pairs_case(label, ids, bos_id, want):
     return Case(label, call_with(list(ids), **kw), want, _causal_pairs_compare(ids, bos_id))
 
 
+def _causal_batch_compare(batch, bos_id):
+    batch = np.asarray(batch)
+
+    def test(got, want):
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return f"expected a tuple (inputs, targets), got {describe(got)}."
+        x, y = (numbers(a) for a in got)
+        wx, wy = (numbers(a) for a in want)
+        if x is None or y is None or x.shape != wx.shape or y.shape != wy.shape:
+            shapes = ", ".join(str(None if a is None else a.shape) for a in (x, y))
+            return (f"a batch of {batch.shape[0]} texts of {batch.shape[1]} ids each should give inputs and targets of "
+                    f"shape {wx.shape} {'with a BOS' if bos_id is not None else 'without one'}, one row per text; got "
+                    f"{shapes}. Each row is a text of its own: do what you do to one text along each row's ids, "
+                    "never across the rows.")
+        if not (np.array_equal(x, wx) and np.array_equal(y, wy)):
+            return ("the shapes are right but some row's pairs are not that text's own: each row should hold what "
+                    "one text of that row alone gives.")
+        return None
+    return predicate(test)
+
+
+def _causal_batch_case(label, batch, bos_id, want):
+    kw = {} if bos_id is None else {"bos_id": bos_id}
+    return Case(label, call_with(np.array(batch), **kw), want, _causal_batch_compare(batch, bos_id))
+
+
 @check
 def causal_lm_pairs(hidden, rng):
     if not hidden:
         ids = [5, 7, 2, 9]
+        batch = [[5, 7, 2, 9], [1, 3, 3, 8]]
         return [
             _causal_pairs_case("causal_lm_pairs([5, 7, 2, 9])", ids, None,
                                const((np.array([5, 7, 2]), np.array([7, 2, 9])))),
@@ -74,12 +101,19 @@ def causal_lm_pairs(hidden, rng):
                                const((np.array([0, 5, 7, 2]), np.array([5, 7, 2, 9])))),
             _causal_pairs_case("causal_lm_pairs([4]): one id, nothing to predict it from", [4], None,
                                const((np.array([], dtype=int), np.array([], dtype=int)))),
+            _causal_batch_case("causal_lm_pairs(np.array([[5, 7, 2, 9], [1, 3, 3, 8]])): two texts in a batch", batch,
+                               None, const((np.array([[5, 7, 2], [1, 3, 3]]), np.array([[7, 2, 9], [3, 3, 8]])))),
+            _causal_batch_case("causal_lm_pairs(np.array([[5, 7, 2, 9], [1, 3, 3, 8]]), bos_id=0)", batch, 0,
+                               const((np.array([[0, 5, 7, 2], [0, 1, 3, 3]]), np.array(batch)))),
         ]
     ids = [int(i) for i in rng.integers(1, 50, size=11)]
+    batch = rng.integers(1, 50, size=(3, 7)).tolist()
     return [_causal_pairs_case("causal_lm_pairs of 11 random ids", ids, None, lambda: R("causal_lm_pairs")(ids)),
             _causal_pairs_case("causal_lm_pairs of 11 random ids, bos_id=0", ids, 0,
                                lambda: R("causal_lm_pairs")(ids, bos_id=0)),
-            _causal_pairs_case("causal_lm_pairs([3], bos_id=1)", [3], 1, lambda: R("causal_lm_pairs")([3], bos_id=1))]
+            _causal_pairs_case("causal_lm_pairs([3], bos_id=1)", [3], 1, lambda: R("causal_lm_pairs")([3], bos_id=1)),
+            _causal_batch_case("causal_lm_pairs of a (3, 7) batch of random ids, bos_id=0", batch, 0,
+                               lambda: R("causal_lm_pairs")(np.array(batch), bos_id=0))]
 
 
 def _masked_pairs_compare(ids, positions, mask_id):
