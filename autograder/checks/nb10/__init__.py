@@ -16,9 +16,10 @@ One module per group of exercises, in the notebook's order (importing them regis
 - :mod:`.cache_and_maps`: kv_cache_bytes, generate_cached, attention_maps, agreement_scores
 - :mod:`.gpt2`: from_gpt2, interleaved_to_halves, to_llama_attention
 - :mod:`.induction`: induction_pairs, for the closing extension (an induction head)
-- :mod:`.measured`: predictions before five of the notebook's measurements (predict_norm_placement,
-  predict_causal_models, predict_bigram_share, predict_overfit, predict_loss_by_position), without_positions (the ablation of
-  positions, written by the learner) and init_gpt2_ (GPT-2's initialisation, the extension's exercise)
+- :mod:`.measured`: predictions before six of the notebook's measurements (predict_norm_placement,
+  predict_causal_models, predict_bigram_share, predict_overfit, predict_final_loss, predict_loss_by_position), without_positions (the ablation of
+  positions, written by the learner), init_gpt2_ (GPT-2's initialisation, the extension's exercise) and
+  predict_unscaled_growth (the stream's spread without GPT-2's scaled writes)
 - :mod:`.experiments`: switched_forward (the switches in the learner's own block), my_experiment (an experiment
   of the learner's design), observe_heads, previous_token_score, induction_score, find_heads, ablate_heads (the
   induction finale done by the learner: observe, detect, ablate)
@@ -41,7 +42,8 @@ from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
 from .training import (LOSS_MESSAGES, PIECES_MESSAGES, STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
                        predict_harmful_switches, predict_longer_windows, predict_no_positions, train_step)
 from .measured import (INIT_MESSAGES, NO_POSITION_MESSAGES, init_gpt2_, predict_causal_models, predict_loss_by_position,
-                       predict_bigram_share, predict_norm_placement, predict_overfit, without_positions)
+                       predict_bigram_share, predict_final_loss, predict_norm_placement, predict_overfit,
+                       predict_unscaled_growth, without_positions)
 from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, attention_maps, generate_cached,
                              kv_cache_bytes)
 from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, interleaved_to_halves, to_llama_attention
@@ -62,11 +64,12 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "LayerNorm", "predict_norm_vs_softmax", "layernorm_backward_nodes", "FeedForward", "DecoderBlock", "count_block_params", "TinyGPT",
     "lm_loss", "generate", "predict_ffn_share", "predict_changed_positions", "predict_no_positions", "predict_longer_windows",
     "predict_harmful_switches", "predict_norm_placement", "predict_causal_models", "predict_overfit",
-    "predict_loss_by_position", "predict_bigram_share",
+    "predict_loss_by_position", "predict_bigram_share", "predict_final_loss",
     "train_step", "kv_cache_bytes",
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
     "to_llama_attention", "induction_pairs", "observe_heads", "previous_token_score", "induction_score",
     "find_heads", "ablate_heads", "switched_forward", "my_experiment", "without_positions", "init_gpt2_",
+    "predict_unscaled_growth",
     "translator_loss", "greedy_decode", "predict_rouge_reads", "reads_its_translation",
     "predict_noun_geometry", "token_vectors", "predict_contextual", "predict_coordinate",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NORM_PROPERTIES", "NORM_CHOICES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",

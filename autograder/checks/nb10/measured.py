@@ -1,11 +1,11 @@
 """What the learner does to the notebook's measurements: predictions before them, and two changes they write.
 
 The predictions come before the measurement whose outcome they name (the two placements of the norms, the causal
-test on three models, the n-gram baselines, the loss on one batch, the loss at position 0). without_positions runs
-on the checks' own TinyGPT and takes one AdamW step: the logits before and after it show a position signal that is
-still there and one that training would bring back. init_gpt2_ is judged by the spread of each of its draws on a
-TinyGPT of the checks (a few hundred draws or more each), against the spreads the convention gives exactly; a hint
-reads which known wrong reading the measured spreads show.
+test on three models, the n-gram baselines, the loss on one batch, the loss after the full run, the loss at
+position 0). without_positions runs on the checks' own TinyGPT and takes one AdamW step: the logits before and
+after it show a position signal that is still there and one that training would bring back. init_gpt2_ is judged
+by the spread of each of its draws on a TinyGPT of the checks (a few hundred draws or more each), against the
+spreads the convention gives exactly; a hint reads which known wrong reading the measured spreads show.
 """
 from __future__ import annotations
 
@@ -79,6 +79,23 @@ predict_overfit = ask(
               (is_("near ln V"), "The model and your step do learn: the loss on a batch seen again and again "
                                  "falls at once, below the entropy rate and towards 0, because 4 windows are few "
                                  "enough to memorise.")])
+
+
+FINAL_LOSS_CHOICES = ("near the entropy rate", "near the bigram baseline", "near the unigram baseline")
+
+predict_final_loss = ask(
+    "predict_final_loss",
+    label="predict_final_loss(): where the validation loss lands after the full training run",
+    form=one_of(FINAL_LOSS_CHOICES), compare=equal(),
+    mistakes=[(is_("near the bigram baseline"), "The bigram table knows only the previous word. The model reads up "
+                                                "to 31 tokens back, and attention finds what the previous word "
+                                                "does not say: the noun a verb must agree with, and whether 'the' "
+                                                "starts a subject, a place or an object. The full run ends within "
+                                                "a few hundredths of the entropy rate."),
+              (is_("near the unigram baseline"), "Much lower: word frequencies are learnt in the first few dozen "
+                                                 "steps, which word follows which soon after, and attention then "
+                                                 "reads the context the grammar needs. The full run ends within a "
+                                                 "few hundredths of the entropy rate.")])
 
 
 POSITION_LOSS_CHOICES = ("near the entropy rate", "near the bigram baseline", "near the unigram baseline")
@@ -298,3 +315,21 @@ def init_gpt2_(hidden, rng):
                            "matrix, the mean and spread of each vector", (40, 16, 32, 2, 128, 3), seed, None)]
     return [_init_case("init_gpt2_(model, 0.05) on a TinyGPT of 6 blocks, d_model 32", (40, 16, 32, 2, 128, 6),
                        seed, 0.05)]
+
+
+GROWTH_CHOICES = ("about 1.3 times", "about 4 times", "about 6 times", "about 30 times")
+
+predict_unscaled_growth = ask(
+    "predict_unscaled_growth",
+    label="predict_unscaled_growth(): how many times the stream's spread grows over 12 blocks without the 1/sqrt(2N)",
+    form=one_of(GROWTH_CHOICES), compare=equal(),
+    mistakes=[(is_("about 1.3 times"), "The writes are what the scaling shrinks, and the stream is their sum: each of "
+                                       "the 24 writes gets sqrt(24), about 4.9, times the spread, so the sum grows "
+                                       "far more than the scaled stack's 1.26 times."),
+              (is_("about 6 times"), "That multiplies spreads, and independent writes add variances. The scaled "
+                                     "stack grows 1.26 times: variance 1.59, of which 0.59 is the writes'. Unscaled, "
+                                     "each write has 24 times the variance: 1 + 24 x 0.59 = 15, a spread about 4 "
+                                     "times the embedding's."),
+              (is_("about 30 times"), "Writes that are independent add variances, not spreads: 24 times the writes' "
+                                      "variance (0.59 of the embedding's in the scaled stack) makes 1 + 14 = 15, a "
+                                      "spread about 4 times the embedding's.")])
