@@ -507,7 +507,9 @@ predict_score_rank = ask(
 
 
 predict_softmax_rank = ask(
-    "predict_softmax_rank", form=a_number, compare=close(atol=0, rtol=0), mistakes=[
+    "predict_softmax_rank", form=a_number, compare=close(atol=0, rtol=0),
+    wording=NB04,  # the score_rank_by_width exercise stands between the prediction and its reveal
+    mistakes=[
      (2, "The softmax does not keep the rank. It exponentiates every score on its own, and e^(s_ij) is no longer a "
          "sum of 2 outer products; dividing each row by its sum keeps whatever rank is left, and that is 6."),
      (1, "Every row of weights sums to 1, but rows with the same sum need not be multiples of one another: the 6 "
