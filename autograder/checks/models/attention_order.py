@@ -26,7 +26,8 @@ EMPTY_ROW_MISTAKES = [
                          "this course's attention does."),
     (("uniform", "uniform"), "Neither reads every key evenly: a masked key scores -inf, and its weight is never 1/3.")]
 EMPTY_ROW_TRUTH = ("(nan, zeros): nn.MultiheadAttention takes the plain softmax of a row of -inf, 0/0 = NaN; "
-                   "F.scaled_dot_product_attention (PyTorch 2) returns zeros for a query that reads nothing.")
+                   "F.scaled_dot_product_attention in the installed version of PyTorch returns zeros for a query that "
+                   "reads nothing.")
 
 # predict_rope_order: (is MultiHeadAttention(rope=True) under the causal mask causal?, with no mask and rope=True, does
 # reversing the tokens only reverse the outputs?)
