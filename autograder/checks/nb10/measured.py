@@ -81,12 +81,13 @@ predict_overfit = ask(
                                  "enough to memorise.")])
 
 
-FINAL_LOSS_CHOICES = ("near the entropy rate", "near the bigram baseline", "near the unigram baseline")
+# the three reference losses of the main run; two predictions ask which one a measured loss lands near
+BASELINE_CHOICES = ("near the entropy rate", "near the bigram baseline", "near the unigram baseline")
 
 predict_final_loss = ask(
     "predict_final_loss",
     label="predict_final_loss(): where the validation loss lands after the full training run",
-    form=one_of(FINAL_LOSS_CHOICES), compare=equal(),
+    form=one_of(BASELINE_CHOICES), compare=equal(),
     mistakes=[(is_("near the bigram baseline"), "The bigram table knows only the previous word. The model reads up "
                                                 "to 31 tokens back, and attention finds what the previous word "
                                                 "does not say: the noun a verb must agree with, and whether 'the' "
@@ -98,12 +99,10 @@ predict_final_loss = ask(
                                                  "few hundredths of the entropy rate.")])
 
 
-POSITION_LOSS_CHOICES = ("near the entropy rate", "near the bigram baseline", "near the unigram baseline")
-
 predict_loss_by_position = ask(
     "predict_loss_by_position",
     label="predict_loss_by_position(): where the mean loss at position 0 of a validation window lands",
-    form=one_of(POSITION_LOSS_CHOICES), compare=equal(),
+    form=one_of(BASELINE_CHOICES), compare=equal(),
     mistakes=[(is_("near the entropy rate"), "Position 0 has read one token, the window's first: it cannot know "
                                              "whether it is in a subject or an object, nor the noun the verb must "
                                              "agree with. With one token read, the best any model can do is what "
