@@ -12,7 +12,7 @@ import numpy as np
 
 from ..compare import Case, close
 from ..hints import known_mistakes, numbers
-from ..toolkit import import_torch
+from ..toolkit import import_torch, stable_softmax
 from .common import check
 
 
@@ -63,9 +63,7 @@ def prefix_np(model, ids: np.ndarray, how: str = "right") -> np.ndarray:
     if how == "whole":
         return model(ids)
     if how == "probabilities":
-        z = prefix_np(model, ids)
-        e = np.exp(z - z.max(axis=-1, keepdims=True))
-        return e / e.sum(axis=-1, keepdims=True)
+        return stable_softmax(prefix_np(model, ids))
     if how == "transposed":
         return np.swapaxes(prefix_np(model, ids), 0, 1)
     rows = {"right": lambda t: model(ids[:, : t + 1])[:, -1],
