@@ -480,7 +480,7 @@ def predict_overfit_floor():
     "predict_validation_turn": answer("predict_validation_turn",
                                       '"lowest earlier, then rising", "unseen pairs keep being pushed to 0"'),
     "predict_generated_text": answer("predict_generated_text", '"real pairs, " + "not words", "one letter back"'),
-    "predict_neural_vs_counting": answer("predict_neural_vs_counting", 'str("above"), "frequencies are the optimum"'),
+    "predict_neural_vs_counting": answer("predict_neural_vs_counting", 'str("above"), "unseen pairs are pushed to 0, smoothing keeps some"'),
     "gradient_spread": '''
 def gradient_spread(per_pair, batch_sizes, n_draws, rng):
     """Shuffle, keep the first B; the spread with n - 1 in the denominator; a list of floats."""
@@ -512,8 +512,8 @@ MISTAKES += [
     returns("predict_generated_text", "not_a_choice", '"gibberish", "one letter of context"', "answer with one of"),
     # -------------------------------------------- predict_neural_vs_counting (recorded wrong, or malformed)
     returns("predict_neural_vs_counting", "learning_beats_counting", '"below", "AdamW keeps improving"',
-            "No bigram table can do better"),
-    returns("predict_neural_vs_counting", "exactly_equal", '"the same to 4 decimals", "same model"', "minus infinity"),
+            "cost more than the rest gain"),
+    returns("predict_neural_vs_counting", "exactly_equal", '"the same to 4 decimals", "same model"', "pseudo-count of 0.1"),
     returns("predict_neural_vs_counting", "a_number", '0.002, "a hair above"', "answer with one of"),
     # ------------------------------------------------- predict_batch_spread (recorded wrong, or malformed)
     returns("predict_batch_spread", "like_the_variance", '16.0, "16 times the pairs"', "how much the variance shrinks"),

@@ -240,8 +240,8 @@ def gated_forward(f, i, g, c0):
     returns("predict_residual_slope", "tanh_slope_one", '1.1, "1 + 0.1"', "only at 0"),
     returns("predict_residual_slope", "a_word", '"above 1", "identity"', "answer with a number"),
     # ---------------------------------------------------------------------- predict_residual_sum
-    returns("predict_residual_sum", "adds", '"larger", "the branch adds"', "moves the gradient between entries"),
-    returns("predict_residual_sum", "takes", '"smaller", "softmax shrinks"', "every column"),
+    returns("predict_residual_sum", "sum_kept_so_length_kept", '"the same", "J^T g sums to 0"', "sum of their squares does not"),
+    returns("predict_residual_sum", "takes", '"smaller", "softmax shrinks"', "cannot shorten g"),
     returns("predict_residual_sum", "a_number", '-0.5, "unchanged"', "answer with one of"),
     # ---------------------------------------------------------------------- predict_gated_steps
     returns("predict_gated_steps", "like_attention", '1, "the memory is additive"', "attention's answer"),
@@ -263,7 +263,7 @@ def rnn_forward(x, W_h, W_x, b, h0):
 ''',
     "predict_saturated_slope": answer("predict_saturated_slope", '"below 1e-6", "a gap of about 24 in the scores"'),
     "predict_residual_slope": answer("predict_residual_slope", 'float(1 + 0.1 / np.cosh(0.5) ** 2), "1 + f prime"'),
-    "predict_residual_sum": answer("predict_residual_sum", '"the " + "same", "J has zero column sums"'),
+    "predict_residual_sum": answer("predict_residual_sum", '"lar" + "ger", "g.Jg is a variance under p"'),
     "predict_residual_depth": answer("predict_residual_depth", '"holds", "no direction is stretched every time"'),
     "predict_gradient_fates": answer("predict_gradient_fates",
                                      '["vanishes", "holds", "holds"], "tanh\'s slope is below 1 where it saturates"'),

@@ -11,7 +11,7 @@ One module per half of the notebook, in its order (importing them registers thei
   softmax_cross_entropy_backward
 - :mod:`.training`: adamw_step, embedding_backward, softmax_jacobian, bigram_counts (a bug hunt),
   bigram_train_step, and the prediction questions between them (predict_validation_turn on the full training
-  run's validation curve and predict_neural_vs_counting on its final training loss, both asked before the run,
+  run's validation curve and predict_neural_vs_counting on its final validation loss, both asked before the run,
   then predict_generated_text on its table)
 - :mod:`.minibatch`: predict_batch_spread and gradient_spread (the spread of a minibatch gradient against the
   batch size, measured by the learner)

@@ -348,19 +348,23 @@ predict_residual_slope = ask(
 
 
 # ---------------------------------------------------------------------- predict_residual_sum
-# y = x + softmax(x) at x = (2, 1, 0), with dL/dy = g = (1, -2, 0.5): how does the sum of dL/dx = g + J^T g compare
-# with the sum of g? The same: softmax's Jacobian has rows and columns summing to 0.
+# y = x + softmax(x) at x = (2, 1, 0), with dL/dy = g = (1, -2, 0.5): how does the sum of the squares of dL/dx =
+# g + J^T g (9.0505) compare with that of g (5.25)? Larger unless all of g's entries are equal:
+# g . J g = sum p_i g_i^2 - (sum p_i g_i)^2 is a variance under p (1.6179 here), never negative. The sum of the
+# entries stays -0.5 (rows and columns of J sum to 0), which makes "the same" the tempting wrong answer.
 
 SUM_COMPARISONS = ("larger", "the same", "smaller")
 
 predict_residual_sum = ask(
     "predict_residual_sum", form=one_of(SUM_COMPARISONS), mistakes=[
-        ("larger", "The branch adds J^T g, and its entries sum to 0: softmax's Jacobian has columns summing to 0 (the "
-                   "probabilities always sum to 1). The branch moves the gradient between entries, and the total "
-                   "stays g's, -0.5."),
-        ("smaller", "The branch's part J^T g sums to 0, since every column of softmax's Jacobian sums to 0: what it "
-                    "takes from one entry it gives to another, and the total stays g's, -0.5.")],
-    otherwise="The same: J^T g sums to 0, because softmax's Jacobian has columns summing to 0.")
+        ("the same", "The sum of the entries stays -0.5, since softmax's Jacobian has rows and columns summing to 0, "
+                     "but the sum of their squares does not: it grows from 5.25 to 9.05. In |g + J g|^2 = |g|^2 + "
+                     "2 g.Jg + |Jg|^2 the middle term is sum p_i g_i^2 - (sum p_i g_i)^2, a variance under p."),
+        ("smaller", "In |g + J g|^2 = |g|^2 + 2 g.Jg + |Jg|^2 the last term is a square, and the middle one, "
+                    "sum p_i g_i^2 - (sum p_i g_i)^2, is the variance of g's entries under p: neither can be "
+                    "negative, so the branch cannot shorten g. Here 5.25 grows to 9.05.")],
+    otherwise="Larger, 9.05 against 5.25: g . J g = sum p_i g_i^2 - (sum p_i g_i)^2 is a variance under p, never "
+              "negative.")
 
 
 # ---------------------------------------------------------------------- predict_residual_depth
@@ -368,8 +372,8 @@ predict_residual_sum = ask(
 predict_residual_depth = ask(
     "predict_residual_depth", form=one_of(FATES), mistakes=[
         ("explodes", "1.1^50 = 117 is what you get if every layer stretched the gradient by 1.1. I + 0.1 Q with Q a "
-                     "random rotation stretches some directions by up to 1.1 and shrinks others down to 0.9, and "
-                     "over 50 different rotations the two balance: the norm stays of order 1."),
+                     "random orthogonal matrix stretches some directions by up to 1.1 and shrinks others down to 0.9, and "
+                     "over 50 different such matrices the two balance: the norm stays of order 1."),
         ("vanishes", "The identity path carries the gradient through every layer unchanged; the branch adds 0.1 Q "
                      "of it, which can shrink some directions a little, but nothing multiplies the whole gradient by "
                      "a factor below 1 fifty times over.")],
