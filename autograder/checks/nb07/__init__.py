@@ -6,7 +6,7 @@ import numpy as np
 
 from ..compare import Case, call_with, close, const, describe, equal, fmt, predicate, raises
 from ..hints import known_mistakes, numbers
-from ..questions import is_, near, number_in, numbers_tuple, one_of
+from ..questions import int_in, is_, near, number_in, numbers_tuple, one_of
 from ..toolkit import MATCH
 from .common import A, R, ask, check, rotation_matrix_of as _matrix  # noqa: F401
 
@@ -343,11 +343,21 @@ predict_swapped_score = ask(
 
 predict_four_speeds = ask(
     "predict_four_speeds", reason=True,
-    label="predict_four_speeds(): rope_score(q, k, 105, 102) - rope_score(q, k, 5, 2), four pairs at four speeds",
-    form=number_in(-1e6, 1e6), compare=close(atol=1e-3, rtol=0),
-    otherwise="Each pair's part of the score depends on m - n only, whatever its speed: moving both positions by 100 "
-              "turns its two arrows by the same angle, which leaves their dot product as it was. A sum of four "
-              "unchanged parts is unchanged: the score changes by 0.")
+    label="predict_four_speeds(): queries turned at base 10000, keys at base 100; how many of the four pairs' parts "
+          "of the score change from positions (5, 2) to (105, 102)",
+    form=int_in(0, 4), compare=equal(),
+    mistakes=[(is_(0), "The offset is still 3, but a pair's part keeps its value only when its query arrow and its key "
+                       "arrow turn by the same extra angle. Under two bases pairs 1 to 3 turn at one speed for the "
+                       "queries and another for the keys (pair 1: 0.1 against 0.316 radian per position), so 100 "
+                       "positions more turn their two arrows by different angles."),
+              (is_(4), "Pair 0 turns at base^0 = 1 radian per position under any base: its query arrow and its key "
+                       "arrow both turn 100 radians more, and its part stays."),
+              (is_(1), "Pair 0 is the one pair whose speed is the same for queries and keys (base^0 = 1 under any "
+                       "base), so its part stays; pairs 1 to 3 turn at two speeds each, and their parts change.")],
+    otherwise="Pair 0 turns at base^0 = 1 radian per position under both bases: its two arrows turn by the same 100 "
+              "radians and its part stays. Pairs 1 to 3 turn faster for the keys (0.316, 0.1, 0.032 radian per "
+              "position at base 100) than for the queries (0.1, 0.01, 0.001): their arrows turn by different "
+              "angles, and their parts change. Three of the four.")
 
 
 STORAGE_CHOICES = ("0.7", "-0.7", "ValueError")
