@@ -466,7 +466,7 @@ predict_weight_total = ask("predict_weight_total", reason=True, form=a_number, c
                            atol=1e-4, rtol=0.0, mistakes=WEIGHT_TOTAL_MISTAKES, otherwise=WEIGHT_TOTAL_TRUTH)
 predict_table_gib = ask("predict_table_gib", reason=True, form=a_number, compare=close(atol=0.5, rtol=0.0), atol=0.01,
                         rtol=1e-3, mistakes=TABLE_MISTAKES, otherwise=TABLE_TRUTH)
-predict_jacobian_shrink = ask("predict_jacobian_shrink", reason=True, form=a_number, compare=close(atol=1.0, rtol=0.0),
+predict_jacobian_shrink = ask("predict_jacobian_shrink", reason=True, form=a_number, compare=close(atol=0.4, rtol=0.0),
                               mistakes=JACOBIAN_MISTAKES, otherwise=JACOBIAN_TRUTH)
 predict_causal_shuffles = ask("predict_causal_shuffles", reason=True, compare=equal(), normalize=as_tuple,
                               mistakes=SHUFFLE_MISTAKES, otherwise=SHUFFLE_TRUTH, form=described("a pair of True/False",

@@ -29,15 +29,17 @@ EMPTY_ROW_TRUTH = ("(nan, zeros): nn.MultiheadAttention takes the plain softmax 
                    "F.scaled_dot_product_attention in the installed version of PyTorch returns zeros for a query that "
                    "reads nothing.")
 
-# predict_rope_order: (is MultiHeadAttention(rope=True) under the causal mask causal?, with no mask and rope=True, does
-# reversing the tokens only reverse the outputs?)
+# predict_rope_order: (is MultiHeadAttention(rope=True) under the causal mask causal?, with no mask and rope=True, are the
+# outputs of six copies of one token all equal?)
 ROPE_ORDER_MISTAKES = [
-    (_pair(False, False), "RoPE turns the queries and keys by their positions, but it adds no score the mask did not "
-                          "allow: a query still reads no later key, so changing the future moves no earlier output."),
-    (_pair(True, True), "Reversed, every two tokens stand as far apart as before, but in the other order: a key that "
-                        "stood 2 before its query now stands 2 after it. A RoPE score depends on m - n with its sign, "
-                        "and turning by -theta is not turning by theta, so the scores, and the outputs, change."),
-    (_pair(False, True), "Both are the other way round: the mask still keeps every later key out with RoPE, and RoPE's "
-                         "scores change when m - n changes sign, as it does for every pair of reversed tokens.")]
-ROPE_ORDER_TRUTH = ("(True, False): the rotation changes the scores, not which keys a query may read, so the layer stays "
-                    "causal; but the scores depend on m - n with its sign, so reversing the tokens changes them.")
+    (_pair(False, True), "RoPE turns the queries and keys by their positions, but it adds no score the mask did not "
+                         "allow: a query still reads no later key, so changing the future moves no earlier output."),
+    (_pair(True, False), "The scores do change with the position: each of the six queries sees its keys at other "
+                         "offsets, so the weights differ. But RoPE turns queries and keys only, never the values, and "
+                         "here the six values are one vector: weights that add up to 1 mix it back into itself."),
+    (_pair(False, False), "Both: RoPE adds no score the mask did not allow, so the layer stays causal; and with six "
+                          "copies of one token the weights differ by position, but they mix six equal values, which "
+                          "RoPE never turns, so every output is the same.")]
+ROPE_ORDER_TRUTH = ("(True, True): the rotation changes the scores, not which keys a query may read, so the layer stays "
+                    "causal; with six copies of one token the scores differ by position, but the six values are one "
+                    "vector, and weights that add up to 1 give it back at every position.")
