@@ -16,8 +16,8 @@ One module per group of exercises, in the notebook's order (importing them regis
 - :mod:`.cache_and_maps`: kv_cache_bytes, generate_cached, attention_maps, agreement_scores
 - :mod:`.gpt2`: from_gpt2, interleaved_to_halves, to_llama_attention
 - :mod:`.induction`: induction_pairs, for the closing extension (an induction head)
-- :mod:`.measured`: predictions before six of the notebook's measurements (predict_norm_placement,
-  predict_causal_models, predict_bigram_share, predict_overfit, predict_final_loss, predict_loss_by_position), without_positions (the ablation of
+- :mod:`.measured`: predictions before eight of the notebook's measurements (predict_norm_placement,
+  predict_mask_handover, predict_stacked_swap, predict_causal_models, predict_bigram_share, predict_overfit, predict_final_loss, predict_loss_by_position), without_positions (the ablation of
   positions, written by the learner), init_gpt2_ (GPT-2's initialisation, the extension's exercise) and
   predict_unscaled_growth (the stream's spread without GPT-2's scaled writes)
 - :mod:`.experiments`: switched_forward (the switches in the learner's own block), my_experiment (an experiment
@@ -42,6 +42,7 @@ from .tinygpt import GPT_MESSAGES, OPTIONS_TOL, POSITIONS, TinyGPT
 from .training import (LOSS_MESSAGES, PIECES_MESSAGES, STEP_MESSAGES, generate, lm_loss, predict_changed_positions, predict_ffn_share,
                        predict_harmful_switches, predict_longer_windows, predict_no_positions, train_step)
 from .measured import (INIT_MESSAGES, NO_POSITION_MESSAGES, init_gpt2_, predict_causal_models, predict_loss_by_position,
+                       predict_mask_handover, predict_stacked_swap,
                        predict_bigram_share, predict_final_loss, predict_norm_placement, predict_overfit,
                        predict_unscaled_growth, without_positions)
 from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, attention_maps, generate_cached,
@@ -69,7 +70,7 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
     "to_llama_attention", "induction_pairs", "observe_heads", "previous_token_score", "induction_score",
     "find_heads", "ablate_heads", "switched_forward", "my_experiment", "without_positions", "init_gpt2_",
-    "predict_unscaled_growth",
+    "predict_unscaled_growth", "predict_mask_handover", "predict_stacked_swap",
     "translator_loss", "greedy_decode", "predict_rouge_reads", "reads_its_translation",
     "predict_noun_geometry", "token_vectors", "predict_contextual", "predict_coordinate",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NORM_PROPERTIES", "NORM_CHOICES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",

@@ -14,7 +14,7 @@ import numpy as np
 from ..compare import Case, close, equal
 from ..hints import known_mistakes
 from ..models.torch_gpt import gpt_class
-from ..questions import int_in, is_, one_of
+from ..questions import described, int_in, int_tuple, is_, one_of
 from ..toolkit import import_torch
 from .common import ask, check
 
@@ -34,6 +34,48 @@ predict_norm_placement = ask(
               (is_("neither"), "Pre-norm hands it back: its LayerNorm normalises only the input of each sub-layer, "
                                "and a sub-layer that adds 0 leaves x + 0 = x. Post-norm does not: it normalises "
                                "the sum.")])
+
+
+predict_mask_handover = ask(
+    "predict_mask_handover",
+    label="predict_mask_handover(): nn.MultiheadAttention handed our causal mask (True = allowed) as it is: "
+          "(rows that come out NaN, rows computed from a key after the query), of 4",
+    form=described("a tuple of two ints, (nan_rows, future_rows)", int_tuple(2)), compare=equal(),
+    mistakes=[((0, 0), "nn.MultiheadAttention reads True as 'not allowed' (notebooks 08 and 09), so it acts on our "
+                       "mask flipped: each query keeps only the keys after it. Row 3 has no later key and nothing "
+                       "to read; rows 0 to 2 read only the future."),
+              ((4, 0), "Only one row loses every key: flipped, row t keeps the keys after t, and only the last row "
+                       "has none. Rows 0 to 2 give numbers, read from later keys."),
+              ((1, 0), "The NaN row is right, but the other three are not safe: flipped, our mask keeps for row t "
+                       "exactly the keys after t, so rows 0 to 2 are numbers computed from the future alone, and "
+                       "nothing in them looks wrong."),
+              ((0, 3), "Our mask's last row is all True, so flipped it keeps no key: a softmax over nothing, which "
+                       "nn.MultiheadAttention returns as NaN (notebook 09 showed its empty row)."),
+              ((0, 4), "Our mask's last row is all True, so flipped it keeps no key: NaN, not a number. And the "
+                       "flipped mask drops the diagonal too, so row 3 has no key at all.")],
+    otherwise="Flipped, our lower triangle becomes the keys strictly after each query: row 3 keeps none (NaN), and rows "
+              "0 to 2 read only later keys. One row fails loudly; three give numbers that read the future.")
+
+
+predict_stacked_swap = ask(
+    "predict_stacked_swap",
+    label="predict_stacked_swap(): tokens a b c d, no positions, the first two swapped (b a c d): how many tokens keep "
+          "their output through one DecoderBlock, and through two",
+    form=described("a tuple of two ints from 0 to 4, (one_block, two_blocks)",
+                   lambda v: int_tuple(2)(v) and all(0 <= n <= 4 for n in v)), compare=equal(),
+    mistakes=[((2, 2), "Through one block c and d keep their outputs, as in notebook 09. Through two they do not: the "
+                       "second block reads the first block's outputs, and a and b left the first block changed (b, now "
+                       "first, has read only itself), so c and d read new vectors there."),
+              ((0, 0), "Through one block c and d keep their outputs: each reads the same set of vectors in both "
+                       "orders, the LayerNorms and the feed-forward network act on each position alone, and a "
+                       "weighted sum does not see the order of its terms."),
+              ((4, 4), "The causal mask sees order: b, now first, reads only itself, and a, now second, reads both, "
+                       "so neither keeps its output."),
+              ((2, 4), "A second block cannot undo a change: it reads the first block's outputs, and those of a and b "
+                       "changed, so c and d read new vectors in the second block.")],
+    otherwise="One block: c and d keep their outputs (they read the same set of vectors, and a weighted sum hides the "
+              "order of its terms); a and b do not. Two blocks: none does, since the second block reads the first "
+              "block's changed outputs of a and b.")
 
 
 predict_causal_models = ask(
