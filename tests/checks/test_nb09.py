@@ -197,10 +197,11 @@ MISTAKES += [
             "Softmax exponentiates"),
     returns("predict_sharp_weight", "unrecognised", "0.7",
             "which is why 09 divides by sqrt(d_k)"),
-    returns("predict_path_steps", "counts_positions_not_steps", "(10, 3)", "counts positions, not steps"),
-    returns("predict_path_steps", "one_layer_reads_everything", "(9, 1)", "position 9 sees 6 .. 9"),
-    returns("predict_path_steps", "window_size_counts_the_query", "(9, 4)", "3 positions further, not 4"),
-    returns("predict_path_steps", "swapped", "(3, 9)", "swapped"),
+    returns("predict_path_steps", "counts_positions_not_steps", "(0.9 ** 10, 3)", "counts positions, not updates"),
+    returns("predict_path_steps", "one_step_between", "(0.9, 3)", "does not reach h_9 in one update"),
+    returns("predict_path_steps", "one_layer_reads_everything", "(0.387, 1)", "position 9 sees 6 .. 9"),
+    returns("predict_path_steps", "window_size_counts_the_query", "(0.387, 4)", "3 positions further, not 4"),
+    returns("predict_path_steps", "swapped", "(3, 0.387)", "swapped"),
     returns("predict_path_steps", "not_a_pair", "12", "tuple of 2 numbers"),
 ]
 
@@ -393,7 +394,7 @@ def head_backward(ids, E, W_q, W_k, W_v, grad_out):
 ''',
     "predict_weight_total": answer("predict_weight_total", '5 * 1.0, "every query may put all its weight on one key"'),  # with a reason
     "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return math.exp(10) / (math.exp(10) + 2)\n",
-    "predict_path_steps": answer("predict_path_steps", "10 - 1, 9 // 3"),
+    "predict_path_steps": answer("predict_path_steps", "0.9 ** 9, 9 // 3"),
 })
 
 HEADS = '''

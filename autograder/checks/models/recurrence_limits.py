@@ -3,22 +3,31 @@ predictions (the path between two positions, the copying task, the dependent ste
 identification) and the matching of each limitation with its fix, with what each wrong pairing is told."""
 from __future__ import annotations
 
-# predict_path_steps: position 0 to position 9, (rnn_steps, window_layers) with a window of itself and 3 back
+# predict_path_steps: position 0 to position 9, (dh_9/dx_0 for h_t = 0.9 h_(t-1) + x_t, window_layers) with a window
+# of itself and 3 back; the truth is (0.9^9 = 0.387, 3)
+def _near(a, b, tol=0.004):
+    return abs(a - b) <= tol
+
+
 PATH_STEP_MISTAKES = [
-    ((10, 3), "10 counts positions, not steps: from position 0 to 9 the state is updated at positions 1, 2, ..., 9, "
-              "9 times."),
-    ((9, 1), "One layer of this attention reads only the 3 positions before a query: position 9 sees 6 .. 9. "
-             "Position 0 reaches position 3 in layer 1, 6 in layer 2 and 9 in layer 3."),
-    ((9, 4), "Each layer carries information 3 positions further, not 4 (the window's 4 keys include the query "
-             "itself): 0 -> 3 -> 6 -> 9, 3 layers."),
-    ((9, 9), "A window is not a chain of neighbours: each layer jumps up to 3 positions back, so 3 layers cover the 9 "
-             "positions between 0 and 9."),
-    ((3, 9), "The two are swapped: the recurrence passes through every position in between (9 updates); the window "
-             "jumps 3 positions per layer (3 layers)."),
-    ((9, 2), "Two layers carry position 0 only as far as position 6 (0 -> 3 -> 6); position 9 needs a third.")]
-PATH_STEP_TRUTH = ("A recurrence carries position 0 to 9 through 9 updates of its state. With a window of itself and "
-                   "the 3 positions before, each layer carries information 3 positions further: 0 -> 3 -> 6 -> 9, "
-                   "(9, 3).")
+    (lambda g: _near(g[0], 0.9 ** 10), "0.9^10 counts positions, not updates: h_9 holds x_0 after the updates at "
+                                       "positions 1, 2, ..., 9, 9 times 0.9."),
+    (lambda g: _near(g[0], 0.9, 0.01) or _near(g[0], 1.0, 0.01),
+     "x_0 does not reach h_9 in one update: each of the 9 updates between h_0 and h_9 multiplies what the state holds "
+     "of x_0 by 0.9."),
+    (lambda g: _near(g[0], 3) and _near(g[1], 0.9 ** 9, 0.01), "The two are swapped: (a) is the gradient of the "
+                                                               "recurrence, (b) the number of layers."),
+    (lambda g: g[1] == 1, "One layer of this attention reads only the 3 positions before a query: position 9 sees "
+                          "6 .. 9. Position 0 reaches position 3 in layer 1, 6 in layer 2 and 9 in layer 3."),
+    (lambda g: g[1] == 4, "Each layer carries information 3 positions further, not 4 (the window's 4 keys include the "
+                          "query itself): 0 -> 3 -> 6 -> 9, 3 layers."),
+    (lambda g: g[1] == 9, "A window is not a chain of neighbours: each layer jumps up to 3 positions back, so 3 layers "
+                          "cover the 9 positions between 0 and 9."),
+    (lambda g: g[1] == 2, "Two layers carry position 0 only as far as position 6 (0 -> 3 -> 6); position 9 needs a "
+                          "third.")]
+PATH_STEP_TRUTH = ("(0.387, 3): the recurrence carries x_0 to h_9 through 9 updates of its state, each multiplying "
+                   "it by 0.9: 0.9^9 = 0.387. With a window of itself and the 3 positions before, each layer carries "
+                   "information 3 positions further: 0 -> 3 -> 6 -> 9, 3 layers.")
 
 # predict_copy_accuracy: (fixed_vector, attention) share of tokens right at source length 10
 COPY_MISTAKES = [
