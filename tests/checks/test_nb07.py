@@ -137,7 +137,7 @@ def rotate_complex(z, theta):
     ang = p[:, None] * base ** (-np.arange(D // 2) / D)
     z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * ang)
     return np.stack([z.real, z.imag], axis=-1).reshape(x.shape)
-''', "-2k / D"),
+''', "the speed notebook 06 gives pair k / 2"),
     Mistake("apply_rope", "positions_ignored", ROPE_HEAD + '''
     ang = np.arange(T)[:, None] * base ** (-2 * np.arange(D // 2) / D)
     z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * ang)

@@ -152,7 +152,10 @@ def _rope_hint(x, positions=None, base=10000.0):
         (lambda: _rope(x, positions, base, sign=-1.0),
          "Each pair turns clockwise: the pair (1, 0) at position 1 lands at (cos 1, -sin 1), below the axis, where a "
          "counter-clockwise turn puts it at (cos 1, +sin 1). Compare your two lines with your rotation_matrix."),
-        (lambda: _rope(x, positions, base, step=1.0), "The frequencies use base ** (-k / D): the exponent is -2k / D."),
+        (lambda: _rope(x, positions, base, step=1.0),
+         "Your pairs after the first turn too fast: your pair k turns at the speed notebook 06 gives pair k / 2 "
+         "(with D = 4 and base 10000, your pair 1 turns 0.1 per position; 06's angular_frequencies(4) give it "
+         "0.01). Compare your angles for one position with angular_frequencies(D)."),
         (lambda: _rope(x, positions, base, first=1), "Those are positions starting at 1: positions start at 0."),
         (lambda: _rope(x, positions, base, scale=np.pi / 180),
          "The angles were treated as degrees: p * omega_k is already in radians."),

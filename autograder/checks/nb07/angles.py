@@ -45,8 +45,8 @@ def rotation_angle(hidden, rng):
         angles = np.array([2.5, -2.5, 1.0, -1.0])
         return [
             _angle_case("rotation_angle(rotation_matrix(0.7)) = 0.7", _matrix(0.7)),
-            _angle_case("rotation_angle([[0, 1], [-1, 0]]): a quarter turn clockwise, -pi / 2",
-                        np.array([[0.0, 1.0], [-1.0, 0.0]])),
+            _angle_case("rotation_angle([[0, -1], [1, 0]]): a quarter turn counter-clockwise, pi / 2",
+                        np.array([[0.0, -1.0], [1.0, 0.0]])),
             _angle_case("rotation_angle(rotation_matrix(np.array([2.5, -2.5, 1.0, -1.0]))): four angles back, shape (4,)",
                         _matrix(angles), const(angles)),
             _angle_case("rotation_angle([[-1, 0], [0, -1]]): a half turn, pi", np.array([[-1.0, 0.0], [0.0, -1.0]])),
