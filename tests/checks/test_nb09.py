@@ -189,19 +189,22 @@ MISTAKES += [
     returns("predict_weight_total", "the_average_column", "5 / 7", "the average column"),
     returns("predict_weight_total", "unrecognised", "2.5", "up to 5, reached when every target token"),
     returns("predict_weight_total", "the_shape", "(5, 7)", "answer with a number"),
-    returns("predict_sharp_weight", "scaling_like_a_shift", "0.576",
+    returns("predict_sharp_weight", "scaling_like_a_shift", "0.440",
             "Multiplying the scores is not adding to them"),
     returns("predict_sharp_weight", "flatter_not_sharper", "1 / 3",
             "sharper, not flatter"),
-    returns("predict_sharp_weight", "no_exponential", "10 / 12",
+    returns("predict_sharp_weight", "top_two_share", "0.5", "do not share equally"),
+    returns("predict_sharp_weight", "one_key_takes_all", "0.9999", "Not one key taking everything"),
+    returns("predict_sharp_weight", "no_exponential", "10 / 19",
             "Softmax exponentiates"),
-    returns("predict_sharp_weight", "unrecognised", "0.7",
-            "which is why 09 divides by sqrt(d_k)"),
-    returns("predict_path_steps", "counts_positions_not_steps", "(0.9 ** 10, 3)", "counts positions, not updates"),
-    returns("predict_path_steps", "one_step_between", "(0.9, 3)", "does not reach h_9 in one update"),
-    returns("predict_path_steps", "one_layer_reads_everything", "(0.387, 1)", "position 9 sees 6 .. 9"),
-    returns("predict_path_steps", "window_size_counts_the_query", "(0.387, 4)", "3 positions further, not 4"),
-    returns("predict_path_steps", "swapped", "(3, 0.387)", "swapped"),
+    returns("predict_sharp_weight", "unrecognised", "0.6",
+            "the runner-up, 1 after scaling, decides"),
+    returns("predict_path_steps", "rounds_up", "(44, 3)", "rounds down, not up"),
+    returns("predict_path_steps", "a_gradient_not_a_distance", "(0.387, 3)", "a distance in positions"),
+    returns("predict_path_steps", "the_sequence_bounds_it", "(9, 3)", "not bounded by this sequence"),
+    returns("predict_path_steps", "one_layer_reads_everything", "(43, 1)", "position 9 sees 6 .. 9"),
+    returns("predict_path_steps", "window_size_counts_the_query", "(43, 4)", "3 positions further, not 4"),
+    returns("predict_path_steps", "swapped", "(3, 43)", "swapped"),
     returns("predict_path_steps", "not_a_pair", "12", "tuple of 2 numbers"),
 ]
 
@@ -393,8 +396,8 @@ def head_backward(ids, E, W_q, W_k, W_v, grad_out):
     return (embedding_backward(ids, dx, E.shape[0]), *grads)
 ''',
     "predict_weight_total": answer("predict_weight_total", '5 * 1.0, "every query may put all its weight on one key"'),  # with a reason
-    "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return math.exp(10) / (math.exp(10) + 2)\n",
-    "predict_path_steps": answer("predict_path_steps", "0.9 ** 9, 9 // 3"),
+    "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return 1 / (1 + math.exp(-1) + math.exp(-10))\n",
+    "predict_path_steps": answer("predict_path_steps", "max(k for k in range(200) if 0.9 ** k >= 0.01), 9 // 3"),
 })
 
 HEADS = '''
@@ -502,13 +505,13 @@ def fixes(**changed):
 
 
 MISTAKES += [  # what limits a recurrence, and what fixed it
-    returns("predict_dependent_steps", "work_not_steps", '(16.0, 16.0), "the table grows as T squared"',
-            "how the number of scores grows"),
-    returns("predict_dependent_steps", "attention_as_its_table", '(4, 16), "T^2 scores"', "no score waits"),
-    returns("predict_dependent_steps", "attention_grows_like_the_rnn", '(4, 4), "both read every token"',
-            "not a walk along them"),
-    returns("predict_dependent_steps", "no_growth_at_all", '(1, 1), "one layer each"', "cannot compute h_t"),
-    returns("predict_dependent_steps", "swapped", '(1, 4), "attention reads more"', "swapped"),
+    returns("predict_dependent_steps", "work_not_steps", '(8.0, 8.0), "8 times the multiplications"',
+            "a product is one operation of the graph"),
+    returns("predict_dependent_steps", "work_squared", '(64, 64), "d^2 products"', "how the multiplications"),
+    returns("predict_dependent_steps", "the_length_answer", '(4, 1), "as notebook 05 said"',
+            "four times as many tokens"),
+    returns("predict_dependent_steps", "attention_grows", '(1, 8), "longer dot products"', "The recurrence is right"),
+    returns("predict_dependent_steps", "rnn_grows", '(8, 1), "wider updates"', "Attention is right"),
     returns("predict_dependent_steps", "not_a_pair", '4, "linear"', "tuple of 2 numbers"),
     returns("predict_first_token", "the_pool_dilutes_too", '"both", "1/n"', "The pool does not"),
     returns("predict_first_token", "the_other_way_round", '"mean pool", "the mean drowns it"', "The other way round"),
@@ -537,7 +540,7 @@ MISTAKES += [  # what limits a recurrence, and what fixed it
 ]
 
 ALTERNATIVES.update({
-    "predict_dependent_steps": answer("predict_dependent_steps", '[256 / 64, 1], "one update per token; one layer"'),
+    "predict_dependent_steps": answer("predict_dependent_steps", '[64 / 64, 8 // 8], "a product is one operation"'),
     "predict_first_token": answer("predict_first_token", '"last state", "16 numbers rewritten by every word"'),
     "predict_language_id": answer("predict_language_id", '["classifier", 2 + 2], "one language per text"'),
     "match_fixes": """
@@ -638,16 +641,12 @@ MISTAKES += [  # the causal mask and order; the price of the table
             "never the values"),
     returns("predict_rope_order", "both_wrong", '(False, False), "rotations mix positions"', "Both: RoPE"),
     returns("predict_rope_order", "numbers_not_booleans", '(1, 0), "yes, no"', "a pair of True/False"),
-    returns("predict_width_sweep", "the_scale_saturates_too", '(0.97, 0.9), "wider is sharper"',
+    returns("predict_width_sweep", "the_scale_saturates_too", '0.9, "wider is sharper"',
             "far from one key taking everything"),
-    returns("predict_width_sweep", "the_scale_flattens", '(0.95, 1 / 64), "scaled means even"', "not at 0"),
-    returns("predict_width_sweep", "eight_keys_numbers", '(0.998, 0.291), "as notebook 04 measured"',
-            "shares with 63 others"),
-    returns("predict_width_sweep", "both_the_other_way", '(0.11, 0.94), "the scale sharpens"',
-            "The other way round"),
-    returns("predict_width_sweep", "unscaled_barely_moves", '(0.5, 0.11), "more features average out"',
-            "standard deviation 32"),
-    returns("predict_width_sweep", "not_numbers", '("rises", "stays"), "the trends"', "a pair of numbers"),
+    returns("predict_width_sweep", "the_scale_flattens", '1 / 64, "scaled means even"', "not at 0"),
+    returns("predict_width_sweep", "eight_keys_numbers", '0.291, "as with 8 keys"', "shares with 63 others"),
+    returns("predict_width_sweep", "the_old_pair", '(0.95, 0.11), "unscaled, scaled"', "a number between 1/64 and 1"),
+    returns("predict_width_sweep", "not_numbers", '"stays", "the trend"', "a number between 1/64 and 1"),
     returns("predict_table_gib", "one_head", '16, "T x T x 4 bytes"', "one head's table"),
     returns("predict_table_gib", "one_byte_a_score", '48, "12 x T x T"', "one byte per score"),
     returns("predict_table_gib", "one_row", '12 * 65536 * 4 / 2 ** 30, "a score per token"', "one row of the table"),
@@ -665,7 +664,7 @@ ALTERNATIVES.update({
     "predict_causal_shuffles": answer("predict_causal_shuffles", '[1 > 2, 2 > 1], "who reads whom changes; order within does not"'),
     "predict_empty_row": answer("predict_empty_row", '["nan", "zeros"], "softmax of all -inf; the fused kernel fills in"'),
     "predict_rope_order": answer("predict_rope_order", '[2 > 1, 2 > 1], "the mask still decides; six equal values"'),
-    "predict_width_sweep": answer("predict_width_sweep", '[1.0, 0.09], "gaps of tens unscaled; e^2.2 / (64 e^0.5)"'),
+    "predict_width_sweep": answer("predict_width_sweep", '0.09, "e^2.2 / (64 e^0.5)"'),
     "predict_table_gib": answer("predict_table_gib", '192, "12 * 2^32 * 4 bytes"'),
     "predict_jacobian_shrink": answer("predict_jacobian_shrink", '0.25 / 0.12, "top weight 0.87: p(1 - p) = 0.12"'),
 })

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..compare import Case, close, equal, predicate
 from ..hints import known_mistakes, known_variant, numbers
-from ..questions import NB09, Wording, as_tuple, described, question
+from ..questions import NB09, Wording, described, question
 from ..toolkit import TENSOR_MATCH, TOL, import_torch, normal, output_of, tensor
 
 SDPA_MESSAGES = {
@@ -259,25 +259,18 @@ def largest_case(label, d_k, scaled, n_keys, seed):
 
 
 # ------------------------------------ predict_width_sweep: largest_weight at d_k = 1024 with 64 keys, both ways
-WIDTH_MISTAKES = [  # tried in order on the decoded pair (unscaled, scaled) at d_k = 1024, 64 keys
-    (lambda g: g[0] < g[1], "The other way round: unscaled, the scores spread wider the wider the vectors, so at "
-                            "d_k = 1024 the unscaled largest weight is the larger of the two; the scale holds the "
-                            "spread where it was at d_k = 4."),
-    (lambda g: g[1] > 0.6, "The scaled scores keep a standard deviation of 1 at every width: far from one key taking "
-                           "everything, and with 64 keys to share among, further still."),
-    (lambda g: g[1] >= 0.2, "About what 8 keys give: here the top score shares with 63 others. Scaled, the scores have "
-                            "standard deviation 1, so the 64 exponentials add up to about 64 e^0.5 = 105, and the top "
-                            "score, about 2.4 above their mean, brings e^2.4 = 11 of it: about a tenth."),
-    (lambda g: g[1] < 0.05, "The scale holds the scores' spread at 1, not at 0: the top of 64 scores of standard "
-                            "deviation 1 stands about 2.4 above their mean, so the top key gets several times 1/64."),
-    (lambda g: g[0] < 0.75, "Unscaled at d_k = 1024 a score is a sum of 1024 products, standard deviation 32: even "
-                            "among 64 keys the top score leads the runner-up by about ten on average, and "
-                            "softmax([10, 0, 0]) already gave the top key 0.9999. Nearly all the weight goes to one key."),
+WIDTH_MISTAKES = [  # tried in order on the scaled largest weight at d_k = 1024, 64 keys (the unscaled one is stated)
+    (lambda g: g > 0.6, "The scaled scores keep a standard deviation of 1 at every width: far from one key taking "
+                        "everything, and with 64 keys to share among, further still."),
+    (lambda g: g >= 0.2, "About what 8 keys give: here the top score shares with 63 others. Scaled, the scores have "
+                         "standard deviation 1, so the 64 exponentials add up to about 64 e^0.5 = 105, and the top "
+                         "score, about 2.4 above their mean, brings e^2.4 = 11 of it: about a tenth."),
+    (lambda g: g < 0.05, "The scale holds the scores' spread at 1, not at 0: the top of 64 scores of standard "
+                         "deviation 1 stands about 2.4 above their mean, so the top key gets several times 1/64."),
 ]
-WIDTH_TRUTH = ("About (0.94, 0.11): unscaled, the scores' standard deviation at d_k = 1024 is 32, so the top key "
-               "takes nearly everything (a little less when the runner-up happens to be close); scaled, it is 1 at "
-               "every width, the 64 exponentials add up to about 64 e^0.5 = 105 and the top one, about 2.4 above "
-               "their mean, brings e^2.4 = 11: about a tenth.")
+WIDTH_TRUTH = ("About 0.11: scaled, the scores' standard deviation is 1 at every width, the 64 exponentials add up to "
+               "about 64 e^0.5 = 105 and the top one, about 2.4 above their mean, brings e^2.4 = 11: about a tenth. "
+               "(Unscaled, the standard deviation at d_k = 1024 is 32 and the top key takes about 0.94.)")
 
 
 class close_each(close):
@@ -302,8 +295,7 @@ WIDTH_SWEEP_WORDING = Wording(NB09.visible, NB09.hidden,
                               "Prediction recorded: the sweep after largest_weight reveals the answer and whether "
                               "yours was right.")
 predict_width_sweep = question(
-    "09_attention", "predict_width_sweep", wording=WIDTH_SWEEP_WORDING, reason=True, compare=close_each(0.1, 0.05),
-    atol=0.1, rtol=0.0, normalize=as_tuple, mistakes=WIDTH_MISTAKES, otherwise=WIDTH_TRUTH,
-    form=described("a pair of numbers between 1/64 and 1 (unscaled, scaled)", lambda v: isinstance(v, (tuple, list))
-                   and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                           and 0.015 <= x <= 1.0 for x in v)))
+    "09_attention", "predict_width_sweep", wording=WIDTH_SWEEP_WORDING, reason=True, compare=close(atol=0.05, rtol=0.0),
+    atol=0.01, rtol=0.0, mistakes=WIDTH_MISTAKES, otherwise=WIDTH_TRUTH,
+    form=described("a number between 1/64 and 1 (the scaled largest weight)", lambda v: isinstance(v, (int, float))
+                   and not isinstance(v, bool) and 0.015 <= v <= 1.0))

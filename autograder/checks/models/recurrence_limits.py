@@ -3,20 +3,24 @@ predictions (the path between two positions, the copying task, the dependent ste
 identification) and the matching of each limitation with its fix, with what each wrong pairing is told."""
 from __future__ import annotations
 
-# predict_path_steps: position 0 to position 9, (dh_9/dx_0 for h_t = 0.9 h_(t-1) + x_t, window_layers) with a window
-# of itself and 3 back; the truth is (0.9^9 = 0.387, 3)
+# predict_path_steps: (the largest distance t - s with dh_t/dx_s >= 0.01 for h_t = 0.9 h_(t-1) + x_t, window_layers
+# from position 0 to 9) with a window of itself and 3 back; the truth is (43, 3): 0.9^43 = 0.0108, 0.9^44 = 0.0097
 def _near(a, b, tol=0.004):
     return abs(a - b) <= tol
 
 
 PATH_STEP_MISTAKES = [
-    (lambda g: _near(g[0], 0.9 ** 10), "0.9^10 counts positions, not updates: h_9 holds x_0 after the updates at "
-                                       "positions 1, 2, ..., 9, 9 times 0.9."),
-    (lambda g: _near(g[0], 0.9, 0.01) or _near(g[0], 1.0, 0.01),
-     "x_0 does not reach h_9 in one update: each of the 9 updates between h_0 and h_9 multiplies what the state holds "
-     "of x_0 by 0.9."),
-    (lambda g: _near(g[0], 3) and _near(g[1], 0.9 ** 9, 0.01), "The two are swapped: (a) is the gradient of the "
-                                                               "recurrence, (b) the number of layers."),
+    (lambda g: _near(g[0], 3) and _near(g[1], 43), "The two are swapped: (a) is a distance along the recurrence, "
+                                                   "(b) a number of layers."),
+    (lambda g: _near(g[0], 44), "log 0.01 / log 0.9 = 43.7 rounds down, not up: 0.9^44 = 0.0097 is already below "
+                                "0.01, 0.9^43 = 0.0108 is not."),
+    (lambda g: g[0] < 1, "(a) asks for a distance in positions, the largest t - s, not for a gradient: the gradient "
+                         "is 0.9 to the power of the distance; find the largest power still at least 0.01."),
+    (lambda g: _near(g[0], 100) or _near(g[0], 99), "0.9^100 = 3e-5 is far below 0.01: the gradient crosses 0.01 "
+                                                    "much sooner. Solve 0.9^k >= 0.01 for k."),
+    (lambda g: _near(g[0], 9) or _near(g[0], 10), "The distance is not bounded by this sequence's 10 tokens: the "
+                                                  "question asks how far back the gradient still reaches 0.01 in a "
+                                                  "longer one, where it is 0.9 to the power of the distance."),
     (lambda g: g[1] == 1, "One layer of this attention reads only the 3 positions before a query: position 9 sees "
                           "6 .. 9. Position 0 reaches position 3 in layer 1, 6 in layer 2 and 9 in layer 3."),
     (lambda g: g[1] == 4, "Each layer carries information 3 positions further, not 4 (the window's 4 keys include the "
@@ -25,9 +29,10 @@ PATH_STEP_MISTAKES = [
                           "cover the 9 positions between 0 and 9."),
     (lambda g: g[1] == 2, "Two layers carry position 0 only as far as position 6 (0 -> 3 -> 6); position 9 needs a "
                           "third.")]
-PATH_STEP_TRUTH = ("(0.387, 3): the recurrence carries x_0 to h_9 through 9 updates of its state, each multiplying "
-                   "it by 0.9: 0.9^9 = 0.387. With a window of itself and the 3 positions before, each layer carries "
-                   "information 3 positions further: 0 -> 3 -> 6 -> 9, 3 layers.")
+PATH_STEP_TRUTH = ("(43, 3): each update of the recurrence multiplies what the state holds of a token by 0.9, so "
+                   "dh_t/dx_s = 0.9^(t - s), at least 0.01 while t - s <= log 0.01 / log 0.9 = 43.7. With a window "
+                   "of itself and the 3 positions before, each layer carries information 3 positions further: "
+                   "0 -> 3 -> 6 -> 9, 3 layers.")
 
 # predict_copy_accuracy: (fixed_vector, attention) share of tokens right at source length 10
 COPY_MISTAKES = [
@@ -42,22 +47,24 @@ COPY_MISTAKES = [
      "position j, so its accuracy hardly depends on the length.")]
 COPY_TRUTH = "The fixed vector falls towards chance (1/8) as the source grows; attention stays near 1 at every length."
 
-# predict_dependent_steps: how many times longer the longest chain of operations is at T = 256 than at T = 64,
-# (rnn, one attention layer)
+# predict_dependent_steps: at T = 64, how many times longer the longest chain of operations is at width 64 than at
+# width 8, (rnn, one attention layer); the truth is (1, 1)
 STEP_MISTAKES = [
-    ((16.0, 16.0), "16 = 4^2 is how the number of scores grows, the work. The question is about the chain: operations "
-                   "that must wait for each other. Every score of the table can be computed at the same time."),
-    ((4.0, 16.0), "The recurrence is right. Attention's table grows 16-fold, but no score waits for another: the chain "
-                  "from an input to an output is as long at T = 256 as at T = 64."),
-    ((4.0, 4.0), "The recurrence is right. Attention does more work on a longer sequence, but each output is one "
-                 "weighted sum over every position at once, not a walk along them: its chain does not grow."),
-    ((1.0, 1.0), "Attention is right. A recurrence cannot compute h_t before h_(t-1): its chain is one update per "
-                 "token, so four times as many tokens make it four times as long."),
-    ((16.0, 1.0), "Attention is right. The recurrence does one update per token, each waiting for the one before: "
-                  "four times as many tokens, four times as long, not 16."),
-    ((1.0, 4.0), "The two are swapped: the recurrence's chain grows with every token; attention's does not.")]
-STEP_TRUTH = ("The recurrence's chain is a few operations per token, each waiting for the last: 4 times the tokens, "
-              "about 4 times as long. One attention layer's chain is the same few operations at any length: 1.")
+    ((8.0, 8.0), "8 times the width is more work in every product, but a product is one operation of the graph: its "
+                 "multiplications run side by side and none waits for another. The chain counts operations that "
+                 "wait, and there are as many at width 64 as at width 8."),
+    ((64.0, 64.0), "64 = 8^2 is how the multiplications of a product grow, the work. The chain counts operations "
+                   "that must wait for each other, and a wider product is still one of them."),
+    ((4.0, 1.0), "That is what four times as many tokens would do. Here the tokens stay 64 and each is wider: the "
+                 "recurrence still runs 64 updates, each as many operations as before."),
+    ((1.0, 8.0), "The recurrence is right. Attention's scores at width 64 are sums of 64 products instead of 8, but "
+                 "one product of matrices computes them all: the chain does not grow."),
+    ((8.0, 1.0), "Attention is right. The recurrence runs the same 64 updates at either width, each the same few "
+                 "operations on wider vectors: its chain does not grow."),
+    ((64.0, 1.0), "Attention is right. The recurrence's chain is one update per token, 64 at either width: the "
+                  "width makes each product more work, not the chain longer.")]
+STEP_TRUTH = ("(1, 1): a product of matrices is one operation of the graph however wide; the recurrence's chain is "
+              "a few operations per token, set by T, and one attention layer's the same handful at any size.")
 
 # predict_first_token: which classifier's accuracy falls towards chance as the sequences grow
 FIRST_TOKEN_CHOICES = ("last state", "mean pool", "both", "neither")
