@@ -285,8 +285,8 @@ def _counts_case(label, x, y, v):
     distinct = int((want > 0).sum())
     hint = known_mistakes(
         (lambda: _buffered(x, y, v),
-         f"Your table adds up to {distinct}, not {len(x)}: it holds fewer counts than there are pairs (as many as "
-         "there are different pairs). Compare each entry with how often its pair occurs in x and y."),
+         f"Your table adds up to {distinct}, not {len(x)}: it holds fewer counts than there are pairs. Compare "
+         "each entry with how often its pair occurs in x and y."),
         (lambda: want.T, "The table is transposed: row a is the current id x, column b the next id y."),
         (lambda: (want > 0) * 1.0, f"Every seen pair counts 1: a pair that occurs k times must count k (the table "
                                    f"sums to {len(x)})."),
