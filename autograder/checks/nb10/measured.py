@@ -60,22 +60,18 @@ predict_mask_handover = ask(
 predict_stacked_swap = ask(
     "predict_stacked_swap",
     label="predict_stacked_swap(): tokens a b c d, no positions, the first two swapped (b a c d): how many tokens keep "
-          "their output through one DecoderBlock, and through two",
-    form=described("a tuple of two ints from 0 to 4, (one_block, two_blocks)",
-                   lambda v: int_tuple(2)(v) and all(0 <= n <= 4 for n in v)), compare=equal(),
-    mistakes=[((2, 2), "Through one block c and d keep their outputs, as in notebook 09. Through two they do not: the "
-                       "second block reads the first block's outputs, and a and b left the first block changed (b, now "
-                       "first, has read only itself), so c and d read new vectors there."),
-              ((0, 0), "Through one block c and d keep their outputs: each reads the same set of vectors in both "
-                       "orders, the LayerNorms and the feed-forward network act on each position alone, and a "
-                       "weighted sum does not see the order of its terms."),
-              ((4, 4), "The causal mask sees order: b, now first, reads only itself, and a, now second, reads both, "
-                       "so neither keeps its output."),
-              ((2, 4), "A second block cannot undo a change: it reads the first block's outputs, and those of a and b "
-                       "changed, so c and d read new vectors in the second block.")],
-    otherwise="One block: c and d keep their outputs (they read the same set of vectors, and a weighted sum hides the "
-              "order of its terms); a and b do not. Two blocks: none does, since the second block reads the first "
-              "block's changed outputs of a and b.")
+          "their output through two stacked DecoderBlocks (through one, c and d do)",
+    form=int_in(0, 4), compare=equal(),
+    mistakes=[(is_(2), "Two is the count through one block, where c and d read the same set of vectors in both "
+                       "orders. The second block reads the first block's outputs, and a and b left the first block "
+                       "changed (b, now first, has read only itself), so c and d read new vectors there."),
+              (is_(4), "A second block cannot undo a change: it reads the first block's outputs, those of a and b "
+                       "changed, and in the second block every token reads at least one of them (b, now first, "
+                       "reads itself)."),
+              (is_(3), "Not even c and d keep theirs: the second block reads the first block's outputs, those of a "
+                       "and b changed, and under the causal mask c and d read both of them."),
+              (is_(1), "Not even d keeps its output, though it reads the most: the second block reads the first "
+                       "block's outputs, those of a and b changed, and d reads them.")])
 
 
 predict_causal_models = ask(
