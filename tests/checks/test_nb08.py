@@ -4,6 +4,25 @@ import pytest
 from tests.harness import Mistake, answer, exercise_suite, returns, run_exercise, stub_of
 from tests.variants import variant
 
+# causal_lm_pairs for texts of different lengths, its loop body (the %s) left to each known mistake below
+_RAGGED_CAUSAL = """
+def causal_lm_pairs(ids, bos_id=None, pad_id=None):
+    if isinstance(ids, list) and ids and isinstance(ids[0], list) and len({len(t) for t in ids}) > 1:
+        if pad_id is None:
+            raise ValueError("texts of different lengths need a pad_id")
+        rows = [([] if bos_id is None else [bos_id]) + t for t in ids]
+        L = max(len(r) for r in rows) - 1
+        x = np.full((len(rows), L), pad_id)
+        y = np.full((len(rows), L), -100)
+        for b, r in enumerate(rows):
+%s
+        return x, y
+    ids = np.asarray(ids)
+    if bos_id is not None:
+        ids = np.concatenate([np.full(ids.shape[:-1] + (1,), bos_id), ids], axis=-1)
+    return ids[..., :-1], ids[..., 1:]
+"""
+
 pytestmark = pytest.mark.nb08
 A = "08_causality_and_masking"
 
@@ -272,9 +291,9 @@ def prefix_logits(model, ids):
             "stands before its sequence's first real token"),
     returns("predict_left_pad_empty_rows", "every_row", '12, "all padded"', "only the queries in front"),
     returns("predict_left_pad_empty_rows", "not_an_int", '(0, 1), "rows"', "one int"),
-    returns("predict_bos_targets", "every_id_a_target", '(6, 6), "each id is predicted"', "never a target"),
-    returns("predict_bos_targets", "bos_adds_two", '(6, 7), "bos adds one"', "only ever an input"),
-    returns("predict_bos_targets", "bos_changes_nothing", '(5, 5), "bos carries nothing"', "now gets a training signal"),
+    returns("predict_bos_targets", "bos_said_too", '(7, 8), "each token added adds a target"', "only ever read"),
+    returns("predict_bos_targets", "bos_adds_nothing", '(5, 6), "bos carries nothing"', "which nothing came before"),
+    returns("predict_bos_targets", "eos_adds_nothing", '(6, 6), "eos is never read"', "an id to say"),
     Mistake("causal_lm_pairs", "no_shift", """
 def causal_lm_pairs(ids, bos_id=None):
     ids = np.asarray(ids)
@@ -317,6 +336,29 @@ def causal_lm_pairs(ids, bos_id=None):
         ids = np.concatenate([[bos_id], ids])
     return ids[1:], ids[:-1]
 """, "targets"),
+    Mistake("causal_lm_pairs", "padding_targets_are_the_pad", _RAGGED_CAUSAL % """            y[b, :] = pad_id
+            x[b, :len(r) - 1], y[b, :len(r) - 1] = r[:-1], r[1:]""", "the filler itself"),
+    Mistake("causal_lm_pairs", "padding_at_the_front", _RAGGED_CAUSAL % """            x[b, L - len(r) + 1:], y[b, L - len(r) + 1:] = r[:-1], r[1:]""", "does not begin with what the text"),
+    Mistake("causal_lm_pairs", "padded_before_the_shift", _RAGGED_CAUSAL % """            full = r + [pad_id] * (L + 1 - len(r))
+            x[b], y[b] = full[:-1], full[1:]""", "the filler itself"),
+    Mistake("causal_lm_pairs", "padding_inputs_not_the_pad", _RAGGED_CAUSAL % """            x[b, :] = -100
+            x[b, :len(r) - 1], y[b, :len(r) - 1] = r[:-1], r[1:]""", "should be the"),
+    Mistake("causal_lm_pairs", "ragged_pad_id_defaults_to_zero", """
+def causal_lm_pairs(ids, bos_id=None, pad_id=None):
+    if isinstance(ids, list) and ids and isinstance(ids[0], list) and len({len(t) for t in ids}) > 1:
+        pad_id = 0 if pad_id is None else pad_id
+        rows = [([] if bos_id is None else [bos_id]) + t for t in ids]
+        L = max(len(r) for r in rows) - 1
+        x = np.full((len(rows), L), pad_id)
+        y = np.full((len(rows), L), -100)
+        for b, r in enumerate(rows):
+            x[b, :len(r) - 1], y[b, :len(r) - 1] = r[:-1], r[1:]
+        return x, y
+    ids = np.asarray(ids)
+    if bos_id is not None:
+        ids = np.concatenate([np.full(ids.shape[:-1] + (1,), bos_id), ids], axis=-1)
+    return ids[..., :-1], ids[..., 1:]
+""", "pad_id"),
     Mistake("masked_lm_pairs", "target_leaks_into_input", """
 def masked_lm_pairs(ids, mask_positions, mask_id):
     ids = np.asarray(ids)
@@ -427,11 +469,24 @@ def prefix_logits(model, ids):
                                         '["below " + f"{1.42}", "above " + f"{np.log(8):.2f}"], '
                                         '"copies what it reads, then is sure of a copy it can no longer see"'),
     "predict_cheat_offset": answer("predict_cheat_offset", '+1, "its target sits one place on, as an input"'),
-    "predict_bos_targets": answer("predict_bos_targets", '(6 - 1, 6), "a BOS gives the first id a reader"'),
+    "predict_bos_targets": answer("predict_bos_targets", '(6, 6 + 1), "a BOS gives the first id a reader, an EOS is said"'),
     "predict_left_pad_empty_rows": answer("predict_left_pad_empty_rows",
                                           'sum(4 - n for n in (3, 1, 4)), "one empty row per padding token"'),
     "causal_lm_pairs": """
-def causal_lm_pairs(ids, bos_id=None):
+def causal_lm_pairs(ids, bos_id=None, pad_id=None):
+    if isinstance(ids, list) and any(isinstance(t, (list, tuple)) for t in ids):
+        lengths = [len(t) for t in ids]
+        if len(set(lengths)) > 1:
+            if pad_id is None:
+                raise ValueError("a pad_id is needed when the texts differ in length")
+            extra = 0 if bos_id is None else 1
+            width = max(lengths) + extra - 1
+            out_x, out_y = [], []
+            for t in ids:
+                x, y = causal_lm_pairs(list(t), bos_id)
+                out_x.append(list(x) + [pad_id] * (width - len(x)))
+                out_y.append(list(y) + [-100] * (width - len(y)))
+            return np.array(out_x, dtype=int), np.array(out_y, dtype=int)
     ids = np.array(ids, dtype=int)
     if bos_id is not None:
         ids = np.insert(ids, 0, bos_id, axis=ids.ndim - 1)

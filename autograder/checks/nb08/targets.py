@@ -89,6 +89,55 @@ def _causal_batch_case(label, batch, bos_id, want):
     return Case(label, call_with(np.array(batch), **kw), want, _causal_batch_compare(batch, bos_id))
 
 
+def _ragged_want(texts, bos_id, pad_id):
+    """The padded (B, L) inputs and targets of texts of different lengths, written apart from the reference."""
+    rows = [([] if bos_id is None else [bos_id]) + list(t) for t in texts]
+    L = max(len(r) - 1 for r in rows)
+    inputs = np.full((len(rows), L), pad_id, dtype=np.int64)
+    targets = np.full((len(rows), L), IGNORE, dtype=np.int64)
+    for b, r in enumerate(rows):
+        inputs[b, :len(r) - 1], targets[b, :len(r) - 1] = r[:-1], r[1:]
+    return inputs, targets
+
+
+def _causal_ragged_compare(texts, bos_id, pad_id):
+    lengths = [len(t) for t in texts]
+
+    def test(got, want):
+        wx, wy = (numbers(a) for a in want)
+        x, y = (numbers(a) for a in got) if isinstance(got, tuple) and len(got) == 2 else (None, None)
+        if x is None or y is None or x.shape != wx.shape or y.shape != wy.shape or x.dtype.kind not in "iu" \
+                or y.dtype.kind not in "iu":
+            return (f"texts of {lengths} ids {'after a BOS each' if bos_id is not None else 'without a BOS'} should "
+                    f"give two integer arrays of shape {wx.shape}, one row per text and as many columns as the "
+                    f"longest text has positions; got {describe(got)}.")
+        for b in range(len(texts)):
+            real = wy[b] != IGNORE
+            if not (np.array_equal(x[b, real], wx[b, real]) and np.array_equal(y[b, real], wy[b, real])):
+                return (f"row {b} does not begin with what the text {list(texts[b])} alone gives "
+                        f"({wx[b, real].tolist()} -> {wy[b, real].tolist()}); yours holds {x[b].tolist()} -> "
+                        f"{y[b].tolist()}. Position t of every row must read that text's first inputs, so the "
+                        "filler goes after them.")
+        for b in range(len(texts)):
+            pad = wy[b] == IGNORE
+            if np.any(y[b, pad] != IGNORE):
+                said = " the filler itself: the model would be trained to say the pad after each short text" \
+                    if np.all(y[b, pad] == pad_id) else ""
+                return (f"row {b}'s padded positions have the targets {y[b, pad].tolist()},{said}. Padding is not "
+                        "text: a padded position should give no training signal at all.")
+            if np.any(x[b, pad] != pad_id):
+                return (f"row {b}'s padded positions read {x[b, pad].tolist()}: the inputs there should be the "
+                        f"filler, pad_id = {pad_id}.")
+        return None
+    return predicate(test)
+
+
+def _causal_ragged_case(label, texts, bos_id, pad_id):
+    kw = {"pad_id": pad_id} if bos_id is None else {"bos_id": bos_id, "pad_id": pad_id}
+    return Case(label, call_with([list(t) for t in texts], **kw), const(_ragged_want(texts, bos_id, pad_id)),
+                _causal_ragged_compare(texts, bos_id, pad_id))
+
+
 @check
 def causal_lm_pairs(hidden, rng):
     if not hidden:
@@ -105,15 +154,28 @@ def causal_lm_pairs(hidden, rng):
                                None, const((np.array([[5, 7, 2], [1, 3, 3]]), np.array([[7, 2, 9], [3, 3, 8]])))),
             _causal_batch_case("causal_lm_pairs(np.array([[5, 7, 2, 9], [1, 3, 3, 8]]), bos_id=0)", batch, 0,
                                const((np.array([[0, 5, 7, 2], [0, 1, 3, 3]]), np.array(batch)))),
+            _causal_ragged_case("causal_lm_pairs([[5, 7, 2, 9], [1, 3]], pad_id=0): two texts of different lengths",
+                                [[5, 7, 2, 9], [1, 3]], None, 0),
+            _causal_ragged_case("causal_lm_pairs([[5, 7, 2, 9], [1, 3], [6]], bos_id=1, pad_id=0)",
+                                [[5, 7, 2, 9], [1, 3], [6]], 1, 0),
+            Case("causal_lm_pairs([[5, 7, 2, 9], [1, 3]]): texts of different lengths and no pad_id",
+                 call_with([[5, 7, 2, 9], [1, 3]]), raises("texts of different lengths need a pad_id to fill the short rows"), equal()),
         ]
     ids = [int(i) for i in rng.integers(1, 50, size=11)]
     batch = rng.integers(1, 50, size=(3, 7)).tolist()
+    ragged = [[int(i) for i in rng.integers(3, 50, size=n)] for n in (3, 8, 1, 5)]
     return [_causal_pairs_case("causal_lm_pairs of 11 random ids", ids, None, lambda: R("causal_lm_pairs")(ids)),
             _causal_pairs_case("causal_lm_pairs of 11 random ids, bos_id=0", ids, 0,
                                lambda: R("causal_lm_pairs")(ids, bos_id=0)),
             _causal_pairs_case("causal_lm_pairs([3], bos_id=1)", [3], 1, lambda: R("causal_lm_pairs")([3], bos_id=1)),
             _causal_batch_case("causal_lm_pairs of a (3, 7) batch of random ids, bos_id=0", batch, 0,
-                               lambda: R("causal_lm_pairs")(np.array(batch), bos_id=0))]
+                               lambda: R("causal_lm_pairs")(np.array(batch), bos_id=0)),
+            _causal_ragged_case("causal_lm_pairs of random texts of 3, 8, 1 and 5 ids, pad_id=2", ragged, None, 2),
+            _causal_ragged_case("causal_lm_pairs of random texts of 3, 8, 1 and 5 ids, bos_id=0, pad_id=2", ragged, 0,
+                                2),
+            Case("causal_lm_pairs([[4, 4, 4], [9]], bos_id=2): texts of different lengths and no pad_id",
+                 call_with([[4, 4, 4], [9]], bos_id=2),
+                 raises("texts of different lengths need a pad_id to fill the short rows"), equal())]
 
 
 def _masked_pairs_compare(ids, positions, mask_id):
@@ -175,13 +237,13 @@ def masked_lm_pairs(hidden, rng):
 
 predict_bos_targets = ask(
     "predict_bos_targets", reason=True, normalize=as_tuple,
-    label="predict_bos_targets(): (targets without a BOS, targets with one) for a text of 6 ids",
+    label="predict_bos_targets(): (targets with a BOS, targets with a BOS and an EOS) for a text of 6 ids",
     form=described("a tuple of two ints", int_tuple(2)), compare=equal(),
-    mistakes=[(is_((6, 6)), "Without a BOS the first id is never a target: nothing comes before it for a position to "
-                            "read, so 6 ids give 5 (input, next id) pairs."),
-              (is_((6, 7)), "A BOS is only ever an input: it adds one position, whose target is the first id, so 6 "
-                            "ids give 6 targets, not 7."),
-              (is_((5, 5)), "The BOS adds a position whose target is the first id: that id, unpredictable before, "
-                            "now gets a training signal.")],
-    otherwise="Each target needs a position before it to read: without a BOS the first id has none (5 targets); "
-              "a BOS in front gives it one (6).")
+    mistakes=[(is_((7, 8)), "A BOS is only ever read, never said: nothing comes before it, so no position is asked "
+                            "for it. It adds one position, whose target is the first id."),
+              (is_((5, 6)), "The BOS adds a position whose target is the first id: that id, which nothing came "
+                            "before, now has a position that reads something and is asked for it."),
+              (is_((6, 6)), "The EOS is an id to say: the position of the last id, which had nothing to be asked "
+                            "for, is now asked for the EOS. It is never read, so it adds one target.")],
+    otherwise="Each target needs a position before it to read: a BOS in front gives the first id one (6 targets), "
+              "and an EOS at the end gives the last id something to be asked for (7).")
