@@ -469,21 +469,25 @@ predict_outer_sum = ask(
     otherwise="Row i of a b^T is a_i b, which adds up to a_i (1 + 4) = 5 a_i; the three rows give "
               "(1 + 2 + 3) * 5 = 30: the sum of an outer product is (sum of a) * (sum of b).")
 
-COS_AB = 11 / np.sqrt(125)  # cosine_similarity([1, 2], [3, 4]), printed above the prediction
+COS_AB = 11 / np.sqrt(125)  # cosine_similarity([1, 2], [3, 4]), the pair printed above the prediction
+COS_QK = 4 / 9  # cosine_similarity([2, 1, 2], [1, -2, 2]): a dot product of 4 over two lengths of 3
 predict_scaled_scores = ask(
     "predict_scaled_scores",
     form=described("a tuple of two numbers", scalar_tuple(2, (int, float))), compare=close(atol=2e-3, rtol=0), mistakes=[
-     ((-55.0, COS_AB), "Right for the dot product. The cosine divides out both lengths, which are never negative: "
-                       "the minus sign of -0.5 b survives them, and b now points the other way: -0.9839."),
-     ((55.0, COS_AB), "Both numbers lost the sign: -0.5 b points the other way, so every product a_i b_i changes "
-                      "sign: 10 * (-0.5) * 11 = -55, and the cosine becomes -0.9839."),
-     ((55.0, -COS_AB), "The dot product lost the sign: every product a_i b_i is multiplied by 10 * (-0.5) = -5, "
-                       "so 11 becomes -55."),
-     ((-11.0, -COS_AB), "The dot product grows with the lengths: 10 a . (-0.5 b) = 10 * (-0.5) * (a . b) = -55. "
-                        "Only the cosine divides the lengths out."),
-     ((-55.0, -5 * COS_AB), "The cosine divides by both lengths, which grew by 10 and 0.5 too: only the sign is "
-                            "left, -0.9839."),
-     ((-55.0, -55.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: -0.9839.")])
+     ((-20.0, COS_QK), "Right for the dot product. The cosine divides out both lengths, which are never negative: "
+                       "the minus sign of -0.5 k survives them, and k now points the other way: -0.444."),
+     ((20.0, COS_QK), "Both numbers lost the sign: -0.5 k points the other way, so every product q_i k_i changes "
+                      "sign: 10 * (-0.5) * 4 = -20, and the cosine becomes -0.444."),
+     ((20.0, -COS_QK), "The dot product lost the sign: every product q_i k_i is multiplied by 10 * (-0.5) = -5, "
+                       "so 4 becomes -20."),
+     ((-4.0, -COS_QK), "The dot product grows with the lengths: 10 q . (-0.5 k) = 10 * (-0.5) * (q . k) = -20. "
+                       "Only the cosine divides the lengths out."),
+     ((-20.0, -5 * COS_QK), "The cosine divides by both lengths, which grew by 10 and 0.5 too: only the sign is "
+                            "left, -0.444."),
+     ((-20.0, -20.0), "The cosine is the dot product divided by both lengths, always between -1 and 1: -0.444."),
+     ((-55.0, -COS_AB), "Those are the numbers of a = [1, 2] against b = [3, 4], the pair above. This prediction's "
+                        "query and key are q = [2, 1, 2] and k = [1, -2, 2]: start from their own dot product and "
+                        "lengths.")])
 
 predict_score_rank = ask(
     "predict_score_rank", form=described("a tuple of two ints, (rank with d = 2, rank with d = 8), bias included",

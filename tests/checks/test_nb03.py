@@ -234,17 +234,18 @@ def batch_weight_grad(G, X):
     returns("predict_outer_sum", "counts_entries", "6", "the number of entries"),
     returns("predict_outer_sum", "largest_entry", "12", "the largest entry, 3 * 4"),
     returns("predict_outer_sum", "the_shape", "(3, 2)", "answer with a number"),
-    returns("predict_scaled_scores", "dot_ignores_length", "(-11.0, -0.984), 'lengths do not matter'",
+    returns("predict_scaled_scores", "dot_ignores_length", "(-4.0, -0.444), 'lengths do not matter'",
             "grows with the lengths"),
-    returns("predict_scaled_scores", "cosine_scales_too", "(-55.0, -4.92)",
+    returns("predict_scaled_scores", "cosine_scales_too", "(-20.0, -2.222)",
             "divides by both lengths"),
-    returns("predict_scaled_scores", "cosine_is_the_dot", "(-55, -55)",
+    returns("predict_scaled_scores", "cosine_is_the_dot", "(-20, -20)",
             "between -1 and 1"),
-    returns("predict_scaled_scores", "the_old_question", "(55.0, 0.984), 'stretching only'",
+    returns("predict_scaled_scores", "stretching_only", "(20.0, 0.444), 'stretching only'",
             "Both numbers lost the sign"),
-    returns("predict_scaled_scores", "cosine_ignores_the_sign", "(-55.0, 0.984), 'the cosine ignores scaling'",
+    returns("predict_scaled_scores", "cosine_ignores_the_sign", "(-20.0, 0.444), 'the cosine ignores scaling'",
             "are never negative"),
-    returns("predict_scaled_scores", "dot_ignores_the_sign", "(55.0, -0.984)", "The dot product lost the sign"),
+    returns("predict_scaled_scores", "dot_ignores_the_sign", "(20.0, -0.444)", "The dot product lost the sign"),
+    returns("predict_scaled_scores", "the_pair_above", "(-55.0, -0.984), 'scaled a and b'", "the pair above"),
     Mistake("score_rank_by_width", "no_cap_from_the_size", '''
 def score_rank_by_width(widths, n_q, n_k, rng):
     return [int(np.linalg.matrix_rank(rng.normal(size=(d, d)))) for d in widths]  # a d x d table, not n_q x n_k
@@ -378,7 +379,7 @@ def linear_weight_grad(g, x):
     return g.reshape(-1, 1) @ x.reshape(1, -1)
 ''',
     "predict_outer_sum": answer("predict_outer_sum", "float(sum([1, 2, 3]) * sum([1, 4]))"),  # no reason: same point
-    "predict_scaled_scores": answer("predict_scaled_scores", "[-5 * 11, -11 / (5 * 5 ** 0.5)], 'scaled, then divided out'"),
+    "predict_scaled_scores": answer("predict_scaled_scores", "[-5 * 4, -4 / (3 * 3)], 'scaled, then divided out'"),
     "score_rank_by_width": '''
 def score_rank_by_width(widths, n_q, n_k, rng, weights=False):
     import torch
