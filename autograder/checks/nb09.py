@@ -483,18 +483,23 @@ predict_rope_order = ask("predict_rope_order", reason=True, compare=equal(), nor
 predict_sharp_weight = ask(
     "predict_sharp_weight", reason=True, form=a_number, compare=close(atol=0.005, rtol=0.0),
     atol=0.005, rtol=0.0, mistakes=[
-        (math.e / (math.e + math.exp(0.9) + 1), "Multiplying the scores is not adding to them: softmax ignores a "
-                                                "constant added to every score, but scaling them by 10 makes every "
-                                                "gap 10 times wider."),
+        (math.e / (math.e + math.exp(0.85) + 1), "Multiplying the scores is not adding to them: softmax ignores a "
+                                                 "constant added to every score, but scaling them by 10 makes every "
+                                                 "gap 10 times wider."),
         (1 / 3, "Scaling up makes the weights sharper, not flatter: every gap between the scores grows tenfold."),
-        (0.5, "The top two do not share equally: after scaling the top score leads the runner-up by 1, not by 0, "
-              "so its exponential is e times the runner-up's."),
+        (0.5, "The top two do not share equally: after scaling the top score leads the runner-up by 1.5, not by 0, "
+              "so its exponential is e^1.5 (about 4.5) times the runner-up's."),
+        (1 / (1 + math.exp(-1)), "0.731 is the top weight for a lead of 1 (a pair of scores one apart, as in "
+                                 "[10, 9, 0]). Here the runner-up was 0.15 behind, so 1.5 behind after scaling: "
+                                 "it keeps e^-1.5, not e^-1."),
         (lambda g: g >= 0.99, "Not one key taking everything: the last key, 10 behind now, drops out, but the "
-                              "runner-up was only 0.1 behind and is 1 behind after scaling. Its e^-1 still counts."),
-        (0.1, "The weight is not the score divided by 10: softmax([10, 9, 0]) = [e^10, e^9, 1] / (e^10 + e^9 + 1)."),
-        (10 / 19, "Softmax exponentiates: the first weight is e^10 / (e^10 + e^9 + 1), not 10 / (10 + 9 + 0).")],
-    otherwise="softmax([10, 9, 0]) = [e^10, e^9, 1] / (e^10 + e^9 + 1): the first key takes 0.731. The gap to the "
-              "runner-up, 1 after scaling, decides; the last key, 10 behind, drops out.")
+                              "runner-up was only 0.15 behind and is 1.5 behind after scaling. Its e^-1.5 still "
+                              "counts."),
+        (0.1, "The weight is not the score divided by 10: softmax([10, 8.5, 0]) = [e^10, e^8.5, 1] / "
+              "(e^10 + e^8.5 + 1)."),
+        (10 / 18.5, "Softmax exponentiates: the first weight is e^10 / (e^10 + e^8.5 + 1), not 10 / (10 + 8.5 + 0).")],
+    otherwise="softmax([10, 8.5, 0]) = [e^10, e^8.5, 1] / (e^10 + e^8.5 + 1): the first key takes 0.818. The gap to "
+              "the runner-up, 1.5 after scaling, decides; the last key, 10 behind, drops out.")
 
 
 predict_path_steps = ask("predict_path_steps", reason=True, form=numbers_tuple(2), compare=close_each(0.0, 0.0),

@@ -189,16 +189,18 @@ MISTAKES += [
     returns("predict_weight_total", "the_average_column", "5 / 7", "the average column"),
     returns("predict_weight_total", "unrecognised", "2.5", "up to 5, reached when every target token"),
     returns("predict_weight_total", "the_shape", "(5, 7)", "answer with a number"),
-    returns("predict_sharp_weight", "scaling_like_a_shift", "0.440",
+    returns("predict_sharp_weight", "scaling_like_a_shift", "0.449",
             "Multiplying the scores is not adding to them"),
     returns("predict_sharp_weight", "flatter_not_sharper", "1 / 3",
             "sharper, not flatter"),
     returns("predict_sharp_weight", "top_two_share", "0.5", "do not share equally"),
+    returns("predict_sharp_weight", "old_pair_one_apart", "0.731", "a lead of 1"),
+    returns("predict_sharp_weight", "runner_up_one_behind", "2.71828 / (2.71828 + 1)", "it keeps e^-1.5, not e^-1"),
     returns("predict_sharp_weight", "one_key_takes_all", "0.9999", "Not one key taking everything"),
-    returns("predict_sharp_weight", "no_exponential", "10 / 19",
+    returns("predict_sharp_weight", "no_exponential", "10 / 18.5",
             "Softmax exponentiates"),
     returns("predict_sharp_weight", "unrecognised", "0.6",
-            "the runner-up, 1 after scaling, decides"),
+            "the runner-up, 1.5 after scaling, decides"),
     returns("predict_path_steps", "rounds_up", "(44, 3)", "rounds down, not up"),
     returns("predict_path_steps", "a_gradient_not_a_distance", "(0.387, 3)", "a distance in positions"),
     returns("predict_path_steps", "the_sequence_bounds_it", "(9, 3)", "not bounded by this sequence"),
@@ -396,7 +398,7 @@ def head_backward(ids, E, W_q, W_k, W_v, grad_out):
     return (embedding_backward(ids, dx, E.shape[0]), *grads)
 ''',
     "predict_weight_total": answer("predict_weight_total", '5 * 1.0, "every query may put all its weight on one key"'),  # with a reason
-    "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return 1 / (1 + math.exp(-1) + math.exp(-10))\n",
+    "predict_sharp_weight": "import math\ndef predict_sharp_weight():\n    return 1 / (1 + math.exp(-1.5) + math.exp(-10))\n",
     "predict_path_steps": answer("predict_path_steps", "max(k for k in range(200) if 0.9 ** k >= 0.01), 9 // 3"),
 })
 
