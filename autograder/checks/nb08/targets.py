@@ -156,8 +156,8 @@ def causal_lm_pairs(hidden, rng):
                                const((np.array([[0, 5, 7, 2], [0, 1, 3, 3]]), np.array(batch)))),
             _causal_ragged_case("causal_lm_pairs([[5, 7, 2, 9], [1, 3]], pad_id=0): two texts of different lengths",
                                 [[5, 7, 2, 9], [1, 3]], None, 0),
-            _causal_ragged_case("causal_lm_pairs([[5, 7, 2, 9], [1, 3], [6]], bos_id=1, pad_id=0)",
-                                [[5, 7, 2, 9], [1, 3], [6]], 1, 0),
+            _causal_ragged_case("causal_lm_pairs([[5, 7, 2, 9], [1, 3], [6]], bos_id=99, pad_id=0)",
+                                [[5, 7, 2, 9], [1, 3], [6]], 99, 0),
             Case("causal_lm_pairs([[5, 7, 2, 9], [1, 3]]): texts of different lengths and no pad_id",
                  call_with([[5, 7, 2, 9], [1, 3]]), raises("texts of different lengths need a pad_id to fill the short rows"), equal()),
         ]
