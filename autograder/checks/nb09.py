@@ -493,10 +493,8 @@ predict_sharp_weight = ask(
                                  "[10, 9, 0]). Here the runner-up was 0.15 behind, so 1.5 behind after scaling: "
                                  "it keeps e^-1.5, not e^-1."),
         (lambda g: g >= 0.99, "Not one key taking everything: the last key, 10 behind now, drops out, but the "
-                              "runner-up was only 0.15 behind and is 1.5 behind after scaling. Its e^-1.5 still "
-                              "counts."),
-        (0.1, "The weight is not the score divided by 10: softmax([10, 8.5, 0]) = [e^10, e^8.5, 1] / "
-              "(e^10 + e^8.5 + 1)."),
+                              "runner-up, 0.15 behind, is only 1.5 behind after scaling: its e^-1.5 still counts."),
+        (0.1, "Not the score divided by 10: softmax([10, 8.5, 0]) = [e^10, e^8.5, 1] / (e^10 + e^8.5 + 1)."),
         (10 / 18.5, "Softmax exponentiates: the first weight is e^10 / (e^10 + e^8.5 + 1), not 10 / (10 + 8.5 + 0).")],
     otherwise="softmax([10, 8.5, 0]) = [e^10, e^8.5, 1] / (e^10 + e^8.5 + 1): the first key takes 0.818. The gap to "
               "the runner-up, 1.5 after scaling, decides; the last key, 10 behind, drops out.")

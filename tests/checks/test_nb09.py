@@ -197,6 +197,7 @@ MISTAKES += [
     returns("predict_sharp_weight", "old_pair_one_apart", "0.731", "a lead of 1"),
     returns("predict_sharp_weight", "runner_up_one_behind", "2.71828 / (2.71828 + 1)", "it keeps e^-1.5, not e^-1"),
     returns("predict_sharp_weight", "one_key_takes_all", "0.9999", "Not one key taking everything"),
+    returns("predict_sharp_weight", "score_over_ten", "1 / 10", "Not the score divided by 10"),
     returns("predict_sharp_weight", "no_exponential", "10 / 18.5",
             "Softmax exponentiates"),
     returns("predict_sharp_weight", "unrecognised", "0.6",
