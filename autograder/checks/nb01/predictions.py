@@ -121,12 +121,19 @@ predict_cross_word_token = ask(  # a yes or no: the reveal lists the paragraph's
             "space is a byte like any other. A phrase that occurs twice, such as 'every token', becomes a pair "
             "worth merging. (GPT-2's tokenizer cuts the text into words before it counts, to stop exactly this.)")])
 
-predict_cbow_counts = ask(  # counts, told apart exactly: the reveal counts the examples and their flattened pairs
+predict_cbow_counts = ask(  # counts, told apart exactly: the reveal counts the full-context examples and the pairs
     "predict_cbow_counts", rtol=0, form=described("a tuple of two ints", int_tuple(2)), mistakes=[
      ((36, 144), "144 = 36 * 4 gives every position 2 context tokens on each side. Near the ends there are fewer: "
-                 "positions 0 and 35 have 2, positions 1 and 34 have 3, so 6 fewer, 138."),
+                 "positions 0 and 35 have 2, positions 1 and 34 have 3, so 32 full contexts and 6 pairs fewer, 138."),
+     ((36, 138), "36 counts every example, but not every context is full: positions 0 and 35 have 2 context tokens, "
+                 "positions 1 and 34 have 3."),
+     ((34, 140), "The first and the last token each miss 2 context tokens, but the second and the one before last "
+                 "miss 1 each too (one side holds only 1 token): 32 full contexts, 144 - 6 = 138 pairs."),
      ((36, 140), "The first and the last token each miss 2 context tokens, but the second and the one before last "
-                 "miss 1 each too (one side holds only 1 token): 144 - 6 = 138."),
-     ((138, 138), "CBOW makes one example per position, the whole context at once: 36. One per (centre, context) "
-                  "pair is skip-gram's data, which the flattened examples give back, 138."),
+                 "miss 1 each too (one side holds only 1 token): 144 - 6 = 138 pairs, and those four contexts are "
+                 "not full."),
+     ((138, 138), "CBOW makes one example per position, the whole context at once, not one per pair: count the "
+                  "positions whose context holds all 4 tokens. One per (centre, context) pair is skip-gram's data, "
+                  "which the flattened examples give back, 138."),
+     ((34, 70), "At window 2 a position has up to 2 context tokens on each side, 4 in all, not 2."),
      ((36, 72), "At window 2 a position has up to 2 context tokens on each side, 4 in all, not 2.")])
