@@ -615,6 +615,13 @@ MISTAKES += [
     returns("predict_unscaled_growth", "every_write_in_full", "('about 30 times', '24 writes of 1.26')",
             "add variances, not spreads"),
     returns("predict_unscaled_growth", "not_a_choice", "4.04", "answer with one of"),
+    returns("predict_repeat_drop", "attention_cannot_copy", "('it does not fall: attention alone cannot use a repeat', "
+            "'no feed-forward')", "read any earlier position"),
+    returns("predict_repeat_drop", "a_steady_slope", "('steadily: about the same drop every 50 steps', 'gradient "
+            "descent')", "two heads in different layers"),
+    returns("predict_repeat_drop", "like_the_grammar_run", "('fast at first, then slower and slower', 'as before')",
+            "shape of the grammar run"),
+    returns("predict_repeat_drop", "not_a_choice", "'all at once'", "answer with one of"),
     returns("predict_loss_by_position", "context_is_not_needed", "('near the entropy rate', 'the model is trained')",
             "best any model can do is what"),
     returns("predict_loss_by_position", "one_token_says_nothing", "('near the unigram baseline', 'one word is no context')",
@@ -752,6 +759,8 @@ ALTERNATIVES.update({
     "predict_overfit": answer("predict_overfit", "('near ' + '0', 'four windows fit in memory')"),
     "predict_final_loss": answer("predict_final_loss", "('near the ' + 'entropy rate', 'attention reads the agreement')"),
     "predict_unscaled_growth": answer("predict_unscaled_growth", "('about ' + '4 times', 'variances add: 1 + 24 x 0.59')"),
+    "predict_repeat_drop": answer("predict_repeat_drop", "('slowly at first, then most of the fall within one ' + "
+                                                     "'50-step stretch', 'two heads must both work')"),
     "predict_loss_by_position": answer("predict_loss_by_position", "('near the ' + 'bigram baseline', 'one token read')"),
     "predict_harmful_switches": answer("predict_harmful_switches", "(4 - 2, 'the two that guard the start')"),
     "train_step": """

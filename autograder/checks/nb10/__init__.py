@@ -19,7 +19,8 @@ One module per group of exercises, in the notebook's order (importing them regis
 - :mod:`.measured`: predictions before eight of the notebook's measurements (predict_norm_placement,
   predict_mask_handover, predict_stacked_swap, predict_causal_models, predict_bigram_share, predict_overfit, predict_final_loss, predict_loss_by_position), without_positions (the ablation of
   positions, written by the learner), init_gpt2_ (GPT-2's initialisation, the extension's exercise) and
-  predict_unscaled_growth (the stream's spread without GPT-2's scaled writes)
+  predict_unscaled_growth (the stream's spread without GPT-2's scaled writes), predict_repeat_drop (the shape
+  of the induction run's fall)
 - :mod:`.experiments`: switched_forward (the switches in the learner's own block), my_experiment (an experiment
   of the learner's design), observe_heads, previous_token_score, induction_score, find_heads, ablate_heads (the
   induction finale done by the learner: observe, detect, ablate)
@@ -44,7 +45,7 @@ from .training import (LOSS_MESSAGES, PIECES_MESSAGES, STEP_MESSAGES, generate, 
 from .measured import (INIT_MESSAGES, NO_POSITION_MESSAGES, init_gpt2_, predict_causal_models, predict_loss_by_position,
                        predict_mask_handover, predict_stacked_swap,
                        predict_bigram_share, predict_final_loss, predict_norm_placement, predict_overfit,
-                       predict_unscaled_growth, without_positions)
+                       predict_repeat_drop, predict_unscaled_growth, without_positions)
 from .cache_and_maps import (CACHE_MESSAGES, MAPS_MESSAGES, agreement_scores, attention_maps, generate_cached,
                              kv_cache_bytes)
 from .gpt2 import GPT2_MESSAGES, HALVES_MESSAGES, LLAMA_MESSAGES, from_gpt2, interleaved_to_halves, to_llama_attention
@@ -70,7 +71,7 @@ __all__ = [  # the checks a notebook calls, then what the tests read
     "generate_cached", "attention_maps", "agreement_scores", "from_gpt2", "interleaved_to_halves",
     "to_llama_attention", "induction_pairs", "observe_heads", "previous_token_score", "induction_score",
     "find_heads", "ablate_heads", "switched_forward", "my_experiment", "without_positions", "init_gpt2_",
-    "predict_unscaled_growth", "predict_mask_handover", "predict_stacked_swap",
+    "predict_unscaled_growth", "predict_repeat_drop", "predict_mask_handover", "predict_stacked_swap",
     "translator_loss", "greedy_decode", "predict_rouge_reads", "reads_its_translation",
     "predict_noun_geometry", "token_vectors", "predict_contextual", "predict_coordinate",
     "A", "ModelCase", "ask", "check", "POSITIONS", "LN_MESSAGES", "NORM_PROPERTIES", "NORM_CHOICES", "NINJA_NODES", "FF_MESSAGES", "FF_TOL",

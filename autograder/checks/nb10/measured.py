@@ -370,3 +370,22 @@ predict_unscaled_growth = ask(
               (is_("about 30 times"), "Writes that are independent add variances, not spreads: 24 times the writes' "
                                       "variance (0.59 of the embedding's in the scaled stack) makes 1 + 14 = 15, a "
                                       "spread about 4 times the embedding's.")])
+
+
+REPEAT_CHOICES = ("it does not fall: attention alone cannot use a repeat", "steadily: about the same drop every 50 steps",
+                  "fast at first, then slower and slower",
+                  "slowly at first, then most of the fall within one 50-step stretch")
+
+predict_repeat_drop = ask(
+    "predict_repeat_drop",
+    label="predict_repeat_drop(): the shape of the fall of the loss on the repeats over 250 steps",
+    form=one_of(REPEAT_CHOICES), compare=equal(),
+    mistakes=[(is_(REPEAT_CHOICES[0]), "A head can read any earlier position: one that reads the token after the "
+                                       "earlier copy of the current token predicts every repeat, so the loss on the "
+                                       "repeats has room to fall far below ln 32 = 3.47."),
+              (is_(REPEAT_CHOICES[1]), "Using a repeat takes two steps done by two heads in different layers: find "
+                                       "the earlier copy, then read what followed it. Neither helps much until the "
+                                       "other works: look at which 50-step stretch holds most of the fall."),
+              (is_(REPEAT_CHOICES[2]), "That is the shape of the grammar run, where word frequencies come first. "
+                                       "Here no single head can use the repeat on its own: compare the first 50 "
+                                       "steps' drop with the biggest one.")])
