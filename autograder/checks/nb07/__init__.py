@@ -73,8 +73,9 @@ def _matrix_hint(theta):
          "sin and cos are swapped: at theta = 0 your matrix is not the identity, so it moves points that a turn by 0 "
          "leaves where they are."),
         (lambda: np.array([[np.cos(theta), np.sin(theta)], [np.sin(theta), np.cos(theta)]]),
-         "That matrix is not a rotation: it sends (1, -1) to (cos - sin, sin - cos), which is shorter than (1, -1) "
-         "for a small theta. A sign got lost where i * i = -1 made a term real."),
+         "That matrix is not a rotation: it sends (1, 0) to (cos, sin) but (0, 1) to (sin, cos), where a turn sends "
+         "it a quarter turn ahead, to (-sin, cos); at theta = pi/2 yours swaps x and y, a mirror. A sign got lost "
+         "where i * i = -1 made a term real."),
         (lambda: np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]) if np.ndim(theta) else None,
          "The matrices came out with their axes first, (2, 2, ...): np.array of nested lists puts the new axes in "
          "front. One matrix per angle means the angles' axes first and each matrix in the last two axes."),
