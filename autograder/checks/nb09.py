@@ -17,7 +17,7 @@ from .compare import Case, call_with, close, describe, equal, predicate, raises
 from .hints import known_mistakes, numbers
 from .models.attention_blocks import (JACOBIAN_MISTAKES, JACOBIAN_TRUTH, SDPA_MESSAGES, SHUFFLE_MISTAKES, SHUFFLE_TRUTH,
                                       TABLE_MISTAKES, TABLE_TRUTH, WEIGHT_TOTAL_MISTAKES, WEIGHT_TOTAL_TRUTH, blocks_cases,
-                                      close_each, largest_case, predict_width_sweep)
+                                      largest_case, predict_width_sweep)
 from .models.attention_order import (EMPTY_ROW_MISTAKES, EMPTY_ROW_TRUTH, ROPE_ORDER_MISTAKES, ROPE_ORDER_TRUTH,
                                      empty_row_pair)
 from .models.numpy_attention import mha_np, sdpa_np
@@ -500,7 +500,7 @@ predict_sharp_weight = ask(
               "the runner-up, 1.5 after scaling, decides; the last key, 10 behind, drops out.")
 
 
-predict_path_steps = ask("predict_path_steps", reason=True, form=numbers_tuple(2), compare=close_each(0.0, 0.0),
+predict_path_steps = ask("predict_path_steps", reason=True, form=numbers_tuple(2), compare=close(atol=0.0, rtol=0.0),
                          atol=0.0, rtol=0.0, mistakes=PATH_STEP_MISTAKES, otherwise=PATH_STEP_TRUTH)
 
 

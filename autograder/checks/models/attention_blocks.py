@@ -273,23 +273,6 @@ WIDTH_TRUTH = ("About 0.11: scaled, the scores' standard deviation is 1 at every
                "(Unscaled, the standard deviation at d_k = 1024 is 32 and the top key takes about 0.94.)")
 
 
-class close_each(close):
-    """A pair compared item by item, item i within its own absolute tolerance atols[i]."""
-
-    def __init__(self, *atols: float):
-        super().__init__(atol=max(atols), rtol=0.0)
-        self.atols = atols
-
-    def mismatch(self, got, want):
-        if isinstance(want, (tuple, list)) and isinstance(got, (tuple, list)) and len(got) == len(want) == len(self.atols):
-            for i, (g, w, atol) in enumerate(zip(got, want, self.atols)):
-                msg = close(atol=atol, rtol=0.0).mismatch(g, w)
-                if msg:
-                    return f"item {i} of the result: {msg}"
-            return None
-        return super().mismatch(got, want)
-
-
 # This prediction stands before the exercise whose function its reveal runs: the reveal is a few cells on.
 WIDTH_SWEEP_WORDING = Wording(NB09.visible, NB09.hidden,
                               "Prediction recorded: the sweep after largest_weight reveals the answer and whether "
